@@ -1,0 +1,47 @@
+"""war-envs: batched multi-agent RL environments whose reset/step are NVIDIA Warp kernels.
+
+``war_envs.make(id, num_envs=E, device="cpu", seed=None, precision="float32",
+autoreset_mode=None, **scenario_kwargs)`` builds the batched (torch) env;
+``war_envs.parallel_env(id, ...)`` / ``war_envs.env(id, ...)`` give PettingZoo envs;
+importing the package registers ``war_envs/<Id>`` with Gymnasium.
+"""
+
+from __future__ import annotations
+
+from war_envs.core.runtime import init_warp as _init_warp
+
+_init_warp()
+
+from war_envs.core.batched_env import AutoresetMode, BatchedEnv, GroupSpec  # noqa: E402
+from war_envs.registry import make as _make, register, registered_ids  # noqa: E402
+
+__version__ = "0.1.0"
+__all__ = ["AutoresetMode", "BatchedEnv", "GroupSpec", "make", "parallel_env", "env",
+           "register", "registered_ids", "__version__"]
+
+
+def make(id: str, *, num_envs: int = 1, device="cpu", seed: int | None = None,
+         precision: str = "float32", autoreset_mode=None, **scenario_kwargs) -> BatchedEnv:
+    """Build ``num_envs`` worlds of scenario ``id`` (e.g. ``"Spread-v0"``) stepped by Warp kernels.
+
+    ``device``: ``"cpu"`` or ``"cuda:N"``; ``precision``: world state in ``"float32"`` or
+    ``"float64"`` (observations are float32 either way); ``autoreset_mode``: an
+    ``AutoresetMode`` (default ``SAME_STEP``).  Scenario arguments are listed in each
+    scenario's docstring; unknown ones raise ``TypeError``.
+    """
+    return _make(id, num_envs=num_envs, device=device, seed=seed, precision=precision,
+                 autoreset_mode=autoreset_mode, **scenario_kwargs)
+
+
+def parallel_env(id: str, render_mode: str | None = None, **kwargs):
+    """A PettingZoo ``ParallelEnv`` over one world of scenario ``id`` (needs ``pettingzoo``)."""
+    from war_envs.frontends.pettingzoo import ParallelEnv
+
+    return ParallelEnv(id, render_mode=render_mode, **kwargs)
+
+
+def env(id: str, render_mode: str | None = None, **kwargs):
+    """A PettingZoo AEC env (``parallel_to_aec`` over ``parallel_env``; needs ``pettingzoo``)."""
+    from war_envs.frontends.pettingzoo import aec_env
+
+    return aec_env(id, render_mode=render_mode, **kwargs)

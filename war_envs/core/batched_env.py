@@ -1,0 +1,402 @@
+"""The batched base every scenario builds on.
+
+``BatchedEnv`` owns what is the same for every scenario: argument checks, per-world seeds,
+the autoreset mode, the captured step graph, torch views of the Warp buffers, action
+validation, ``state()``, ``get_state``/``set_state``/``clone_worlds`` and ``close``.
+A scenario subclass allocates its Warp arrays and says which kernels make a step.
+
+Aliasing: the tensors returned by ``reset``/``step`` are views of the env's buffers; the
+next ``step``/``reset`` overwrites them.  Clone what you keep.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+import gymnasium
+import numpy as np
+import torch
+import warp as wp
+from gymnasium.vector import AutoresetMode
+
+from war_envs.core import validation as v
+from war_envs.core.runtime import init_warp, resolve_device
+
+__all__ = ["AutoresetMode", "BatchedEnv", "GroupSpec", "world_seeds"]
+
+_PRECISIONS = {"float32": (wp.float32, torch.float32), "float64": (wp.float64, torch.float64)}
+_MODE_CODES = {AutoresetMode.NEXT_STEP: 0, AutoresetMode.SAME_STEP: 1, AutoresetMode.DISABLED: 2}
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupSpec:
+    """Agents that share observation and action spaces (and, in the trainer, parameters).
+
+    ``start`` is the index of the group's first agent in the world's agent order.
+    """
+
+    name: str
+    agents: tuple[str, ...]
+    start: int
+    obs_dim: int
+    action_space: gymnasium.spaces.Space
+    observation_space: gymnasium.spaces.Box
+
+    @property
+    def n_agents(self) -> int:
+        return len(self.agents)
+
+    @property
+    def stop(self) -> int:
+        return self.start + len(self.agents)
+
+
+def _mix32(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser folded to 31 bits: nearby seeds give unrelated streams."""
+    x = x.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        x = (x + np.uint64(0x9E3779B97F4A7C15)) & np.uint64(0xFFFFFFFFFFFFFFFF)
+        x = ((x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)) & np.uint64(0xFFFFFFFFFFFFFFFF)
+        x = ((x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)) & np.uint64(0xFFFFFFFFFFFFFFFF)
+        x = x ^ (x >> np.uint64(31))
+    return (x & np.uint64(0x7FFFFFFF)).astype(np.int32)
+
+
+def world_seeds(seed: int, num_envs: int) -> np.ndarray:
+    """Per-world stream keys: world w of an env seeded s uses the key of seed s + w, so it
+    replays world 0 of a one-world env seeded s + w."""
+    return _mix32((np.uint64(seed) + np.arange(num_envs, dtype=np.uint64)))
+
+
+def parse_autoreset_mode(value) -> AutoresetMode:
+    if isinstance(value, AutoresetMode):
+        return value
+    if isinstance(value, str):
+        key = value.strip().upper().replace("-", "_")
+        if key in AutoresetMode.__members__:
+            return AutoresetMode[key]
+    raise ValueError(
+        "autoreset_mode: expected one of AutoresetMode.NEXT_STEP / SAME_STEP / DISABLED "
+        f"(or 'next_step', 'same_step', 'disabled'), got {value!r}"
+    )
+
+
+class BatchedEnv:
+    """E worlds stepped together by Warp kernels, exposed as torch tensors.
+
+    Subclasses set ``groups`` (ordered, in agent order) and implement ``_allocate``,
+    ``_launch_step``, ``_launch_reset(use_mask)``, ``_launch_observe`` and ``_state_arrays``.
+    """
+
+    #: id under which the scenario is registered (set by subclasses)
+    env_id: str = ""
+    #: autoreset used when the caller does not choose one
+    default_autoreset_mode = AutoresetMode.SAME_STEP
+
+    def __init__(self, *, num_envs: int = 1, device="cpu", seed: int | None = None,
+                 precision: str = "float32", autoreset_mode=None) -> None:
+        init_warp()
+        self.num_envs = v.check_int("num_envs", num_envs, minimum=1)
+        self.device = resolve_device(device)
+        self.torch_device = torch.device("cpu" if self.device.is_cpu else f"cuda:{self.device.ordinal}")
+        v.check_choice("precision", precision, tuple(_PRECISIONS))
+        self.precision = precision
+        self.wp_float, self.torch_float = _PRECISIONS[precision]
+        self.autoreset_mode = parse_autoreset_mode(
+            self.default_autoreset_mode if autoreset_mode is None else autoreset_mode)
+        self._mode_code = _MODE_CODES[self.autoreset_mode]
+        seed = v.check_seed("seed", seed)
+        self._seed = int(np.random.SeedSequence().entropy % 2**31) if seed is None else seed
+        self._closed = False
+        self._needs_reset = True
+        self._graph = None
+        self.groups: dict[str, GroupSpec] = {}
+
+    # ------------------------------------------------------------------ subclass interface
+    def _allocate(self) -> None:  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must implement _allocate")
+
+    def _launch_step(self) -> None:  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must implement _launch_step")
+
+    def _launch_reset(self, use_mask: bool) -> None:  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must implement _launch_reset")
+
+    def _launch_observe(self) -> None:  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must implement _launch_observe")
+
+    def _state_arrays(self) -> dict[str, wp.array]:  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must implement _state_arrays")
+
+    # ------------------------------------------------------------------ common buffers
+    def _allocate_common(self, num_agents: int) -> None:
+        """Per-world clock, stream keys, flags and rewards, and their torch views."""
+        E, dev = self.num_envs, self.device
+        self.num_agents = num_agents
+        self._world_seed = wp.array(world_seeds(self._seed, E), dtype=wp.int32, device=dev)
+        self._episode = wp.zeros(E, dtype=wp.int32, device=dev)
+        self._t = wp.zeros(E, dtype=wp.int32, device=dev)
+        self._pending_reset = wp.zeros(E, dtype=wp.int32, device=dev)
+        self._reset_now = wp.zeros(E, dtype=wp.int32, device=dev)
+        self._terminated = wp.zeros(E, dtype=wp.bool, device=dev)
+        self._truncated = wp.zeros(E, dtype=wp.bool, device=dev)
+        self._reward = wp.zeros((E, num_agents), dtype=self.wp_float, device=dev)
+        self._obs_arrays: dict[str, wp.array] = {}
+        self._final_obs_arrays: dict[str, wp.array] = {}
+
+    def _make_views(self) -> None:
+        """Torch views handed out by reset/step; built once so the hot path allocates little."""
+        E = self.num_envs
+        reward = wp.to_torch(self._reward)
+        term = wp.to_torch(self._terminated)
+        trunc = wp.to_torch(self._truncated)
+        self._t_view = wp.to_torch(self._t)
+        self._reset_now_view = wp.to_torch(self._reset_now)
+        self._obs = {g: wp.to_torch(self._obs_arrays[g]) for g in self.groups}
+        self._final_obs = {g: wp.to_torch(self._final_obs_arrays[g]) for g in self.groups}
+        self._rew = {g: reward[:, s.start:s.stop] for g, s in self.groups.items()}
+        self._term = {g: term[:, None].expand(E, s.n_agents) for g, s in self.groups.items()}
+        self._trunc = {g: trunc[:, None].expand(E, s.n_agents) for g, s in self.groups.items()}
+        self._term_world, self._trunc_world = term, trunc
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def agents(self) -> list[str]:
+        """All agent names in the reference order."""
+        return [a for spec in self.groups.values() for a in spec.agents]
+
+    @property
+    def state_dim(self) -> int:
+        return sum(s.n_agents * s.obs_dim for s in self.groups.values())
+
+    @property
+    def seed(self) -> int:
+        """The seed of the last full seeding (make or reset(seed=...))."""
+        return self._seed
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # ------------------------------------------------------------------ API
+    def reset(self, seed: int | None = None, mask=None) -> dict[str, torch.Tensor]:
+        """Start fresh random episodes.
+
+        ``seed`` reseeds (world w gets the stream of seed + w, episode counters restart);
+        ``mask`` (bool ``[E]``) resets only those worlds.  Returns ``{group: obs [E, n_g, d_g]}``
+        (views: the next call overwrites them).
+        """
+        self._check_open()
+        seed = v.check_seed("seed", seed)
+        if mask is None:
+            if seed is not None:
+                self._seed = seed
+                self._world_seed.assign(world_seeds(seed, self.num_envs))
+                self._episode.zero_()
+            self._pending_reset.zero_()
+            self._terminated.zero_()
+            self._truncated.zero_()
+            self._reward.zero_()
+            self._launch_reset(use_mask=False)
+        else:
+            mask_t = self._check_world_mask("mask", mask)
+            if seed is not None:
+                seeds = torch.from_numpy(world_seeds(seed, self.num_envs)).to(self.torch_device)
+                wp.to_torch(self._world_seed)[mask_t] = seeds[mask_t]
+                wp.to_torch(self._episode)[mask_t] = 0
+            wp.to_torch(self._pending_reset)[mask_t] = 0
+            self._term_world[mask_t] = False
+            self._trunc_world[mask_t] = False
+            wp.to_torch(self._reward)[mask_t] = 0
+            self._reset_now_view.copy_(mask_t.to(torch.int32))
+            self._launch_reset(use_mask=True)
+            self._reset_now_view.zero_()
+        self._needs_reset = False
+        return self._obs
+
+    def step(self, actions: Mapping[str, torch.Tensor]):
+        """Advance every world one step.
+
+        ``actions``: ``{group: Tensor[E, n_g]}`` (Discrete, any integer dtype) or
+        ``{group: Tensor[E, n_g, act_dim]}`` (Box).  Returns ``obs, rew, term, trunc, info``:
+        dicts of ``[E, n_g(, d)]`` tensors (views; the next call overwrites them).  ``info`` holds
+        ``final_obs`` / ``_final_obs`` (SAME_STEP autoreset), ``t`` and the task metrics.
+        """
+        self._check_open()
+        if self._needs_reset:
+            raise RuntimeError(f"{self.env_id}: step() called before reset(); call reset() first")
+        self._write_actions(actions)
+        self._run_step()
+        return self._obs, self._rew, self._term, self._trunc, self._step_info()
+
+    def state(self) -> torch.Tensor:
+        """Centralised-critic input ``[E, state_dim]``: every agent's observation, in agent order
+        (mpe2's ``state()``).  A new tensor."""
+        self._check_open()
+        return torch.cat([self._obs[g].reshape(self.num_envs, -1) for g in self.groups], dim=1)
+
+    def observations(self) -> dict[str, torch.Tensor]:
+        """The current observations (the views last returned by reset/step)."""
+        self._check_open()
+        return self._obs
+
+    def get_state(self) -> dict[str, torch.Tensor]:
+        """A copy of every world's state: ``{name: Tensor[E, ...]}`` (see ``state_keys``)."""
+        self._check_open()
+        return {k: wp.to_torch(a).clone() for k, a in self._state_arrays().items()}
+
+    @property
+    def state_keys(self) -> tuple[str, ...]:
+        return tuple(self._state_arrays())
+
+    def set_state(self, state: Mapping[str, torch.Tensor], worlds=None) -> dict[str, torch.Tensor]:
+        """Write (some of) ``get_state()``'s tensors back into ``worlds`` (all if None) and
+        recompute observations.  Every tensor is checked (keys, shape, dtype, device, finite)
+        before anything is written, so a bad call leaves every world untouched."""
+        self._check_open()
+        arrays = self._state_arrays()
+        if not isinstance(state, Mapping):
+            raise TypeError(f"state: expected a dict with keys from {list(arrays)}, got {type(state).__name__}")
+        unknown = [k for k in state if k not in arrays]
+        if unknown:
+            raise ValueError(f"state: unknown keys {unknown}; expected keys from {list(arrays)}")
+        index = self._check_world_index("worlds", worlds)
+        n = self.num_envs if index is None else len(index)
+        checked = {}
+        for key, value in state.items():
+            target = wp.to_torch(arrays[key])
+            tensor = v.as_tensor(f"state[{key!r}]", value, self.torch_device)
+            v.check_shape(f"state[{key!r}]", tensor, (n, *target.shape[1:]))
+            if target.is_floating_point():
+                if not tensor.is_floating_point():
+                    raise TypeError(f"state[{key!r}]: expected a floating dtype, got {tensor.dtype}")
+                if not torch.isfinite(tensor).all():
+                    raise ValueError(f"state[{key!r}]: expected finite values, got NaN or inf")
+            elif target.dtype == torch.bool:
+                if tensor.dtype != torch.bool:
+                    raise TypeError(f"state[{key!r}]: expected dtype torch.bool, got {tensor.dtype}")
+            else:
+                if tensor.is_floating_point() or tensor.dtype == torch.bool:
+                    raise TypeError(f"state[{key!r}]: expected an integer dtype, got {tensor.dtype}")
+                if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) > 2**31 - 1):
+                    raise ValueError(f"state[{key!r}]: expected values in [0, 2**31), got out of range")
+            self._check_state_value(key, tensor)
+            checked[key] = tensor
+        for key, tensor in checked.items():
+            target = wp.to_torch(arrays[key])
+            if index is None:
+                target.copy_(tensor)
+            else:
+                target[index] = tensor.to(target.dtype)
+        self._reset_now_view.zero_()
+        self._launch_observe()
+        self._needs_reset = False
+        return self._obs
+
+    def clone_worlds(self, src, dst) -> None:
+        """Copy worlds ``src`` onto worlds ``dst`` (index sequences of equal length): physics,
+        clock and random stream, so a clone replays its source exactly."""
+        self._check_open()
+        src_i = self._check_world_index("src", src)
+        dst_i = self._check_world_index("dst", dst)
+        if src_i is None or dst_i is None or len(src_i) != len(dst_i):
+            raise ValueError("src, dst: expected two index sequences of the same length")
+        for array in self._state_arrays().values():
+            t = wp.to_torch(array)
+            t[dst_i] = t[src_i].clone()
+        self._reset_now_view.zero_()
+        self._launch_observe()
+
+    def close(self) -> None:
+        """Release the Warp buffers; later calls raise ``RuntimeError``."""
+        if self._closed:
+            return
+        self._closed = True
+        self._graph = None
+        for name in list(vars(self)):
+            value = getattr(self, name)
+            if isinstance(value, (wp.array, torch.Tensor, dict)) and name.startswith("_"):
+                setattr(self, name, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(id={self.env_id!r}, num_envs={self.num_envs}, "
+                f"device={self.device.alias!r}, precision={self.precision!r}, "
+                f"autoreset_mode={self.autoreset_mode.name})")
+
+    # ------------------------------------------------------------------ internals
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"{self.env_id}: the environment is closed")
+
+    def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
+        """Scenario-specific range checks for set_state (e.g. non-negative clock)."""
+
+    def _check_world_mask(self, name: str, mask) -> torch.Tensor:
+        tensor = v.as_tensor(name, mask, self.torch_device)
+        if tensor.dtype != torch.bool:
+            raise TypeError(f"{name}: expected a bool mask of shape ({self.num_envs},), got dtype {tensor.dtype}")
+        v.check_shape(name, tensor, (self.num_envs,))
+        return tensor
+
+    def _check_world_index(self, name: str, worlds):
+        if worlds is None:
+            return None
+        tensor = v.as_tensor(name, worlds, self.torch_device)
+        if tensor.dtype == torch.bool:
+            v.check_shape(name, tensor, (self.num_envs,))
+            return tensor.nonzero().flatten()
+        if tensor.is_floating_point() or tensor.dim() != 1:
+            raise TypeError(f"{name}: expected a 1-D integer index or a bool mask of shape ({self.num_envs},), "
+                            f"got dtype {tensor.dtype} with shape {tuple(tensor.shape)}")
+        if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) >= self.num_envs):
+            raise ValueError(f"{name}: expected world indices in [0, {self.num_envs - 1}], got "
+                             f"{tensor.min().item()}..{tensor.max().item()}")
+        if tensor.numel() != torch.unique(tensor).numel():
+            raise ValueError(f"{name}: expected distinct world indices")
+        return tensor.long()
+
+    def _write_actions(self, actions) -> None:
+        """Validate every group's actions, then copy them into the kernels' action buffer."""
+        v.check_keys("actions", actions, list(self.groups))
+        checked = []
+        for g, spec in self.groups.items():
+            name = f"actions[{g!r}]"
+            tensor = v.as_tensor(name, actions[g], self.torch_device)
+            space = spec.action_space
+            if isinstance(space, gymnasium.spaces.Discrete):
+                v.check_shape(name, tensor, (self.num_envs, spec.n_agents))
+                v.check_discrete(name, tensor, int(space.n))
+            else:
+                v.check_shape(name, tensor, (self.num_envs, spec.n_agents, *space.shape))
+                v.check_box(name, tensor, float(space.low.min()), float(space.high.max()))
+            checked.append((spec, tensor))
+        target = self._action_view
+        for spec, tensor in checked:
+            target[:, spec.start:spec.stop].copy_(tensor)
+
+    def _run_step(self) -> None:
+        if self._graph is None:
+            with wp.ScopedCapture(device=self.device) as capture:
+                self._launch_step()
+            self._graph = capture.graph
+        wp.capture_launch(self._graph)
+
+    def _step_info(self) -> dict:
+        info = {"t": self._t_view}
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            info["final_obs"] = self._final_obs
+            info["_final_obs"] = self._reset_now_view.bool()
+        info.update(self._metrics)
+        return info
+
+
+def stack_group_spaces(spec_obs_dim: int) -> gymnasium.spaces.Box:
+    """Observation space of one agent: float32 in (-inf, inf), as mpe2 declares it."""
+    return gymnasium.spaces.Box(low=-np.inf, high=np.inf, shape=(spec_obs_dim,), dtype=np.float32)

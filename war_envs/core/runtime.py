@@ -1,0 +1,93 @@
+"""Warp start-up: a quiet ``wp.init()``, the kernel cache location, device parsing.
+
+Warp prints an INFO greeting and per-module load lines, and on a machine with no CUDA
+driver its native library writes "Could not find or load the NVIDIA CUDA driver" to the
+stderr *file descriptor* with ``fprintf``; no Warp setting silences that. ``import
+war_envs`` must print nothing, so the first initialisation runs with fd 2 pointed at
+/dev/null (only for the duration of ``wp.init()``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+
+import warp as wp
+
+_init_lock = threading.Lock()
+_initialized = False
+
+
+@contextlib.contextmanager
+def _silenced_stderr_fd():
+    """Point file descriptor 2 at /dev/null for the duration of the block."""
+    try:
+        sys.stderr.flush()
+    except (AttributeError, ValueError):
+        pass
+    try:
+        saved = os.dup(2)
+    except OSError:  # no fd 2 (embedded interpreters): nothing to silence
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def init_warp() -> None:
+    """Initialise Warp once, quietly. Honours ``WARP_CACHE_PATH`` for the kernel cache.
+
+    Set ``WAR_ENVS_VERBOSE=1`` to see Warp's own start-up and compile messages.
+    """
+    global _initialized
+    if _initialized:
+        return
+    with _init_lock:
+        if _initialized:
+            return
+        verbose = os.environ.get("WAR_ENVS_VERBOSE", "") not in ("", "0")
+        if not verbose:
+            wp.config.log_level = wp.LOG_WARNING
+            wp.config.quiet = True
+        if verbose:
+            wp.init()
+        else:
+            with _silenced_stderr_fd():
+                wp.init()
+        _initialized = True
+
+
+def kernel_cache_dir() -> str:
+    """Where compiled kernels are kept (``WARP_CACHE_PATH`` or ``~/.cache/warp/<version>``)."""
+    init_warp()
+    return wp.config.kernel_cache_dir
+
+
+def resolve_device(device) -> wp.Device:
+    """Turn ``"cpu"``, ``"cuda"``, ``"cuda:N"``, a ``torch.device`` or a ``wp.Device`` into a Warp device.
+
+    Raises ``ValueError`` naming ``device`` when it is unknown or not present here.
+    """
+    init_warp()
+    if isinstance(device, wp.Device):
+        return device
+    name = str(device) if device is not None else "cpu"
+    if name == "cuda":
+        name = "cuda:0"
+    if not (name == "cpu" or (name.startswith("cuda:") and name[5:].isdigit())):
+        raise ValueError(f"device: expected 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+    available = [d.alias for d in wp.get_devices()]
+    if name not in available:
+        raise ValueError(
+            f"device: {name!r} is not available on this machine (available: {available}); "
+            "a CUDA device needs an NVIDIA driver"
+        )
+    return wp.get_device(name)

@@ -1,0 +1,61 @@
+"""The scenario registry: public id -> class, resolved lazily so ``import war_envs`` stays cheap."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+
+_SCENARIOS: dict[str, str] = {
+    "Spread-v0": "war_envs.scenarios.mpe.spread:Spread",
+    "PredatorPrey-v0": "war_envs.scenarios.mpe.predator_prey:PredatorPrey",
+}
+
+
+def register(env_id: str, entry_point: str, *, overwrite: bool = False) -> None:
+    """Register a scenario class under ``env_id`` (``"package.module:Class"``)."""
+    if not isinstance(env_id, str) or not env_id:
+        raise TypeError(f"env_id: expected a non-empty str, got {env_id!r}")
+    if env_id in _SCENARIOS and not overwrite:
+        raise ValueError(f"env_id: {env_id!r} is already registered (pass overwrite=True)")
+    _SCENARIOS[env_id] = entry_point
+
+
+def registered_ids() -> list[str]:
+    return list(_SCENARIOS)
+
+
+def scenario_class(env_id: str):
+    """The class registered as ``env_id``; a clear error (with suggestions) otherwise."""
+    if not isinstance(env_id, str):
+        raise TypeError(f"id: expected a str such as 'Spread-v0', got {type(env_id).__name__}")
+    key = env_id.split("/", 1)[1] if env_id.startswith("war_envs/") else env_id
+    if key not in _SCENARIOS:
+        close = difflib.get_close_matches(key, _SCENARIOS, n=3)
+        hint = f"; did you mean {close}?" if close else ""
+        raise ValueError(f"id: unknown scenario {env_id!r}; registered: {list(_SCENARIOS)}{hint}")
+    module, _, name = _SCENARIOS[key].partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def accepted_kwargs(cls) -> list[str]:
+    """Keyword arguments a scenario class accepts (its own and its bases')."""
+    names: list[str] = []
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        for p in inspect.signature(init).parameters.values():
+            if p.kind == p.KEYWORD_ONLY and p.name not in names:
+                names.append(p.name)
+    return names
+
+
+def make(env_id: str, **kwargs):
+    """Build a batched scenario; unknown keyword arguments are an error that lists the valid ones."""
+    cls = scenario_class(env_id)
+    valid = accepted_kwargs(cls)
+    unknown = [k for k in kwargs if k not in valid]
+    if unknown:
+        raise TypeError(f"{env_id}: unknown keyword argument(s) {unknown}; accepted: {valid}")
+    return cls(**kwargs)

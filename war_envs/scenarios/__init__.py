@@ -1,0 +1,1 @@
+"""Scenario families: ``mpe`` (Spread-v0, PredatorPrey-v0)."""

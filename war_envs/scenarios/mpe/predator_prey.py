@@ -1,0 +1,128 @@
+"""PredatorPrey-v0: ``mpe2.simple_tag_v3`` semantics in Warp kernels."""
+
+from __future__ import annotations
+
+import warp as wp
+
+from war_envs.core import validation as v
+from war_envs.scenarios.mpe import _kernels as K
+from war_envs.scenarios.mpe.base import Layout, MPEBase
+
+# mpe2 simple_tag Scenario constants
+ADVERSARY_SIZE, ADVERSARY_ACCEL, ADVERSARY_MAX_SPEED = 0.075, 3.0, 1.0
+PREY_SIZE, PREY_ACCEL, PREY_MAX_SPEED = 0.05, 4.0, 1.3
+OBSTACLE_SIZE = 0.2
+PREY_SPEED_FACTORS = [0.5, 0.75, 1.0]  # curriculum stages 0, 1, 2
+
+
+class PredatorPrey(MPEBase):
+    """PredatorPrey-v0 — slower adversaries chase faster good agents among obstacles
+    (``mpe2.simple_tag_v3``).
+
+    ``war_envs.make("PredatorPrey-v0", num_envs=E, ...)``.  Every rule, constant and encoding is
+    mpe2 1.1's; tests replay full episodes against mpe2 (float64 worlds to 1e-8).
+
+    **Agents** (mpe2 order): group ``adversary`` (``adversary_0 …``, size 0.075, accel 3, max
+    speed 1.0), then group ``agent`` (``agent_0 …``, size 0.05, accel 4, max speed 1.3).
+    **Obstacles**: ``num_obstacles`` landmarks of size 0.2 that collide (immovable).
+
+    **Actions**: ``Discrete(5)`` (0 no-op, 1 −x, 2 +x, 3 −y, 4 +y) or ``Box(0, 1, (5,))``.
+
+    **Observation** (float32): ``[self_vel, self_pos, obstacle_rel(2·num_obstacles),
+    other_agent_rel(2·(A−1)), good_agent_vel]`` — the last block holds every *other* good
+    agent's velocity (16 for an adversary, 14 for the good agent by default).  With
+    ``num_agent_neighbors=k`` the k nearest agents' positions are observed, followed by k
+    velocity slots (good agents' velocities, zeros for adversaries and padding); with
+    ``num_landmark_neighbors=k`` the k nearest obstacles (zero-padded).
+
+    **Reward**: every adversary gets +10 per (good agent, adversary) contact in the world; a
+    good agent gets −10 per adversary touching it and ``−Σ_axes bound(|x|)`` with
+    ``bound(x) = 0`` below 0.9, ``10·(x − 0.9)`` below 1, else ``min(e^(2x−2), 10)``.
+
+    **Episode end**: truncated after ``max_cycles``; with ``terminate_on_success=True``
+    terminated once every good agent touches an adversary.  With ``curriculum=True`` the good
+    agents' max speed and acceleration are ×0.5 / ×0.75 / ×1.0 in stages 0 / 1 / 2, taking
+    effect at each world's next reset (as in mpe2).  Every reset draws a fresh random start:
+    agents ~ U[−1, 1)², obstacles ~ U[−0.9, 0.9)².
+
+    **Info**: ``collisions [E, A]`` (adversary: good agents it touches; good agent:
+    adversaries touching it) and ``boundary_penalty [E, A]``.
+
+    **Arguments**: ``num_good=1``, ``num_adversaries=3``, ``num_obstacles=2``,
+    ``max_cycles=25``, ``continuous_actions=False``, ``curriculum=False``,
+    ``terminate_on_success=False``, ``num_agent_neighbors=None``,
+    ``num_landmark_neighbors=None``, plus ``num_envs``, ``device``, ``seed``, ``precision``,
+    ``autoreset_mode``.
+
+    **Version history**: v0 — initial release, mpe2 1.1.1 semantics.
+    """
+
+    env_id = "PredatorPrey-v0"
+
+    def __init__(self, *, num_good: int = 1, num_adversaries: int = 3, num_obstacles: int = 2,
+                 **kwargs) -> None:
+        self.num_good = v.check_int("num_good", num_good, minimum=1)
+        self.num_adversaries = v.check_int("num_adversaries", num_adversaries, minimum=1)
+        self.num_obstacles = v.check_int("num_obstacles", num_obstacles, minimum=0)
+        super().__init__(**kwargs)
+
+    def _layout(self) -> Layout:
+        na, ng, no = self.num_adversaries, self.num_good, self.num_obstacles
+        return Layout(
+            groups=[("adversary", [f"adversary_{i}" for i in range(na)]),
+                    ("agent", [f"agent_{i}" for i in range(ng)])],
+            agent_size=[ADVERSARY_SIZE] * na + [PREY_SIZE] * ng,
+            agent_accel=[ADVERSARY_ACCEL] * na + [PREY_ACCEL] * ng,
+            agent_max_speed=[ADVERSARY_MAX_SPEED] * na + [PREY_MAX_SPEED] * ng,
+            agent_collide=[True] * (na + ng),
+            agent_color=[(0.85, 0.35, 0.35)] * na + [(0.35, 0.85, 0.35)] * ng,
+            landmark_size=[OBSTACLE_SIZE] * no,
+            landmark_collide=[True] * no,
+            landmark_color=[(0.25, 0.25, 0.25)] * no,
+            agent_range=(-1.0, 1.0),
+            landmark_range=(-0.9, 0.9),
+            curriculum_scaled=[False] * na + [True] * ng,
+            curriculum_factors=list(PREY_SPEED_FACTORS),
+        )
+
+    def _obs_dim(self, group: str) -> int:
+        landmarks = self.num_landmark_neighbors or self.num_obstacles
+        num_agents = self.num_adversaries + self.num_good
+        if self.num_agent_neighbors is not None:
+            return 4 + 2 * landmarks + 4 * self.num_agent_neighbors
+        other_good = self.num_good - (1 if group == "agent" else 0)
+        return 4 + 2 * landmarks + 2 * (num_agents - 1) + 2 * other_good
+
+    def _allocate_metrics(self) -> dict[str, wp.array]:
+        E, A, dev = self.num_envs, self.num_adversaries + self.num_good, self.device
+        return {
+            "collisions": wp.zeros((E, A), dtype=wp.int32, device=dev),
+            "boundary_penalty": wp.zeros((E, A), dtype=self.wp_float, device=dev),
+        }
+
+    def _neighbors(self) -> tuple[int, int]:
+        return (-1 if self.num_agent_neighbors is None else self.num_agent_neighbors,
+                -1 if self.num_landmark_neighbors is None else self.num_landmark_neighbors)
+
+    def _launch_reward_done(self) -> None:
+        m = self._metric_arrays
+        wp.launch(K.predator_prey_reward_done, dim=self.num_envs, device=self.device, inputs=[
+            self._mode_code, self.max_cycles, self.num_adversaries,
+            int(self.terminate_on_success), self._agent_size, self.agent_pos, self._t,
+            self._pending_reset, self._reset_now, self._reward, self._terminated,
+            self._truncated, m["collisions"], m["boundary_penalty"]])
+
+    def _launch_observe(self) -> None:
+        agent_k, landmark_k = self._neighbors()
+        wp.launch(K.predator_prey_observe, dim=(self.num_envs, self.num_agents), device=self.device,
+                  inputs=[self._mode_code, self.num_adversaries, agent_k, landmark_k,
+                          self.agent_pos, self.agent_vel, self.landmark_pos, self._reset_now,
+                          self._obs_arrays["adversary"], self._obs_arrays["agent"],
+                          self._final_obs_arrays["adversary"], self._final_obs_arrays["agent"]])
+
+    def _launch_reset(self, use_mask: bool) -> None:
+        agent_k, landmark_k = self._neighbors()
+        wp.launch(K.predator_prey_autoreset, dim=self.num_envs, device=self.device, inputs=[
+            int(use_mask), self.num_adversaries, agent_k, landmark_k,
+            *self._reset_inputs(use_mask), self._obs_arrays["adversary"],
+            self._obs_arrays["agent"]])

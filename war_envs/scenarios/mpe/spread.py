@@ -1,0 +1,116 @@
+"""Spread-v0: cooperative navigation, ``mpe2.simple_spread_v3`` semantics in Warp kernels."""
+
+from __future__ import annotations
+
+import warp as wp
+
+from war_envs.core import validation as v
+from war_envs.scenarios.mpe import _kernels as K
+from war_envs.scenarios.mpe.base import DEFAULT_SENSITIVITY, NO_SPEED_CAP, Layout, MPEBase
+
+CAPTURE_RADIUS = 0.1  # mpe2 Scenario.CAPTURE_RADIUS
+
+
+class Spread(MPEBase):
+    """Spread-v0 — N agents must cover N landmarks without colliding (``mpe2.simple_spread_v3``).
+
+    ``war_envs.make("Spread-v0", num_envs=E, ...)``.  Every rule, constant and encoding is
+    mpe2 1.1's; tests replay full episodes against mpe2 (float64 worlds to 1e-8).
+
+    **Agents**: one group ``agent`` with ``agent_0 … agent_{N-1}`` (size 0.15, sensitivity 5,
+    no speed cap). **Landmarks**: N, not colliding.
+
+    **Actions**: ``Discrete(5)``: 0 no-op, 1 −x, 2 +x, 3 −y, 4 +y; or, with
+    ``continuous_actions=True``, ``Box(0, 1, (5,))`` with force ``[a2 − a1, a4 − a3]``.
+
+    **Observation** (float32), per agent: ``[self_vel(2), self_pos(2), landmark_rel(2·N),
+    other_agent_rel(2·(N−1)), comm(2·(N−1), zeros)]`` — 18 for N=3.  With
+    ``num_landmark_neighbors=k`` / ``num_agent_neighbors=k`` only the k nearest (nearest first,
+    zero-padded to k slots) are observed; the comm block follows the agent slots.
+
+    **Reward**: ``r_i = G·(1 − local_ratio) + L_i·local_ratio`` with the global term
+    ``G = −Σ_landmarks min_agents distance`` and the local term ``L_i = −#(other agents
+    colliding with i)`` (collision: distance < 0.3).  With ``curriculum=True``, stage 0 has
+    no collision penalty, stage 1 restores it (``set_curriculum_stage`` / ``advance_curriculum``).
+
+    **Episode end**: truncated after ``max_cycles`` steps; with ``terminate_on_success=True``
+    terminated once every landmark has an agent within 0.1 (truncation wins on the last step).
+    Every reset draws a fresh random start: agents and landmarks ~ U[−1, 1)².
+
+    **Info** (task metrics, so other reward conventions can be recomputed):
+    ``landmark_min_dist [E, N]`` (the distance terms of G), ``collisions [E, N]`` (int),
+    ``occupied_landmarks [E]``.  The MAPPO paper's per-agent reward is
+    ``−Σ landmark_min_dist − (collisions_i + 1)``.
+
+    **Arguments**: ``N=3``, ``local_ratio=0.5``, ``max_cycles=25``,
+    ``continuous_actions=False``, ``curriculum=False``, ``terminate_on_success=False``,
+    ``num_agent_neighbors=None``, ``num_landmark_neighbors=None``, plus the batch arguments
+    ``num_envs``, ``device``, ``seed``, ``precision`` and ``autoreset_mode``.
+
+    **Version history**: v0 — initial release, mpe2 1.1.1 semantics.
+    """
+
+    env_id = "Spread-v0"
+
+    def __init__(self, *, N: int = 3, local_ratio: float = 0.5, **kwargs) -> None:
+        self.N = v.check_int("N", N, minimum=1)
+        self.local_ratio = v.check_float("local_ratio", local_ratio, low=0.0, high=1.0)
+        super().__init__(**kwargs)
+
+    def _layout(self) -> Layout:
+        n = self.N
+        return Layout(
+            groups=[("agent", [f"agent_{i}" for i in range(n)])],
+            agent_size=[0.15] * n,
+            agent_accel=[DEFAULT_SENSITIVITY] * n,
+            agent_max_speed=[NO_SPEED_CAP] * n,
+            agent_collide=[True] * n,
+            agent_color=[(0.35, 0.35, 0.85)] * n,
+            landmark_size=[0.05] * n,
+            landmark_collide=[False] * n,
+            landmark_color=[(0.25, 0.25, 0.25)] * n,
+            agent_range=(-1.0, 1.0),
+            landmark_range=(-1.0, 1.0),
+            curriculum_scaled=[False] * n,
+            curriculum_factors=[1.0, 1.0],
+        )
+
+    def _obs_dim(self, group: str) -> int:
+        landmarks = self.num_landmark_neighbors or self.N
+        others = self.num_agent_neighbors or self.N - 1
+        return 4 + 2 * landmarks + 4 * others
+
+    def _allocate_metrics(self) -> dict[str, wp.array]:
+        E, dev = self.num_envs, self.device
+        return {
+            "landmark_min_dist": wp.zeros((E, self.N), dtype=self.wp_float, device=dev),
+            "collisions": wp.zeros((E, self.N), dtype=wp.int32, device=dev),
+            "occupied_landmarks": wp.zeros(E, dtype=wp.int32, device=dev),
+        }
+
+    def _neighbors(self) -> tuple[int, int]:
+        return (-1 if self.num_agent_neighbors is None else self.num_agent_neighbors,
+                -1 if self.num_landmark_neighbors is None else self.num_landmark_neighbors)
+
+    def _launch_reward_done(self) -> None:
+        m = self._metric_arrays
+        local_ratio, capture = self._floats(self.local_ratio, CAPTURE_RADIUS)
+        wp.launch(K.spread_reward_done, dim=self.num_envs, device=self.device, inputs=[
+            self._mode_code, self.max_cycles, local_ratio, capture,
+            int(self.terminate_on_success), int(self.curriculum), self._curriculum_stage,
+            self._agent_size, self.agent_pos, self.landmark_pos, self._t, self._pending_reset,
+            self._reset_now, self._reward, self._terminated, self._truncated,
+            m["landmark_min_dist"], m["collisions"], m["occupied_landmarks"]])
+
+    def _launch_observe(self) -> None:
+        agent_k, landmark_k = self._neighbors()
+        wp.launch(K.spread_observe, dim=(self.num_envs, self.num_agents), device=self.device, inputs=[
+            self._mode_code, agent_k, landmark_k, self.agent_pos, self.agent_vel,
+            self.landmark_pos, self._reset_now, self._obs_arrays["agent"],
+            self._final_obs_arrays["agent"]])
+
+    def _launch_reset(self, use_mask: bool) -> None:
+        agent_k, landmark_k = self._neighbors()
+        wp.launch(K.spread_autoreset, dim=self.num_envs, device=self.device, inputs=[
+            int(use_mask), agent_k, landmark_k, *self._reset_inputs(use_mask),
+            self._obs_arrays["agent"]])
