@@ -11,7 +11,9 @@ next ``step``/``reset`` overwrites them.  Clone what you keep.
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
+import os
 from collections.abc import Mapping
 
 import gymnasium
@@ -85,8 +87,10 @@ def parse_autoreset_mode(value) -> AutoresetMode:
 class BatchedEnv:
     """E worlds stepped together by Warp kernels, exposed as torch tensors.
 
-    Subclasses set ``groups`` (ordered, in agent order) and implement ``_allocate``,
-    ``_launch_step``, ``_launch_reset(use_mask)``, ``_launch_observe`` and ``_state_arrays``.
+    Subclasses set ``groups`` (ordered, in agent order), allocate their buffers and implement
+    ``_launch_step`` (the kernels of one step, captured into a graph),
+    ``_launch_observe(write_final)`` (reset the worlds flagged in ``_reset_now``, then
+    observe every world) and ``_state_arrays``.
     """
 
     #: id under which the scenario is registered (set by subclasses)
@@ -95,7 +99,8 @@ class BatchedEnv:
     default_autoreset_mode = AutoresetMode.SAME_STEP
 
     def __init__(self, *, num_envs: int = 1, device="cpu", seed: int | None = None,
-                 precision: str = "float32", autoreset_mode=None) -> None:
+                 precision: str = "float32", autoreset_mode=None,
+                 num_threads: int | None = None) -> None:
         init_warp()
         self.num_envs = v.check_int("num_envs", num_envs, minimum=1)
         self.device = resolve_device(device)
@@ -108,22 +113,40 @@ class BatchedEnv:
         self._mode_code = _MODE_CODES[self.autoreset_mode]
         seed = v.check_seed("seed", seed)
         self._seed = int(np.random.SeedSequence().entropy % 2**31) if seed is None else seed
+        self.num_threads = self._choose_threads(v.check_int("num_threads", num_threads, minimum=1,
+                                                             allow_none=True))
+        bounds = np.linspace(0, self.num_envs, self.num_threads + 1).astype(int)
+        self._shards = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+        self._pool = (concurrent.futures.ThreadPoolExecutor(self.num_threads, "war-envs-shard")
+                      if self.num_threads > 1 else None)
         self._closed = False
         self._needs_reset = True
         self._graph = None
         self.groups: dict[str, GroupSpec] = {}
 
-    # ------------------------------------------------------------------ subclass interface
-    def _allocate(self) -> None:  # pragma: no cover - abstract
-        raise TypeError(f"{type(self).__name__} must implement _allocate")
+    #: worlds per CPU shard below which one thread is faster than a thread pool
+    MIN_WORLDS_PER_THREAD = 2048
 
-    def _launch_step(self) -> None:  # pragma: no cover - abstract
+    def _choose_threads(self, requested: int | None) -> int:
+        """CPU worlds are split into shards replayed on separate threads; results do not depend
+        on the split (worlds are independent).  Default: one shard per available core, at least
+        MIN_WORLDS_PER_THREAD worlds each.  CUDA: one shard."""
+        if not self.device.is_cpu:
+            if requested not in (None, 1):
+                raise ValueError(f"num_threads: CUDA devices step every world in one launch; got {requested}")
+            return 1
+        if requested is not None:
+            if requested > self.num_envs:
+                raise ValueError(f"num_threads: expected at most num_envs={self.num_envs}, got {requested}")
+            return requested
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        return max(1, min(cores, self.num_envs // self.MIN_WORLDS_PER_THREAD))
+
+    # ------------------------------------------------------------------ subclass interface
+    def _launch_step(self, worlds: slice | None) -> None:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} must implement _launch_step")
 
-    def _launch_reset(self, use_mask: bool) -> None:  # pragma: no cover - abstract
-        raise TypeError(f"{type(self).__name__} must implement _launch_reset")
-
-    def _launch_observe(self) -> None:  # pragma: no cover - abstract
+    def _launch_observe(self, write_final: bool) -> None:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} must implement _launch_observe")
 
     def _state_arrays(self) -> dict[str, wp.array]:  # pragma: no cover - abstract
@@ -132,18 +155,34 @@ class BatchedEnv:
     # ------------------------------------------------------------------ common buffers
     def _allocate_common(self, num_agents: int) -> None:
         """Per-world clock, stream keys, flags and rewards, and their torch views."""
-        E, dev = self.num_envs, self.device
         self.num_agents = num_agents
-        self._world_seed = wp.array(world_seeds(self._seed, E), dtype=wp.int32, device=dev)
-        self._episode = wp.zeros(E, dtype=wp.int32, device=dev)
-        self._t = wp.zeros(E, dtype=wp.int32, device=dev)
-        self._pending_reset = wp.zeros(E, dtype=wp.int32, device=dev)
-        self._reset_now = wp.zeros(E, dtype=wp.int32, device=dev)
-        self._terminated = wp.zeros(E, dtype=wp.bool, device=dev)
-        self._truncated = wp.zeros(E, dtype=wp.bool, device=dev)
-        self._reward = wp.zeros((E, num_agents), dtype=self.wp_float, device=dev)
+        self._world_ids: set[int] = set()
+        self._world_seed = self._world_array((), wp.int32)
+        self._world_seed.assign(world_seeds(self._seed, self.num_envs))
+        self._episode = self._world_array((), wp.int32)
+        self._t = self._world_array((), wp.int32)
+        self._pending_reset = self._world_array((), wp.int32)
+        self._reset_now = self._world_array((), wp.int32)
+        self._terminated = self._world_array((), wp.bool)
+        self._truncated = self._world_array((), wp.bool)
+        self._reward = self._world_array((num_agents,), self.wp_float)
         self._obs_arrays: dict[str, wp.array] = {}
         self._final_obs_arrays: dict[str, wp.array] = {}
+
+    def _world_array(self, tail: tuple[int, ...], dtype) -> wp.array:
+        """A zeroed ``[E, *tail]`` buffer, registered as per-world so shards can slice it."""
+        array = wp.zeros((self.num_envs, *tail), dtype=dtype, device=self.device)
+        self._world_ids.add(id(array))
+        return array
+
+    def _launch(self, kernel, inputs: list, worlds: slice | None = None) -> None:
+        """Launch ``kernel`` with one thread per world of ``worlds`` (all if None); per-world
+        buffers among ``inputs`` are sliced to that shard."""
+        if worlds is None:
+            wp.launch(kernel, dim=self.num_envs, inputs=inputs, device=self.device)
+            return
+        inputs = [a[worlds] if id(a) in self._world_ids else a for a in inputs]
+        wp.launch(kernel, dim=worlds.stop - worlds.start, inputs=inputs, device=self.device)
 
     def _make_views(self) -> None:
         """Torch views handed out by reset/step; built once so the hot path allocates little."""
@@ -198,7 +237,9 @@ class BatchedEnv:
             self._terminated.zero_()
             self._truncated.zero_()
             self._reward.zero_()
-            self._launch_reset(use_mask=False)
+            self._reset_now_view.fill_(1)
+            self._launch_observe(write_final=False)
+            self._reset_now_view.zero_()
         else:
             mask_t = self._check_world_mask("mask", mask)
             if seed is not None:
@@ -210,7 +251,7 @@ class BatchedEnv:
             self._trunc_world[mask_t] = False
             wp.to_torch(self._reward)[mask_t] = 0
             self._reset_now_view.copy_(mask_t.to(torch.int32))
-            self._launch_reset(use_mask=True)
+            self._launch_observe(write_final=False)
             self._reset_now_view.zero_()
         self._needs_reset = False
         return self._obs
@@ -290,7 +331,7 @@ class BatchedEnv:
             else:
                 target[index] = tensor.to(target.dtype)
         self._reset_now_view.zero_()
-        self._launch_observe()
+        self._launch_observe(write_final=False)
         self._needs_reset = False
         return self._obs
 
@@ -306,7 +347,7 @@ class BatchedEnv:
             t = wp.to_torch(array)
             t[dst_i] = t[src_i].clone()
         self._reset_now_view.zero_()
-        self._launch_observe()
+        self._launch_observe(write_final=False)
 
     def close(self) -> None:
         """Release the Warp buffers; later calls raise ``RuntimeError``."""
@@ -314,6 +355,9 @@ class BatchedEnv:
             return
         self._closed = True
         self._graph = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
         for name in list(vars(self)):
             value = getattr(self, name)
             if isinstance(value, (wp.array, torch.Tensor, dict)) and name.startswith("_"):
@@ -382,11 +426,19 @@ class BatchedEnv:
             target[:, spec.start:spec.stop].copy_(tensor)
 
     def _run_step(self) -> None:
+        """Replay the captured step: one graph per shard of worlds, shards on a thread pool
+        (Warp's CPU replay releases the GIL, so shards use separate cores)."""
         if self._graph is None:
-            with wp.ScopedCapture(device=self.device) as capture:
-                self._launch_step()
-            self._graph = capture.graph
-        wp.capture_launch(self._graph)
+            graphs = []
+            for worlds in self._shards:
+                with wp.ScopedCapture(device=self.device) as capture:
+                    self._launch_step(worlds)
+                graphs.append(capture.graph)
+            self._graph = graphs
+        if len(self._graph) == 1:
+            wp.capture_launch(self._graph[0])
+        else:
+            list(self._pool.map(wp.capture_launch, self._graph))
 
     def _step_info(self) -> dict:
         info = {"t": self._t_view}

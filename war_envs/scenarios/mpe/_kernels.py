@@ -10,18 +10,19 @@ float64 worlds agree with mpe2 to round-off:
 
 The step pipeline (captured into one graph by ``MPEBase``) is
 
-    mpe_forces (E, A) -> mpe_integrate (E, A) -> <scenario>_reward_done (E,)
-    -> <scenario>_observe (E, A) -> <scenario>_autoreset (E,)
+    mpe_physics -> <scenario>_reward_done -> <scenario>_observe (autoreset + observations)
 
-World-level kernels run one thread per world ("owner thread"), so per-world sums and counters
-need no atomics.  Arrays are indexed ``[world, agent, component]``.
+Every kernel runs one thread per world ("owner thread"): per-world sums and counters need no
+atomics, and on the CPU a thread's fixed cost is paid once per world rather than per agent.
+MPE worlds are small (3-10 agents); ``Tag-v0`` has its own kernels for 1000-agent worlds.
+Arrays are indexed ``[world, agent, component]``.
 """
 
 from typing import Any
 
 import warp as wp
 
-wp.set_module_options({"enable_backward": False})
+wp.set_module_options({"enable_backward": False, "optimization_level": 3})
 
 # Autoreset modes, as the ints the kernels see (mirrors gymnasium.vector.AutoresetMode).
 AUTORESET_NEXT_STEP = wp.constant(0)
@@ -50,6 +51,15 @@ def contact_force_x(dx: Any, dy: Any, dist_min: Any, contact_force: Any, contact
     dist = wp.sqrt(dx * dx + dy * dy)
     penetration = softplus(-(dist - dist_min) / contact_margin) * contact_margin
     return contact_force * dx / dist * penetration
+
+
+@wp.func
+def in_contact_range(dx: Any, dy: Any, dist_min: Any, contact_margin: Any):
+    """False only where the contact force is exactly zero in our arithmetic: beyond
+    dist_min + 40k the softplus term e^-40 is below half an ulp of 1 in float64 (and float32),
+    so skipping exp/log there is bitwise identical (most pairs of a sparse world)."""
+    reach = dist_min + type(dist_min)(41.0) * contact_margin
+    return dx * dx + dy * dy <= reach * reach
 
 
 @wp.func
@@ -157,32 +167,26 @@ def reset_world(
 # ---------------------------------------------------------------------------------------------
 
 
-@wp.kernel
-def mpe_forces(
-    # Params
+@wp.func
+def agent_force(
+    e: int,
+    i: int,
     continuous: int,
     contact_force: Any,
     contact_margin: Any,
-    num_landmarks: int,
     agent_size: wp.array(dtype=Any),
     agent_collide: wp.array(dtype=wp.int32),
     landmark_size: wp.array(dtype=Any),
     landmark_collide: wp.array(dtype=wp.int32),
-    # State in
     agent_pos: wp.array3d(dtype=Any),
     landmark_pos: wp.array3d(dtype=Any),
     agent_accel: wp.array2d(dtype=Any),
-    pending_reset: wp.array(dtype=wp.int32),
-    # Actions
     action_discrete: wp.array2d(dtype=wp.int32),
     action_continuous: wp.array3d(dtype=wp.float32),
-    # Outputs
     force_out: wp.array3d(dtype=Any),
 ):
-    """force_i = sensitivity * u_i + contact forces from every other colliding entity."""
-    e, i = wp.tid()
-    if pending_reset[e] != 0:
-        return
+    """force_i = sensitivity * u_i + contact forces from every other colliding entity, summed
+    in entity order (agents, then landmarks) like mpe2."""
     zero = type(contact_force)(0.0)
     ux = zero
     uy = zero
@@ -211,51 +215,73 @@ def mpe_forces(
                 dx = px - agent_pos[e, j, 0]
                 dy = py - agent_pos[e, j, 1]
                 dist_min = size_i + agent_size[j]
-                fx = fx + contact_force_x(dx, dy, dist_min, contact_force, contact_margin)
-                fy = fy + contact_force_x(dy, dx, dist_min, contact_force, contact_margin)
-        for l in range(num_landmarks):
+                if in_contact_range(dx, dy, dist_min, contact_margin):
+                    fx = fx + contact_force_x(dx, dy, dist_min, contact_force, contact_margin)
+                    fy = fy + contact_force_x(dy, dx, dist_min, contact_force, contact_margin)
+        for l in range(landmark_pos.shape[1]):
             if landmark_collide[l] != 0:
                 dx = px - landmark_pos[e, l, 0]
                 dy = py - landmark_pos[e, l, 1]
                 dist_min = size_i + landmark_size[l]
-                fx = fx + contact_force_x(dx, dy, dist_min, contact_force, contact_margin)
-                fy = fy + contact_force_x(dy, dx, dist_min, contact_force, contact_margin)
+                if in_contact_range(dx, dy, dist_min, contact_margin):
+                    fx = fx + contact_force_x(dx, dy, dist_min, contact_force, contact_margin)
+                    fy = fy + contact_force_x(dy, dx, dist_min, contact_force, contact_margin)
     force_out[e, i, 0] = fx
     force_out[e, i, 1] = fy
 
 
 @wp.kernel
-def mpe_integrate(
+def mpe_physics(
     # Params
+    continuous: int,
+    contact_force: Any,
+    contact_margin: Any,
     dt: Any,
     damping: Any,
+    agent_size: wp.array(dtype=Any),
+    agent_collide: wp.array(dtype=wp.int32),
+    landmark_size: wp.array(dtype=Any),
+    landmark_collide: wp.array(dtype=wp.int32),
     # State in
-    force: wp.array3d(dtype=Any),
+    landmark_pos: wp.array3d(dtype=Any),
+    agent_accel: wp.array2d(dtype=Any),
     agent_max_speed: wp.array2d(dtype=Any),
     pending_reset: wp.array(dtype=wp.int32),
+    # Actions
+    action_discrete: wp.array2d(dtype=wp.int32),
+    action_continuous: wp.array3d(dtype=wp.float32),
+    # Scratch
+    force: wp.array3d(dtype=Any),
     # State out
     agent_pos: wp.array3d(dtype=Any),
     agent_vel: wp.array3d(dtype=Any),
 ):
-    """Semi-implicit Euler with damping and a speed cap (max_speed < 0: no cap)."""
-    e, i = wp.tid()
+    """One world (owner thread): every agent's force from the current positions, then
+    semi-implicit Euler with damping and a speed cap (max_speed < 0: no cap)."""
+    e = wp.tid()
     if pending_reset[e] != 0:
         return
-    vx = agent_vel[e, i, 0]
-    vy = agent_vel[e, i, 1]
-    agent_pos[e, i, 0] = agent_pos[e, i, 0] + vx * dt
-    agent_pos[e, i, 1] = agent_pos[e, i, 1] + vy * dt
+    num_agents = agent_pos.shape[1]
+    for i in range(num_agents):
+        agent_force(e, i, continuous, contact_force, contact_margin, agent_size, agent_collide,
+                    landmark_size, landmark_collide, agent_pos, landmark_pos, agent_accel,
+                    action_discrete, action_continuous, force)
     keep = type(dt)(1.0) - damping
-    vx = vx * keep + force[e, i, 0] * dt
-    vy = vy * keep + force[e, i, 1] * dt
-    max_speed = agent_max_speed[e, i]
-    if max_speed >= type(dt)(0.0):
-        speed = wp.sqrt(vx * vx + vy * vy)
-        if speed > max_speed:
-            vx = vx / speed * max_speed
-            vy = vy / speed * max_speed
-    agent_vel[e, i, 0] = vx
-    agent_vel[e, i, 1] = vy
+    for i in range(num_agents):
+        vx = agent_vel[e, i, 0]
+        vy = agent_vel[e, i, 1]
+        agent_pos[e, i, 0] = agent_pos[e, i, 0] + vx * dt
+        agent_pos[e, i, 1] = agent_pos[e, i, 1] + vy * dt
+        vx = vx * keep + force[e, i, 0] * dt
+        vy = vy * keep + force[e, i, 1] * dt
+        max_speed = agent_max_speed[e, i]
+        if max_speed >= type(dt)(0.0):
+            speed = wp.sqrt(vx * vx + vy * vy)
+            if speed > max_speed:
+                vx = vx / speed * max_speed
+                vy = vy / speed * max_speed
+        agent_vel[e, i, 0] = vx
+        agent_vel[e, i, 1] = vy
 
 
 @wp.func
@@ -448,31 +474,7 @@ def spread_write_obs(
 @wp.kernel
 def spread_observe(
     # Params
-    mode: int,
-    num_agent_neighbors: int,
-    num_landmark_neighbors: int,
-    # State in
-    agent_pos: wp.array3d(dtype=Any),
-    agent_vel: wp.array3d(dtype=Any),
-    landmark_pos: wp.array3d(dtype=Any),
-    reset_now: wp.array(dtype=wp.int32),
-    # Outputs
-    obs_out: wp.array3d(dtype=wp.float32),
-    final_obs_out: wp.array3d(dtype=wp.float32),
-):
-    """Observations of every agent; for worlds about to be auto-reset also the final ones."""
-    e, i = wp.tid()
-    spread_write_obs(obs_out, i, e, i, num_agent_neighbors, num_landmark_neighbors,
-                     agent_pos, agent_vel, landmark_pos)
-    if mode == AUTORESET_SAME_STEP and reset_now[e] != 0:
-        spread_write_obs(final_obs_out, i, e, i, num_agent_neighbors, num_landmark_neighbors,
-                         agent_pos, agent_vel, landmark_pos)
-
-
-@wp.kernel
-def spread_autoreset(
-    # Params
-    use_mask: int,
+    write_final: int,
     num_agent_neighbors: int,
     num_landmark_neighbors: int,
     world_seed: wp.array(dtype=wp.int32),
@@ -496,16 +498,22 @@ def spread_autoreset(
     t: wp.array(dtype=wp.int32),
     # Outputs
     obs_out: wp.array3d(dtype=wp.float32),
+    final_obs_out: wp.array3d(dtype=wp.float32),
 ):
-    """Reset the worlds flagged in reset_now (all worlds if use_mask == 0) and observe them."""
+    """One world: if flagged in reset_now, keep its final observations (write_final) and draw a
+    fresh start; then observe every agent."""
     e = wp.tid()
-    if use_mask != 0 and reset_now[e] == 0:
-        return
-    reset_world(e, world_seed, agent_pos.shape[1], landmark_pos.shape[1], agent_lo, agent_hi,
-                landmark_lo, landmark_hi, base_accel, base_max_speed, curriculum_scaled,
-                curriculum_factor, episode, agent_pos, agent_vel, landmark_pos, agent_accel,
-                agent_max_speed, t)
-    for i in range(agent_pos.shape[1]):
+    num_agents = agent_pos.shape[1]
+    if reset_now[e] != 0:
+        if write_final != 0:
+            for i in range(num_agents):
+                spread_write_obs(final_obs_out, i, e, i, num_agent_neighbors,
+                                 num_landmark_neighbors, agent_pos, agent_vel, landmark_pos)
+        reset_world(e, world_seed, num_agents, landmark_pos.shape[1], agent_lo, agent_hi,
+                    landmark_lo, landmark_hi, base_accel, base_max_speed, curriculum_scaled,
+                    curriculum_factor, episode, agent_pos, agent_vel, landmark_pos, agent_accel,
+                    agent_max_speed, t)
+    for i in range(num_agents):
         spread_write_obs(obs_out, i, e, i, num_agent_neighbors, num_landmark_neighbors,
                          agent_pos, agent_vel, landmark_pos)
 
@@ -693,36 +701,7 @@ def predator_prey_observe_agent(
 @wp.kernel
 def predator_prey_observe(
     # Params
-    mode: int,
-    num_adversaries: int,
-    num_agent_neighbors: int,
-    num_landmark_neighbors: int,
-    # State in
-    agent_pos: wp.array3d(dtype=Any),
-    agent_vel: wp.array3d(dtype=Any),
-    landmark_pos: wp.array3d(dtype=Any),
-    reset_now: wp.array(dtype=wp.int32),
-    # Outputs
-    adversary_obs_out: wp.array3d(dtype=wp.float32),
-    good_obs_out: wp.array3d(dtype=wp.float32),
-    adversary_final_obs_out: wp.array3d(dtype=wp.float32),
-    good_final_obs_out: wp.array3d(dtype=wp.float32),
-):
-    """Observations of every agent; for worlds about to be auto-reset also the final ones."""
-    e, i = wp.tid()
-    predator_prey_observe_agent(e, i, num_adversaries, num_agent_neighbors,
-                                num_landmark_neighbors, agent_pos, agent_vel, landmark_pos,
-                                adversary_obs_out, good_obs_out)
-    if mode == AUTORESET_SAME_STEP and reset_now[e] != 0:
-        predator_prey_observe_agent(e, i, num_adversaries, num_agent_neighbors,
-                                    num_landmark_neighbors, agent_pos, agent_vel, landmark_pos,
-                                    adversary_final_obs_out, good_final_obs_out)
-
-
-@wp.kernel
-def predator_prey_autoreset(
-    # Params
-    use_mask: int,
+    write_final: int,
     num_adversaries: int,
     num_agent_neighbors: int,
     num_landmark_neighbors: int,
@@ -748,28 +727,25 @@ def predator_prey_autoreset(
     # Outputs
     adversary_obs_out: wp.array3d(dtype=wp.float32),
     good_obs_out: wp.array3d(dtype=wp.float32),
+    adversary_final_obs_out: wp.array3d(dtype=wp.float32),
+    good_final_obs_out: wp.array3d(dtype=wp.float32),
 ):
-    """Reset the worlds flagged in reset_now (all worlds if use_mask == 0) and observe them."""
+    """One world: if flagged in reset_now, keep its final observations (write_final) and draw a
+    fresh start; then observe every agent."""
     e = wp.tid()
-    if use_mask != 0 and reset_now[e] == 0:
-        return
-    reset_world(e, world_seed, agent_pos.shape[1], landmark_pos.shape[1], agent_lo, agent_hi,
-                landmark_lo, landmark_hi, base_accel, base_max_speed, curriculum_scaled,
-                curriculum_factor, episode, agent_pos, agent_vel, landmark_pos, agent_accel,
-                agent_max_speed, t)
-    for i in range(agent_pos.shape[1]):
+    num_agents = agent_pos.shape[1]
+    if reset_now[e] != 0:
+        if write_final != 0:
+            for i in range(num_agents):
+                predator_prey_observe_agent(e, i, num_adversaries, num_agent_neighbors,
+                                            num_landmark_neighbors, agent_pos, agent_vel,
+                                            landmark_pos, adversary_final_obs_out,
+                                            good_final_obs_out)
+        reset_world(e, world_seed, num_agents, landmark_pos.shape[1], agent_lo, agent_hi,
+                    landmark_lo, landmark_hi, base_accel, base_max_speed, curriculum_scaled,
+                    curriculum_factor, episode, agent_pos, agent_vel, landmark_pos, agent_accel,
+                    agent_max_speed, t)
+    for i in range(num_agents):
         predator_prey_observe_agent(e, i, num_adversaries, num_agent_neighbors,
                                     num_landmark_neighbors, agent_pos, agent_vel, landmark_pos,
                                     adversary_obs_out, good_obs_out)
-
-
-@wp.kernel
-def observe_worlds_mask(
-    # State in
-    mask: wp.array(dtype=wp.int32),
-    # Outputs
-    reset_now: wp.array(dtype=wp.int32),
-):
-    """Copy a user mask into reset_now (used by reset(mask=...) and set_state)."""
-    e = wp.tid()
-    reset_now[e] = mask[e]

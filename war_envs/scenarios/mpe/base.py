@@ -52,12 +52,13 @@ class MPEBase(BatchedEnv):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
 
     def __init__(self, *, num_envs: int = 1, device="cpu", seed: int | None = None,
-                 precision: str = "float32", autoreset_mode=None, max_cycles: int = 25,
+                 precision: str = "float32", autoreset_mode=None, num_threads: int | None = None,
+                 max_cycles: int = 25,
                  continuous_actions: bool = False, curriculum: bool = False,
                  terminate_on_success: bool = False, num_agent_neighbors: int | None = None,
                  num_landmark_neighbors: int | None = None) -> None:
         super().__init__(num_envs=num_envs, device=device, seed=seed, precision=precision,
-                         autoreset_mode=autoreset_mode)
+                         autoreset_mode=autoreset_mode, num_threads=num_threads)
         self.max_cycles = v.check_int("max_cycles", max_cycles, minimum=1)
         self.continuous_actions = v.check_bool("continuous_actions", continuous_actions)
         self.curriculum = v.check_bool("curriculum", curriculum)
@@ -80,14 +81,11 @@ class MPEBase(BatchedEnv):
     def _allocate_metrics(self) -> dict[str, wp.array]:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} must implement _allocate_metrics")
 
-    def _launch_reward_done(self) -> None:  # pragma: no cover - abstract
+    def _launch_reward_done(self, worlds: slice | None) -> None:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} must implement _launch_reward_done")
 
-    def _launch_observe(self) -> None:  # pragma: no cover - abstract
+    def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:  # pragma: no cover
         raise TypeError(f"{type(self).__name__} must implement _launch_observe")
-
-    def _launch_reset(self, use_mask: bool) -> None:  # pragma: no cover - abstract
-        raise TypeError(f"{type(self).__name__} must implement _launch_reset")
 
     # ------------------------------------------------------------------ building
     def _build(self) -> None:
@@ -120,19 +118,19 @@ class MPEBase(BatchedEnv):
         self._curriculum_factor = const([lay.curriculum_factors[0]])
         self._curriculum_stage = const([0], wp.int32)
 
-        self.agent_pos = wp.zeros((E, num_agents, 2), dtype=F, device=dev)
-        self.agent_vel = wp.zeros((E, num_agents, 2), dtype=F, device=dev)
-        self.landmark_pos = wp.zeros((E, num_landmarks, 2), dtype=F, device=dev)
-        self.agent_accel = wp.zeros((E, num_agents), dtype=F, device=dev)
-        self.agent_max_speed = wp.zeros((E, num_agents), dtype=F, device=dev)
-        self._force = wp.zeros((E, num_agents, 2), dtype=F, device=dev)
-        self._action_discrete = wp.zeros((E, num_agents), dtype=wp.int32, device=dev)
-        self._action_continuous = wp.zeros((E, num_agents, 5), dtype=wp.float32, device=dev)
+        self.agent_pos = self._world_array((num_agents, 2), F)
+        self.agent_vel = self._world_array((num_agents, 2), F)
+        self.landmark_pos = self._world_array((num_landmarks, 2), F)
+        self.agent_accel = self._world_array((num_agents,), F)
+        self.agent_max_speed = self._world_array((num_agents,), F)
+        self._force = self._world_array((num_agents, 2), F)
+        self._action_discrete = self._world_array((num_agents,), wp.int32)
+        self._action_continuous = self._world_array((num_agents, 5), wp.float32)
         self._action_view = wp.to_torch(self._action_continuous if self.continuous_actions
                                         else self._action_discrete)
         for name, spec in self.groups.items():
-            self._obs_arrays[name] = wp.zeros((E, spec.n_agents, spec.obs_dim), dtype=wp.float32, device=dev)
-            self._final_obs_arrays[name] = wp.zeros((E, spec.n_agents, spec.obs_dim), dtype=wp.float32, device=dev)
+            self._obs_arrays[name] = self._world_array((spec.n_agents, spec.obs_dim), wp.float32)
+            self._final_obs_arrays[name] = self._world_array((spec.n_agents, spec.obs_dim), wp.float32)
         self._metric_arrays = self._allocate_metrics()
         self._metrics = {k: wp.to_torch(a) for k, a in self._metric_arrays.items()}
         self._make_views()
@@ -160,22 +158,19 @@ class MPEBase(BatchedEnv):
     def _floats(self, *values):
         return [self.wp_float(x) for x in values]
 
-    def _launch_step(self) -> None:
-        E, A, dev = self.num_envs, self.num_agents, self.device
+    def _launch_step(self, worlds: slice | None = None) -> None:
         contact_force, contact_margin, dt, damping = self._floats(CONTACT_FORCE, CONTACT_MARGIN, DT, DAMPING)
-        wp.launch(K.mpe_forces, dim=(E, A), device=dev, inputs=[
-            int(self.continuous_actions), contact_force, contact_margin, self.num_landmarks,
+        self._launch(K.mpe_physics, worlds=worlds, inputs=[
+            int(self.continuous_actions), contact_force, contact_margin, dt, damping,
             self._agent_size, self._agent_collide, self._landmark_size, self._landmark_collide,
-            self.agent_pos, self.landmark_pos, self.agent_accel, self._pending_reset,
-            self._action_discrete, self._action_continuous, self._force])
-        wp.launch(K.mpe_integrate, dim=(E, A), device=dev, inputs=[
-            dt, damping, self._force, self.agent_max_speed, self._pending_reset,
-            self.agent_pos, self.agent_vel])
-        self._launch_reward_done()
-        self._launch_observe()
-        self._launch_reset(use_mask=True)
+            self.landmark_pos, self.agent_accel, self.agent_max_speed, self._pending_reset,
+            self._action_discrete, self._action_continuous, self._force, self.agent_pos,
+            self.agent_vel])
+        self._launch_reward_done(worlds)
+        self._launch_observe(write_final=self._mode_code == K.AUTORESET_SAME_STEP, worlds=worlds)
 
-    def _reset_inputs(self, use_mask: bool) -> list:
+    def _reset_inputs(self) -> list:
+        """Arguments of reset_world shared by every scenario's observe kernel."""
         lay = self.layout
         lo, hi = self._floats(*lay.agent_range)
         llo, lhi = self._floats(*lay.landmark_range)

@@ -94,35 +94,27 @@ class PredatorPrey(MPEBase):
         return 4 + 2 * landmarks + 2 * (num_agents - 1) + 2 * other_good
 
     def _allocate_metrics(self) -> dict[str, wp.array]:
-        E, A, dev = self.num_envs, self.num_adversaries + self.num_good, self.device
+        A = self.num_adversaries + self.num_good
         return {
-            "collisions": wp.zeros((E, A), dtype=wp.int32, device=dev),
-            "boundary_penalty": wp.zeros((E, A), dtype=self.wp_float, device=dev),
+            "collisions": self._world_array((A,), wp.int32),
+            "boundary_penalty": self._world_array((A,), self.wp_float),
         }
 
     def _neighbors(self) -> tuple[int, int]:
         return (-1 if self.num_agent_neighbors is None else self.num_agent_neighbors,
                 -1 if self.num_landmark_neighbors is None else self.num_landmark_neighbors)
 
-    def _launch_reward_done(self) -> None:
+    def _launch_reward_done(self, worlds: slice | None = None) -> None:
         m = self._metric_arrays
-        wp.launch(K.predator_prey_reward_done, dim=self.num_envs, device=self.device, inputs=[
+        self._launch(K.predator_prey_reward_done, worlds=worlds, inputs=[
             self._mode_code, self.max_cycles, self.num_adversaries,
             int(self.terminate_on_success), self._agent_size, self.agent_pos, self._t,
             self._pending_reset, self._reset_now, self._reward, self._terminated,
             self._truncated, m["collisions"], m["boundary_penalty"]])
 
-    def _launch_observe(self) -> None:
+    def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
         agent_k, landmark_k = self._neighbors()
-        wp.launch(K.predator_prey_observe, dim=(self.num_envs, self.num_agents), device=self.device,
-                  inputs=[self._mode_code, self.num_adversaries, agent_k, landmark_k,
-                          self.agent_pos, self.agent_vel, self.landmark_pos, self._reset_now,
-                          self._obs_arrays["adversary"], self._obs_arrays["agent"],
-                          self._final_obs_arrays["adversary"], self._final_obs_arrays["agent"]])
-
-    def _launch_reset(self, use_mask: bool) -> None:
-        agent_k, landmark_k = self._neighbors()
-        wp.launch(K.predator_prey_autoreset, dim=self.num_envs, device=self.device, inputs=[
-            int(use_mask), self.num_adversaries, agent_k, landmark_k,
-            *self._reset_inputs(use_mask), self._obs_arrays["adversary"],
-            self._obs_arrays["agent"]])
+        self._launch(K.predator_prey_observe, worlds=worlds, inputs=[
+            int(write_final), self.num_adversaries, agent_k, landmark_k, *self._reset_inputs(),
+            self._obs_arrays["adversary"], self._obs_arrays["agent"],
+            self._final_obs_arrays["adversary"], self._final_obs_arrays["agent"]])

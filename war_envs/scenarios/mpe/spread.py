@@ -81,36 +81,28 @@ class Spread(MPEBase):
         return 4 + 2 * landmarks + 4 * others
 
     def _allocate_metrics(self) -> dict[str, wp.array]:
-        E, dev = self.num_envs, self.device
         return {
-            "landmark_min_dist": wp.zeros((E, self.N), dtype=self.wp_float, device=dev),
-            "collisions": wp.zeros((E, self.N), dtype=wp.int32, device=dev),
-            "occupied_landmarks": wp.zeros(E, dtype=wp.int32, device=dev),
+            "landmark_min_dist": self._world_array((self.N,), self.wp_float),
+            "collisions": self._world_array((self.N,), wp.int32),
+            "occupied_landmarks": self._world_array((), wp.int32),
         }
 
     def _neighbors(self) -> tuple[int, int]:
         return (-1 if self.num_agent_neighbors is None else self.num_agent_neighbors,
                 -1 if self.num_landmark_neighbors is None else self.num_landmark_neighbors)
 
-    def _launch_reward_done(self) -> None:
+    def _launch_reward_done(self, worlds: slice | None = None) -> None:
         m = self._metric_arrays
         local_ratio, capture = self._floats(self.local_ratio, CAPTURE_RADIUS)
-        wp.launch(K.spread_reward_done, dim=self.num_envs, device=self.device, inputs=[
+        self._launch(K.spread_reward_done, worlds=worlds, inputs=[
             self._mode_code, self.max_cycles, local_ratio, capture,
             int(self.terminate_on_success), int(self.curriculum), self._curriculum_stage,
             self._agent_size, self.agent_pos, self.landmark_pos, self._t, self._pending_reset,
             self._reset_now, self._reward, self._terminated, self._truncated,
             m["landmark_min_dist"], m["collisions"], m["occupied_landmarks"]])
 
-    def _launch_observe(self) -> None:
+    def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
         agent_k, landmark_k = self._neighbors()
-        wp.launch(K.spread_observe, dim=(self.num_envs, self.num_agents), device=self.device, inputs=[
-            self._mode_code, agent_k, landmark_k, self.agent_pos, self.agent_vel,
-            self.landmark_pos, self._reset_now, self._obs_arrays["agent"],
-            self._final_obs_arrays["agent"]])
-
-    def _launch_reset(self, use_mask: bool) -> None:
-        agent_k, landmark_k = self._neighbors()
-        wp.launch(K.spread_autoreset, dim=self.num_envs, device=self.device, inputs=[
-            int(use_mask), agent_k, landmark_k, *self._reset_inputs(use_mask),
-            self._obs_arrays["agent"]])
+        self._launch(K.spread_observe, worlds=worlds, inputs=[
+            int(write_final), agent_k, landmark_k, *self._reset_inputs(),
+            self._obs_arrays["agent"], self._final_obs_arrays["agent"]])
