@@ -20,6 +20,17 @@ def make_reference(env_id: str, **kwargs):
     return par, par.aec_env.unwrapped
 
 
+def fix_reference_curriculum(raw) -> None:
+    """mpe2 1.1.1's curriculum stage API is a no-op: ``BaseScenario.curriculum_stage`` is a
+    property whose setter does nothing, and it shadows the scenarios' ``self.curriculum_stage
+    = ...``, so every episode runs stage 0.  Give this one reference instance a working stage
+    attribute so later stages can be compared with the documented semantics."""
+    base = type(raw.scenario)
+    stage = property(lambda s: s.__dict__.get("_stage", 0),
+                     lambda s, value: s.__dict__.__setitem__("_stage", value))
+    raw.scenario.__class__ = type(base.__name__, (base,), {"curriculum_stage": stage})
+
+
 def copy_world_into_reference(ours, raw, world: int = 0) -> None:
     """Overwrite mpe2's world with world ``world`` of our env (positions, velocities, and the
     per-agent accel / max speed that PredatorPrey's curriculum sets at reset)."""
@@ -79,8 +90,10 @@ def compare_episode(env_id: str, *, precision: str, steps: int | None = None, se
                          autoreset_mode="disabled", **kwargs)
     par, raw = make_reference(env_id, **kwargs)
     if stage is not None:
+        fix_reference_curriculum(raw)
         ours.set_curriculum_stage(stage)
         raw.set_curriculum_stage(stage)
+        assert raw.curriculum_stage == stage
     ours.reset()
     if stage is not None:
         # mpe2 applies PredatorPrey's stage at reset_world: replay that on the reference

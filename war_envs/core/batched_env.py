@@ -178,10 +178,11 @@ class BatchedEnv:
     def _launch(self, kernel, inputs: list, worlds: slice | None = None) -> None:
         """Launch ``kernel`` with one thread per world of ``worlds`` (all if None); per-world
         buffers among ``inputs`` are sliced to that shard."""
-        if worlds is None:
+        if worlds is None or (worlds.start == 0 and worlds.stop == self.num_envs):
             wp.launch(kernel, dim=self.num_envs, inputs=inputs, device=self.device)
             return
-        inputs = [a[worlds] if id(a) in self._world_ids else a for a in inputs]
+        # (Warp cannot slice an array with a zero-length axis; kernels never index those)
+        inputs = [a[worlds] if id(a) in self._world_ids and a.size else a for a in inputs]
         wp.launch(kernel, dim=worlds.stop - worlds.start, inputs=inputs, device=self.device)
 
     def _make_views(self) -> None:
@@ -339,7 +340,7 @@ class BatchedEnv:
         """Copy worlds ``src`` onto worlds ``dst`` (index sequences of equal length): physics,
         clock and random stream, so a clone replays its source exactly."""
         self._check_open()
-        src_i = self._check_world_index("src", src)
+        src_i = self._check_world_index("src", src, distinct=False)
         dst_i = self._check_world_index("dst", dst)
         if src_i is None or dst_i is None or len(src_i) != len(dst_i):
             raise ValueError("src, dst: expected two index sequences of the same length")
@@ -389,7 +390,7 @@ class BatchedEnv:
         v.check_shape(name, tensor, (self.num_envs,))
         return tensor
 
-    def _check_world_index(self, name: str, worlds):
+    def _check_world_index(self, name: str, worlds, distinct: bool = True):
         if worlds is None:
             return None
         tensor = v.as_tensor(name, worlds, self.torch_device)
@@ -402,7 +403,7 @@ class BatchedEnv:
         if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) >= self.num_envs):
             raise ValueError(f"{name}: expected world indices in [0, {self.num_envs - 1}], got "
                              f"{tensor.min().item()}..{tensor.max().item()}")
-        if tensor.numel() != torch.unique(tensor).numel():
+        if distinct and tensor.numel() != torch.unique(tensor).numel():
             raise ValueError(f"{name}: expected distinct world indices")
         return tensor.long()
 

@@ -1,0 +1,394 @@
+"""PettingZoo front end: a ``ParallelEnv`` (and an AEC env) over one world of a batched env.
+
+```python
+env = war_envs.parallel_env("Spread-v0", N=3, max_cycles=25)   # or ParallelEnv("Spread-v0")
+obs, infos = env.reset(seed=0)
+while env.agents:
+    actions = {a: env.action_space(a).sample() for a in env.agents}
+    obs, rewards, terminations, truncations, infos = env.step(actions)
+```
+
+- One world of ``war_envs.make(env_id, num_envs=1, autoreset_mode="disabled", **kwargs)``;
+  ``kwargs`` are the scenario's arguments plus ``seed``, ``precision`` and ``device``.
+  ``env.batched`` is that batched env (get/set_state, metrics, ...).
+- Agent names and order are the reference's (mpe2's); ``agents`` empties when the episode
+  ends (termination or truncation at ``max_cycles``); stepping then is an error until
+  ``reset()``.
+- Everything handed out is plain numpy / Python: observations are float32 **copies** (never
+  views of the Warp buffers), rewards Python floats, flags Python bools.  Per-agent infos carry
+  the scenario's task metrics (``collisions``, ...: the agent's own value where the metric is
+  per agent; world-level and per-landmark metrics as scalars / arrays) and ``t``.
+- Actions: ``Discrete`` as Python or numpy integers; ``Box`` as float arrays.  A bad action
+  (missing or unknown agent, wrong type/shape, out of range, NaN) raises ``TypeError`` /
+  ``ValueError`` naming the agent *before* anything is written: the env is unchanged.
+  Out-of-range continuous actions are an error, not clipped (mpe2 clips them with a warning).
+- ``render_mode``: ``"rgb_array"`` (numpy rasteriser, no display needed), ``"human"``
+  (pygame window, drawn at every reset/step), or ``None``.
+- ``EzPickle``: pickling stores the constructor arguments; unpickling builds a fresh env.
+- ``aec_env(...)`` is the AEC version (``parallel_to_aec`` + ``OrderEnforcingWrapper``, like mpe2).
+- ``register_pettingzoo()`` adds ``war_envs/<Id>`` to PettingZoo's registries
+  (``pettingzoo.make("parallel", "war_envs/Spread-v0")``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+
+import gymnasium
+import numpy as np
+import pettingzoo
+import torch
+from gymnasium.utils import EzPickle
+from pettingzoo.utils.conversions import parallel_to_aec_wrapper
+from pettingzoo.utils.wrappers import AssertOutOfBoundsWrapper, BaseWrapper, OrderEnforcingWrapper
+
+from war_envs.core import validation as v
+
+__all__ = ["ParallelEnv", "aec_env", "parallel_env", "CheckedActionWrapper", "register_pettingzoo",
+           "PETTINGZOO_NAMESPACE"]
+
+#: namespace of the ids registered with PettingZoo: ``war_envs/Spread-v0``
+PETTINGZOO_NAMESPACE = "war_envs"
+
+_CPU = torch.device("cpu")
+_RENDER_MODES = ("human", "rgb_array")
+_FRONTEND_ONLY = ("dynamic_rescaling",)
+# info entries of the batched env that are not task metrics
+_NOT_METRICS = ("final_obs", "_final_obs")
+
+
+class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
+    """A PettingZoo ``ParallelEnv`` over one world of the batched scenario ``env_id``.
+
+    ``ParallelEnv(env_id, render_mode=None, dynamic_rescaling=True, **kwargs)``: ``kwargs`` are
+    the scenario's arguments (see its docstring) plus ``seed``, ``precision`` and ``device``.
+    ``dynamic_rescaling`` (mpe2's render argument) scales drawn entities with the camera zoom.
+    See the module docstring for the conventions.
+    """
+
+    metadata = {"render_modes": list(_RENDER_MODES), "name": "war_envs", "is_parallelizable": True,
+                "render_fps": 10}
+
+    def __init__(self, env_id: str, render_mode: str | None = None, *, dynamic_rescaling: bool = True,
+                 **kwargs) -> None:
+        EzPickle.__init__(self, env_id, render_mode=render_mode, dynamic_rescaling=dynamic_rescaling,
+                          **kwargs)
+        for name in ("num_envs", "autoreset_mode"):
+            if name in kwargs:
+                raise TypeError(
+                    f"{name}: not accepted by the PettingZoo ParallelEnv (it steps one world with "
+                    f"autoreset disabled); use war_envs.make({env_id!r}, {name}=...) for batches")
+        if render_mode is not None and render_mode not in _RENDER_MODES:
+            raise ValueError(f"render_mode: expected one of {[None, *_RENDER_MODES]}, got {render_mode!r}")
+        self.dynamic_rescaling = v.check_bool("dynamic_rescaling", dynamic_rescaling)
+        import war_envs  # the package is fully imported by the time an env is built
+
+        self.batched = war_envs.make(env_id, num_envs=1, autoreset_mode="disabled", **kwargs)
+        self.env_id = self.batched.env_id or env_id
+        self.render_mode = render_mode
+        self.metadata = {**type(self).metadata, "name": self.env_id}
+
+        self._groups = dict(self.batched.groups)
+        self._where: dict[str, tuple[str, int]] = {}  # agent -> (group, index in group)
+        self.observation_spaces: dict[str, gymnasium.spaces.Space] = {}
+        self.action_spaces: dict[str, gymnasium.spaces.Space] = {}
+        for g, spec in self._groups.items():
+            for k, agent in enumerate(spec.agents):
+                self._where[agent] = (g, k)
+                # one space object per agent: seeding one agent's space must not reseed another's
+                self.observation_spaces[agent] = copy.deepcopy(spec.observation_space)
+                self.action_spaces[agent] = copy.deepcopy(spec.action_space)
+                space = spec.action_space
+                if isinstance(space, gymnasium.spaces.Discrete) and int(space.start) != 0:
+                    raise TypeError(f"{self.env_id}: Discrete action spaces must start at 0")
+        self.possible_agents: list[str] = list(self.batched.agents)
+        self.agents: list[str] = self.possible_agents[:]
+        self.state_space = gymnasium.spaces.Box(low=-np.inf, high=np.inf, shape=(self.batched.state_dim,),
+                                                dtype=np.float32)
+
+        self._needs_reset = True
+        self._original_cam_range: float | None = None
+        self._info_layout: dict[str, bool] | None = None
+        self._viewer = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> gymnasium.spaces.Space:
+        return self._space(self.observation_spaces, agent)
+
+    def action_space(self, agent: str) -> gymnasium.spaces.Space:
+        return self._space(self.action_spaces, agent)
+
+    def _space(self, spaces: dict, agent: str) -> gymnasium.spaces.Space:
+        try:
+            return spaces[agent]
+        except (KeyError, TypeError):
+            raise KeyError(f"agent: unknown agent {agent!r}; possible agents: {self.possible_agents}") from None
+
+    # ------------------------------------------------------------------ API
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        """Start a new episode (a fresh random start).  ``seed`` reseeds the world's stream
+        (same seed ⇒ same episodes); ``options`` is accepted and ignored (as mpe2).
+        Returns ``(observations, infos)`` keyed by agent."""
+        self._check_open()
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"options: expected a dict or None, got {type(options).__name__}")
+        obs_t = self.batched.reset(seed=seed)
+        self._needs_reset = False
+        self.agents = self.possible_agents[:]
+        state = self.batched.get_state()
+        positions = torch.cat([state["agent_pos"][0], state["landmark_pos"][0]]).double()
+        self._original_cam_range = float(positions.abs().max()) if positions.numel() else 1.0
+        observations = self._observations(obs_t, self.agents)
+        infos = {agent: {} for agent in self.agents}
+        if self.render_mode == "human":
+            self.render()
+        return observations, infos
+
+    def step(self, actions: Mapping):
+        """Advance the world one step with ``{agent: action}`` for every live agent.
+
+        Returns ``observations, rewards, terminations, truncations, infos``, each keyed by the
+        agents that were live before the step."""
+        self._check_open()
+        if self._needs_reset:
+            raise RuntimeError(f"{self.env_id}: step() called before reset(); call reset() first")
+        if not self.agents:
+            raise RuntimeError(
+                f"{self.env_id}: step() called after the episode ended (every agent is terminated "
+                "or truncated); call reset() to start a new episode")
+        v.check_keys("actions", actions, self.agents)
+        batch = self._batch_actions(actions)
+        obs_t, rew_t, term_t, trunc_t, info_t = self.batched.step(batch)
+
+        live = self.agents
+        observations = self._observations(obs_t, live)
+        rewards, terminations, truncations = {}, {}, {}
+        per_group = {g: (rew_t[g][0].tolist(), term_t[g][0].tolist(), trunc_t[g][0].tolist())
+                     for g in self._groups}
+        for agent in live:
+            g, k = self._where[agent]
+            r, te, tr = per_group[g]
+            rewards[agent], terminations[agent], truncations[agent] = float(r[k]), bool(te[k]), bool(tr[k])
+        infos = self._infos(info_t, live)
+        self.agents = [a for a in live if not (terminations[a] or truncations[a])]
+        if self.render_mode == "human":
+            self.render()
+        return observations, rewards, terminations, truncations, infos
+
+    def state(self) -> np.ndarray:
+        """Every agent's observation concatenated in ``possible_agents`` order (float32, a copy),
+        as mpe2's ``state()``."""
+        self._check_open()
+        if self._needs_reset:
+            raise RuntimeError(f"{self.env_id}: state() called before reset(); call reset() first")
+        return np.array(self.batched.state()[0].detach().cpu().numpy(), dtype=np.float32, copy=True)
+
+    def render(self):
+        """``rgb_array``: an ``[H, W, 3]`` uint8 frame; ``human``: draws into a window, returns
+        None; no render mode: warns and returns None (as mpe2)."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        self._check_open()
+        if self._needs_reset:
+            raise RuntimeError(f"{self.env_id}: render() called before reset(); call reset() first")
+        if not hasattr(self.batched, "render_frame"):
+            raise NotImplementedError(f"{self.env_id}: this scenario has no renderer")
+        cam = self._original_cam_range if self.dynamic_rescaling else None
+        frame = self.batched.render_frame(0, original_cam_range=cam)
+        if self.render_mode == "rgb_array":
+            return frame
+        if self._viewer is None:
+            from war_envs.render import HumanViewer
+
+            self._viewer = HumanViewer(title=self.env_id, fps=self.metadata["render_fps"])
+        self._viewer.show(frame)
+        return None
+
+    def close(self) -> None:
+        """Close the window (if any) and release the batched env; idempotent."""
+        if self._viewer is not None:
+            self._viewer.close()
+            self._viewer = None
+        if not self._closed:
+            self._closed = True
+            self.batched.close()
+
+    # ------------------------------------------------------------------ extras
+    @property
+    def max_cycles(self) -> int:
+        """Episode length (fixed at construction: pass ``max_cycles=`` to the constructor)."""
+        return self.batched.max_cycles
+
+    @max_cycles.setter
+    def max_cycles(self, value) -> None:
+        # PettingZoo's parallel_api_test assigns this attribute; mpe2's parallel env ignores it too
+        if value != self.batched.max_cycles:
+            gymnasium.logger.warn(
+                f"{self.env_id}: max_cycles is fixed at construction ({self.batched.max_cycles}); "
+                f"ignoring max_cycles={value!r}. Pass max_cycles=... to the constructor instead.")
+
+    @property
+    def curriculum_stage(self) -> int:
+        return self.batched.curriculum_stage
+
+    @property
+    def num_curriculum_stages(self) -> int:
+        return self.batched.num_curriculum_stages
+
+    def advance_curriculum(self) -> None:
+        """Move to the next curriculum stage (no-op at the last one), as mpe2."""
+        self.batched.advance_curriculum()
+
+    def set_curriculum_stage(self, stage: int) -> None:
+        """Jump to curriculum stage ``stage`` (an out-of-range stage is an error)."""
+        self.batched.set_curriculum_stage(stage)
+
+    def check_action(self, agent: str, action):
+        """Validate one agent's action; returns it as an ``int`` (Discrete) or a float32 array
+        (Box).  Raises ``TypeError`` / ``ValueError`` naming the agent."""
+        name = f"actions[{agent!r}]"
+        space = self.action_space(agent)
+        if action is None:
+            raise TypeError(f"{name}: expected an action in {space}, got None")
+        if isinstance(action, torch.Tensor):
+            action = action.detach().to(_CPU)
+        try:
+            tensor = v.as_tensor(name, action, _CPU)
+        except TypeError:
+            raise
+        except Exception as err:  # e.g. numpy string arrays torch cannot wrap
+            raise TypeError(f"{name}: expected a number or numeric array for {space}, "
+                            f"got {type(action).__name__}") from err
+        if isinstance(space, gymnasium.spaces.Discrete):
+            n = int(space.n)
+            if tensor.dim() != 0:
+                raise ValueError(f"{name}: expected a scalar integer for Discrete({n}), "
+                                 f"got shape {tuple(tensor.shape)}")
+            v.check_discrete(name, tensor, n)
+            return int(tensor)
+        if isinstance(space, gymnasium.spaces.Box):
+            v.check_shape(name, tensor, space.shape)
+            low, high = np.asarray(space.low, np.float64), np.asarray(space.high, np.float64)
+            v.check_box(name, tensor, float(low.min()), float(high.max()))
+            values = tensor.to(torch.float64).numpy()
+            if ((values < low) | (values > high)).any():  # non-uniform bounds
+                raise ValueError(f"{name}: expected Box actions within {space}, got {values.tolist()}")
+            return tensor.to(torch.float32).numpy()
+        raise TypeError(f"{name}: unsupported action space {space}")  # pragma: no cover
+
+    # ------------------------------------------------------------------ internals
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"{self.env_id}: the environment is closed")
+
+    def _batch_actions(self, actions: Mapping) -> dict[str, torch.Tensor]:
+        """Every live agent's action checked, then one array per group (no-ops for agents that
+        already left); nothing is written before every action passed."""
+        out = {}
+        checked = {agent: self.check_action(agent, actions[agent]) for agent in self.agents}
+        for g, spec in self._groups.items():
+            if isinstance(spec.action_space, gymnasium.spaces.Discrete):
+                array = np.zeros((1, spec.n_agents), dtype=np.int64)
+            else:
+                array = np.zeros((1, spec.n_agents, *spec.action_space.shape), dtype=np.float32)
+            for k, agent in enumerate(spec.agents):
+                if agent in checked:
+                    array[0, k] = checked[agent]
+            out[g] = torch.from_numpy(array).to(self.batched.torch_device)
+        return out
+
+    def _observations(self, obs_t: Mapping[str, torch.Tensor], agents) -> dict[str, np.ndarray]:
+        # .numpy() of a CPU tensor is a view of the Warp buffer: copy every row
+        arrays = {g: obs_t[g][0].detach().cpu().numpy() for g in self._groups}
+        out = {}
+        for agent in agents:
+            g, k = self._where[agent]
+            out[agent] = np.array(arrays[g][k], dtype=np.float32, copy=True)
+        return out
+
+    def _layout(self, info: Mapping) -> dict[str, bool]:
+        """Which info entries are task metrics, and which of those are per agent."""
+        if self._info_layout is None:
+            per_agent = getattr(self.batched, "per_agent_metrics", None)
+            num_agents = len(self.possible_agents)
+            layout = {}
+            for key, value in info.items():
+                if key in _NOT_METRICS or key.startswith("_") or not isinstance(value, torch.Tensor):
+                    continue
+                if per_agent is not None:
+                    layout[key] = key in per_agent
+                else:  # [E, A] tensors are per agent, unless they describe landmarks
+                    layout[key] = (value.dim() == 2 and value.shape[1] == num_agents
+                                   and not key.startswith("landmark"))
+            self._info_layout = layout
+        return self._info_layout
+
+    def _infos(self, info: Mapping, agents) -> dict[str, dict]:
+        shared, own = {}, {}
+        for key, is_agent in self._layout(info).items():
+            array = info[key][0].detach().cpu().numpy()
+            if is_agent:
+                own[key] = array.tolist()
+            elif array.ndim == 0:
+                shared[key] = array.item()
+            else:
+                shared[key] = array
+        index = {a: i for i, a in enumerate(self.possible_agents)}
+        out = {}
+        for agent in agents:
+            i = index[agent]
+            entry = {k: (np.array(x, copy=True) if isinstance(x, np.ndarray) else x) for k, x in shared.items()}
+            entry.update({k: values[i] for k, values in own.items()})
+            out[agent] = entry
+        return out
+
+    def __repr__(self) -> str:
+        return f"ParallelEnv({self.env_id!r}, render_mode={self.render_mode!r})"
+
+
+class CheckedActionWrapper(AssertOutOfBoundsWrapper):
+    """AEC wrapper that rejects a bad action at the call that passes it (with the parallel env's
+    clear ``TypeError``/``ValueError`` naming the agent, rather than a bare ``AssertionError``),
+    before it is stored, so the env stays usable.  A subclass of mpe2's
+    ``AssertOutOfBoundsWrapper`` so code checking for it still finds it."""
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if not (action is None and (self.terminations[agent] or self.truncations[agent])):
+            self.unwrapped.check_action(agent, action)
+        BaseWrapper.step(self, action)
+
+
+def parallel_env(env_id: str, render_mode: str | None = None, **kwargs) -> ParallelEnv:
+    """``ParallelEnv(env_id, render_mode, **kwargs)``."""
+    return ParallelEnv(env_id, render_mode=render_mode, **kwargs)
+
+
+def aec_env(env_id: str, render_mode: str | None = None, **kwargs):
+    """The AEC version of ``ParallelEnv(env_id, ...)``: ``parallel_to_aec``, wrapped like mpe2's
+    envs (action check, then ``OrderEnforcingWrapper`` outermost)."""
+    par = ParallelEnv(env_id, render_mode=render_mode, **kwargs)
+    return OrderEnforcingWrapper(CheckedActionWrapper(parallel_to_aec_wrapper(par)))
+
+
+def register_pettingzoo(ids=None) -> list[str]:
+    """Register ``war_envs/<Id>`` in PettingZoo's ``"parallel"`` and ``"aec"`` registries for
+    every scenario id (or ``ids``); ids already there are left alone.  Returns the PettingZoo ids.
+
+    ``pettingzoo.make("parallel", "war_envs/Spread-v0", N=4)`` then builds ``ParallelEnv``.
+    """
+    from war_envs.registry import registered_ids
+
+    out = []
+    for env_id in (registered_ids() if ids is None else ids):
+        pz_id = f"{PETTINGZOO_NAMESPACE}/{env_id}"
+        for kind, entry in (("parallel", "ParallelEnv"), ("aec", "aec_env")):
+            registry = pettingzoo.parallel_registry if kind == "parallel" else pettingzoo.aec_registry
+            if pz_id not in registry:
+                pettingzoo.register(kind, pz_id, entry_point=f"{__name__}:{entry}",
+                                    kwargs={"env_id": env_id})
+        out.append(pz_id)
+    return out
