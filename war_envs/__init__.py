@@ -8,16 +8,29 @@ importing the package registers ``war_envs/<Id>`` with Gymnasium.
 
 from __future__ import annotations
 
-from war_envs.core.runtime import init_warp as _init_warp
+from typing import TYPE_CHECKING
 
-_init_warp()
+from war_envs.registry import register, registered_ids
 
-from war_envs.core.batched_env import AutoresetMode, BatchedEnv, GroupSpec  # noqa: E402
-from war_envs.registry import make as _make, register, registered_ids  # noqa: E402
+if TYPE_CHECKING:
+    from war_envs.core.batched_env import AutoresetMode, BatchedEnv, GroupSpec
 
 __version__ = "0.1.0"
 __all__ = ["AutoresetMode", "BatchedEnv", "GroupSpec", "make", "parallel_env", "env",
            "register", "registered_ids", "__version__"]
+
+
+# torch and Warp load on first use, so `import war_envs` (and Gymnasium's registry) stay fast.
+_LAZY = {"AutoresetMode": "war_envs.core.batched_env", "BatchedEnv": "war_envs.core.batched_env",
+         "GroupSpec": "war_envs.core.batched_env"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'war_envs' has no attribute {name!r}")
 
 
 def make(id: str, *, num_envs: int = 1, device="cpu", seed: int | None = None,
@@ -29,8 +42,10 @@ def make(id: str, *, num_envs: int = 1, device="cpu", seed: int | None = None,
     ``AutoresetMode`` (default ``SAME_STEP``).  Scenario arguments are listed in each
     scenario's docstring; unknown ones raise ``TypeError``.
     """
-    return _make(id, num_envs=num_envs, device=device, seed=seed, precision=precision,
-                 autoreset_mode=autoreset_mode, **scenario_kwargs)
+    from war_envs.registry import make as make_scenario
+
+    return make_scenario(id, num_envs=num_envs, device=device, seed=seed, precision=precision,
+                         autoreset_mode=autoreset_mode, **scenario_kwargs)
 
 
 def parallel_env(id: str, render_mode: str | None = None, **kwargs):
@@ -45,3 +60,8 @@ def env(id: str, render_mode: str | None = None, **kwargs):
     from war_envs.frontends.pettingzoo import aec_env
 
     return aec_env(id, render_mode=render_mode, **kwargs)
+
+
+from war_envs.frontends.registration import register_gymnasium as _register_gymnasium  # noqa: E402
+
+_register_gymnasium()

@@ -53,9 +53,7 @@ from war_envs.core.batched_env import parse_autoreset_mode, world_seeds
 
 __all__ = ["JointEnv", "VectorEnv", "register_gymnasium", "gymnasium_id"]
 
-NAMESPACE = "war_envs"
-_ENTRY_POINT = "war_envs.frontends.gymnasium:JointEnv"
-_VECTOR_ENTRY_POINT = "war_envs.frontends.gymnasium:VectorEnv"
+from war_envs.frontends.registration import NAMESPACE  # noqa: E402
 _DEFAULT_METADATA = {"render_modes": ["rgb_array"], "render_fps": 10}
 # batch arguments that the Gymnasium front ends choose themselves
 _RESERVED = {
@@ -65,31 +63,7 @@ _RESERVED = {
 }
 
 
-def gymnasium_id(scenario_id: str) -> str:
-    """``"Spread-v0"`` -> ``"war_envs/Spread-v0"``."""
-    return scenario_id if scenario_id.startswith(f"{NAMESPACE}/") else f"{NAMESPACE}/{scenario_id}"
-
-
-def register_gymnasium() -> list[str]:
-    """Register every id of ``war_envs.registry.registered_ids()`` with Gymnasium as
-    ``war_envs/<Id>`` (``entry_point``: ``JointEnv``, ``vector_entry_point``: ``VectorEnv``,
-    no ``max_episode_steps``: scenarios truncate themselves).  Idempotent: ids already in
-    Gymnasium's registry are left alone; call it again after ``war_envs.register(...)``.
-    Returns the Gymnasium ids."""
-    ids = []
-    for scenario_id in registry.registered_ids():
-        gym_id = gymnasium_id(scenario_id)
-        ids.append(gym_id)
-        if gym_id in gymnasium.registry:
-            continue
-        gymnasium.register(
-            id=gym_id,
-            entry_point=_ENTRY_POINT,
-            vector_entry_point=_VECTOR_ENTRY_POINT,
-            max_episode_steps=None,
-            kwargs={"scenario": scenario_id},
-        )
-    return ids
+from war_envs.frontends.registration import gymnasium_id, register_gymnasium  # noqa: E402,F401
 
 
 # ---------------------------------------------------------------------------------------------
@@ -487,7 +461,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             obs = self.batched.reset(seed=int_seed)
             self._done[:] = False
         else:
-            obs = self.batched.reset(seed=int_seed, mask=torch.from_numpy(mask.copy()))
+            obs = self.batched.reset(seed=int_seed, mask=mask.copy())  # numpy: moved to the device
             self._done[mask] = False
         if self.render_mode is not None:
             worlds = slice(None) if mask is None else mask
@@ -533,9 +507,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"seed: {self.scenario_id} does not support per-world seed lists; "
                              "pass an int (world i gets seed + i)")
         keys = np.array([world_seeds(seeds[i], 1)[0] for i in worlds], dtype=np.int32)
-        self.batched.set_state({"rng_key": torch.from_numpy(keys),
-                                "episode": torch.zeros(len(worlds), dtype=torch.int32)},
-                               worlds=torch.tensor(worlds, dtype=torch.int64))
+        # numpy inputs: the batched env moves them to its device
+        self.batched.set_state({"rng_key": keys, "episode": np.zeros(len(worlds), dtype=np.int32)},
+                               worlds=np.array(worlds, dtype=np.int64))
 
     # -------------------------------------------------------------- step
     def step(self, actions):
