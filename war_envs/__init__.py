@@ -63,5 +63,7 @@ def env(id: str, render_mode: str | None = None, **kwargs):
 
 
 from war_envs.frontends.registration import register_gymnasium as _register_gymnasium  # noqa: E402
+from war_envs.frontends.registration import register_pettingzoo as _register_pettingzoo  # noqa: E402
 
 _register_gymnasium()
+_register_pettingzoo()

@@ -44,16 +44,13 @@ from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 from pettingzoo.utils.wrappers import AssertOutOfBoundsWrapper, BaseWrapper, OrderEnforcingWrapper
 
 from war_envs.core import validation as v
+from war_envs.frontends.registration import PETTINGZOO_NAMESPACE, register_pettingzoo
 
 __all__ = ["ParallelEnv", "aec_env", "parallel_env", "CheckedActionWrapper", "register_pettingzoo",
            "PETTINGZOO_NAMESPACE"]
 
-#: namespace of the ids registered with PettingZoo: ``war_envs/Spread-v0``
-PETTINGZOO_NAMESPACE = "war_envs"
-
 _CPU = torch.device("cpu")
 _RENDER_MODES = ("human", "rgb_array")
-_FRONTEND_ONLY = ("dynamic_rescaling",)
 # info entries of the batched env that are not task metrics
 _NOT_METRICS = ("final_obs", "_final_obs")
 
@@ -249,19 +246,30 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
     def check_action(self, agent: str, action):
         """Validate one agent's action; returns it as an ``int`` (Discrete) or a float32 array
         (Box).  Raises ``TypeError`` / ``ValueError`` naming the agent."""
-        name = f"actions[{agent!r}]"
         space = self.action_space(agent)
+        # fast paths for what policies usually pass; anything else (and every error) goes
+        # through the shared validation helpers below
+        if isinstance(space, gymnasium.spaces.Discrete):
+            if isinstance(action, (int, np.integer)) and not isinstance(action, bool) \
+                    and 0 <= action < space.n:
+                return int(action)
+        elif (isinstance(space, gymnasium.spaces.Box) and isinstance(action, np.ndarray)
+              and action.dtype.kind == "f" and action.shape == space.shape):
+            if bool((action >= space.low).all() and (action <= space.high).all()):  # False for NaN
+                return action.astype(np.float32)
+        name = f"actions[{agent!r}]"
         if action is None:
             raise TypeError(f"{name}: expected an action in {space}, got None")
         if isinstance(action, torch.Tensor):
             action = action.detach().to(_CPU)
         try:
             tensor = v.as_tensor(name, action, _CPU)
-        except TypeError:
-            raise
-        except Exception as err:  # e.g. numpy string arrays torch cannot wrap
+        except Exception as err:
+            if str(err).startswith(name):
+                raise
+            # e.g. a numpy string array, which torch cannot wrap
             raise TypeError(f"{name}: expected a number or numeric array for {space}, "
-                            f"got {type(action).__name__}") from err
+                            f"got {type(action).__name__} {action!r}") from err
         if isinstance(space, gymnasium.spaces.Discrete):
             n = int(space.n)
             if tensor.dim() != 0:
@@ -373,22 +381,3 @@ def aec_env(env_id: str, render_mode: str | None = None, **kwargs):
     par = ParallelEnv(env_id, render_mode=render_mode, **kwargs)
     return OrderEnforcingWrapper(CheckedActionWrapper(parallel_to_aec_wrapper(par)))
 
-
-def register_pettingzoo(ids=None) -> list[str]:
-    """Register ``war_envs/<Id>`` in PettingZoo's ``"parallel"`` and ``"aec"`` registries for
-    every scenario id (or ``ids``); ids already there are left alone.  Returns the PettingZoo ids.
-
-    ``pettingzoo.make("parallel", "war_envs/Spread-v0", N=4)`` then builds ``ParallelEnv``.
-    """
-    from war_envs.registry import registered_ids
-
-    out = []
-    for env_id in (registered_ids() if ids is None else ids):
-        pz_id = f"{PETTINGZOO_NAMESPACE}/{env_id}"
-        for kind, entry in (("parallel", "ParallelEnv"), ("aec", "aec_env")):
-            registry = pettingzoo.parallel_registry if kind == "parallel" else pettingzoo.aec_registry
-            if pz_id not in registry:
-                pettingzoo.register(kind, pz_id, entry_point=f"{__name__}:{entry}",
-                                    kwargs={"env_id": env_id})
-        out.append(pz_id)
-    return out

@@ -1,5 +1,5 @@
-"""Gymnasium registration, kept free of torch/Warp imports so ``import war_envs`` stays fast:
-the entry points are strings that Gymnasium resolves on ``gym.make``."""
+"""Gymnasium and PettingZoo registration, kept free of torch/Warp imports so ``import war_envs``
+stays fast: the entry points are strings resolved on ``gym.make`` / ``pettingzoo.make``."""
 
 from __future__ import annotations
 
@@ -37,3 +37,35 @@ def register_gymnasium() -> list[str]:
             kwargs={"scenario": scenario_id},
         )
     return ids
+
+
+PETTINGZOO_NAMESPACE = "war_envs"
+
+
+def register_pettingzoo(ids=None) -> list[str]:
+    """Register ``war_envs/<Id>`` in PettingZoo's ``"parallel"`` and ``"aec"`` registries for
+    every scenario id (or ``ids``); ids already there are left alone.  Returns the PettingZoo
+    ids (empty when pettingzoo is not installed).
+
+    ``pettingzoo.make("parallel", "war_envs/Spread-v0", N=4)`` then builds ``ParallelEnv``.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("pettingzoo") is None:
+        return []
+    try:
+        import pettingzoo
+    except ImportError:  # a broken optional install must not break ``import war_envs``
+        return []
+    if not hasattr(pettingzoo, "register"):  # PettingZoo < 1.27 has no registry
+        return []
+    out = []
+    for env_id in (registry.registered_ids() if ids is None else ids):
+        pz_id = f"{PETTINGZOO_NAMESPACE}/{env_id}"
+        for kind, entry in (("parallel", "ParallelEnv"), ("aec", "aec_env")):
+            kind_registry = pettingzoo.parallel_registry if kind == "parallel" else pettingzoo.aec_registry
+            if pz_id not in kind_registry:
+                pettingzoo.register(kind, pz_id, entry_point=f"war_envs.frontends.pettingzoo:{entry}",
+                                    kwargs={"env_id": env_id})
+        out.append(pz_id)
+    return out

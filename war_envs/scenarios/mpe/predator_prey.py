@@ -45,6 +45,12 @@ class PredatorPrey(MPEBase):
     effect at each world's next reset (as in mpe2).  Every reset draws a fresh random start:
     agents ~ U[−1, 1)², obstacles ~ U[−0.9, 0.9)².
 
+    **Curriculum note**: in mpe2 1.1.1 the stage API is a no-op (``BaseScenario``'s
+    ``curriculum_stage`` property swallows the assignment, so every episode runs stage 0);
+    here stages behave as mpe2 documents them, and out-of-range stages raise instead of being
+    clamped.  Stage 0 matches mpe2 exactly; later stages are tested against mpe2 with that bug
+    patched.
+
     **Info**: ``collisions [E, A]`` (adversary: good agents it touches; good agent:
     adversaries touching it) and ``boundary_penalty [E, A]``.
 
@@ -58,6 +64,8 @@ class PredatorPrey(MPEBase):
     """
 
     env_id = "PredatorPrey-v0"
+    #: info entries holding one value per agent ([E, A]); the rest are per world or landmark
+    per_agent_metrics = ("collisions", "boundary_penalty")
 
     def __init__(self, *, num_good: int = 1, num_adversaries: int = 3, num_obstacles: int = 2,
                  **kwargs) -> None:

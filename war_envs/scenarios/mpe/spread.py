@@ -33,6 +33,12 @@ class Spread(MPEBase):
     colliding with i)`` (collision: distance < 0.3).  With ``curriculum=True``, stage 0 has
     no collision penalty, stage 1 restores it (``set_curriculum_stage`` / ``advance_curriculum``).
 
+    **Curriculum note**: in mpe2 1.1.1 the stage API is a no-op (``BaseScenario``'s
+    ``curriculum_stage`` property swallows the assignment, so every episode runs stage 0);
+    here stages behave as mpe2 documents them, and out-of-range stages raise instead of being
+    clamped.  Stage 0 matches mpe2 exactly; later stages are tested against mpe2 with that bug
+    patched.
+
     **Episode end**: truncated after ``max_cycles`` steps; with ``terminate_on_success=True``
     terminated once every landmark has an agent within 0.1 (truncation wins on the last step).
     Every reset draws a fresh random start: agents and landmarks ~ U[−1, 1)².
@@ -51,6 +57,8 @@ class Spread(MPEBase):
     """
 
     env_id = "Spread-v0"
+    #: info entries holding one value per agent ([E, A]); the rest are per world or landmark
+    per_agent_metrics = ("collisions",)
 
     def __init__(self, *, N: int = 3, local_ratio: float = 0.5, **kwargs) -> None:
         self.N = v.check_int("N", N, minimum=1)
