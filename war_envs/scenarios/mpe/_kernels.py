@@ -10,7 +10,7 @@ float64 worlds agree with mpe2 to round-off:
 
 The step pipeline (captured into one graph by ``MPEBase``) is
 
-    mpe_physics -> <scenario>_reward_done -> <scenario>_observe (autoreset + observations)
+    mpe_physics -> <scenario>_reward_done -> mpe_observe (autoreset + observations)
 
 Every kernel runs one thread per world ("owner thread"): per-world sums and counters need no
 atomics, and on the CPU a thread's fixed cost is paid once per world rather than per agent.
@@ -404,6 +404,61 @@ def spread_reward_done(
 
 
 @wp.func
+def write_self(
+    out: wp.array3d(dtype=wp.float32),
+    slot: int,
+    e: int,
+    i: int,
+    agent_pos: wp.array3d(dtype=Any),
+    agent_vel: wp.array3d(dtype=Any),
+):
+    """[self_vel(2), self_pos(2)]; returns the next offset (4)."""
+    out[e, slot, 0] = wp.float32(agent_vel[e, i, 0])
+    out[e, slot, 1] = wp.float32(agent_vel[e, i, 1])
+    out[e, slot, 2] = wp.float32(agent_pos[e, i, 0])
+    out[e, slot, 3] = wp.float32(agent_pos[e, i, 1])
+    return int(4)
+
+
+@wp.func
+def write_relative_positions(
+    out: wp.array3d(dtype=wp.float32),
+    slot: int,
+    o: int,
+    e: int,
+    skip: int,
+    px: Any,
+    py: Any,
+    pos: wp.array3d(dtype=Any),
+    k: int,
+):
+    """Positions of the entities of ``pos`` (all but ``skip``) relative to (px, py): every one in
+    index order (k < 0), or the k nearest, nearest first, zero-padded (mpe2's
+    padded_relative_positions).  Returns the next offset."""
+    count = pos.shape[1]
+    if k < 0:
+        for j in range(count):
+            if j != skip:
+                out[e, slot, o] = wp.float32(pos[e, j, 0] - px)
+                out[e, slot, o + 1] = wp.float32(pos[e, j, 1] - py)
+                o += 2
+    else:
+        prev_d = type(px)(-1.0)
+        prev_j = int(-1)
+        for r in range(k):
+            j = nearest_rank_after(px, py, pos, e, count, skip, prev_d, prev_j)
+            out[e, slot, o] = wp.float32(0.0)
+            out[e, slot, o + 1] = wp.float32(0.0)
+            if j >= 0:
+                out[e, slot, o] = wp.float32(pos[e, j, 0] - px)
+                out[e, slot, o + 1] = wp.float32(pos[e, j, 1] - py)
+                prev_d = nearest_dist_after(px, py, pos, e, j)
+                prev_j = j
+            o += 2
+    return o
+
+
+@wp.func
 def spread_write_obs(
     out: wp.array3d(dtype=wp.float32),
     slot: int,
@@ -419,103 +474,13 @@ def spread_write_obs(
     other_rel (N-1 or k nearest, zero-padded), comm (zeros: agents are silent)]."""
     px = agent_pos[e, i, 0]
     py = agent_pos[e, i, 1]
-    out[e, slot, 0] = wp.float32(agent_vel[e, i, 0])
-    out[e, slot, 1] = wp.float32(agent_vel[e, i, 1])
-    out[e, slot, 2] = wp.float32(px)
-    out[e, slot, 3] = wp.float32(py)
-    o = int(4)
-    num_landmarks = landmark_pos.shape[1]
-    num_agents = agent_pos.shape[1]
-    if num_landmark_neighbors < 0:
-        for l in range(num_landmarks):
-            out[e, slot, o] = wp.float32(landmark_pos[e, l, 0] - px)
-            out[e, slot, o + 1] = wp.float32(landmark_pos[e, l, 1] - py)
-            o += 2
-    else:
-        prev_d = type(px)(-1.0)
-        prev_j = int(-1)
-        for r in range(num_landmark_neighbors):
-            j = nearest_rank_after(px, py, landmark_pos, e, num_landmarks, -1, prev_d, prev_j)
-            if j >= 0:
-                out[e, slot, o] = wp.float32(landmark_pos[e, j, 0] - px)
-                out[e, slot, o + 1] = wp.float32(landmark_pos[e, j, 1] - py)
-                prev_d = nearest_dist_after(px, py, landmark_pos, e, j)
-                prev_j = j
-            else:
-                out[e, slot, o] = wp.float32(0.0)
-                out[e, slot, o + 1] = wp.float32(0.0)
-            o += 2
-    num_other_slots = num_agents - 1
-    if num_agent_neighbors < 0:
-        for j in range(num_agents):
-            if j != i:
-                out[e, slot, o] = wp.float32(agent_pos[e, j, 0] - px)
-                out[e, slot, o + 1] = wp.float32(agent_pos[e, j, 1] - py)
-                o += 2
-    else:
-        num_other_slots = num_agent_neighbors
-        prev_d = type(px)(-1.0)
-        prev_j = int(-1)
-        for r in range(num_agent_neighbors):
-            j = nearest_rank_after(px, py, agent_pos, e, num_agents, i, prev_d, prev_j)
-            if j >= 0:
-                out[e, slot, o] = wp.float32(agent_pos[e, j, 0] - px)
-                out[e, slot, o + 1] = wp.float32(agent_pos[e, j, 1] - py)
-                prev_d = nearest_dist_after(px, py, agent_pos, e, j)
-                prev_j = j
-            else:
-                out[e, slot, o] = wp.float32(0.0)
-                out[e, slot, o + 1] = wp.float32(0.0)
-            o += 2
-    for c in range(2 * num_other_slots):
-        out[e, slot, o + c] = wp.float32(0.0)
-
-
-@wp.kernel
-def spread_observe(
-    # Params
-    write_final: int,
-    num_agent_neighbors: int,
-    num_landmark_neighbors: int,
-    world_seed: wp.array(dtype=wp.int32),
-    agent_lo: Any,
-    agent_hi: Any,
-    landmark_lo: Any,
-    landmark_hi: Any,
-    base_accel: wp.array(dtype=Any),
-    base_max_speed: wp.array(dtype=Any),
-    curriculum_scaled: wp.array(dtype=wp.int32),
-    curriculum_factor: wp.array(dtype=Any),
-    # State in
-    reset_now: wp.array(dtype=wp.int32),
-    # State out
-    episode: wp.array(dtype=wp.int32),
-    agent_pos: wp.array3d(dtype=Any),
-    agent_vel: wp.array3d(dtype=Any),
-    landmark_pos: wp.array3d(dtype=Any),
-    agent_accel: wp.array2d(dtype=Any),
-    agent_max_speed: wp.array2d(dtype=Any),
-    t: wp.array(dtype=wp.int32),
-    # Outputs
-    obs_out: wp.array3d(dtype=wp.float32),
-    final_obs_out: wp.array3d(dtype=wp.float32),
-):
-    """One world: if flagged in reset_now, keep its final observations (write_final) and draw a
-    fresh start; then observe every agent."""
-    e = wp.tid()
-    num_agents = agent_pos.shape[1]
-    if reset_now[e] != 0:
-        if write_final != 0:
-            for i in range(num_agents):
-                spread_write_obs(final_obs_out, i, e, i, num_agent_neighbors,
-                                 num_landmark_neighbors, agent_pos, agent_vel, landmark_pos)
-        reset_world(e, world_seed, num_agents, landmark_pos.shape[1], agent_lo, agent_hi,
-                    landmark_lo, landmark_hi, base_accel, base_max_speed, curriculum_scaled,
-                    curriculum_factor, episode, agent_pos, agent_vel, landmark_pos, agent_accel,
-                    agent_max_speed, t)
-    for i in range(num_agents):
-        spread_write_obs(obs_out, i, e, i, num_agent_neighbors, num_landmark_neighbors,
-                         agent_pos, agent_vel, landmark_pos)
+    o = write_self(out, slot, e, i, agent_pos, agent_vel)
+    o = write_relative_positions(out, slot, o, e, -1, px, py, landmark_pos, num_landmark_neighbors)
+    o = write_relative_positions(out, slot, o, e, i, px, py, agent_pos, num_agent_neighbors)
+    # comm block: silent agents say nothing (rewritten each step so the buffer self-heals if a
+    # caller edits the returned view in place)
+    for c in range(o, out.shape[2]):
+        out[e, slot, c] = wp.float32(0.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -615,94 +580,75 @@ def predator_prey_write_obs(
     good_agent_vel (full: every other good agent; k nearest: good ones, zeros otherwise)]."""
     px = agent_pos[e, i, 0]
     py = agent_pos[e, i, 1]
-    out[e, slot, 0] = wp.float32(agent_vel[e, i, 0])
-    out[e, slot, 1] = wp.float32(agent_vel[e, i, 1])
-    out[e, slot, 2] = wp.float32(px)
-    out[e, slot, 3] = wp.float32(py)
-    o = int(4)
-    num_landmarks = landmark_pos.shape[1]
+    o = write_self(out, slot, e, i, agent_pos, agent_vel)
+    o = write_relative_positions(out, slot, o, e, -1, px, py, landmark_pos, num_landmark_neighbors)
+    o = write_relative_positions(out, slot, o, e, i, px, py, agent_pos, num_agent_neighbors)
     num_agents = agent_pos.shape[1]
-    if num_landmark_neighbors < 0:
-        for l in range(num_landmarks):
-            out[e, slot, o] = wp.float32(landmark_pos[e, l, 0] - px)
-            out[e, slot, o + 1] = wp.float32(landmark_pos[e, l, 1] - py)
-            o += 2
-    else:
-        prev_d = type(px)(-1.0)
-        prev_j = int(-1)
-        for r in range(num_landmark_neighbors):
-            j = nearest_rank_after(px, py, landmark_pos, e, num_landmarks, -1, prev_d, prev_j)
-            if j >= 0:
-                out[e, slot, o] = wp.float32(landmark_pos[e, j, 0] - px)
-                out[e, slot, o + 1] = wp.float32(landmark_pos[e, j, 1] - py)
-                prev_d = nearest_dist_after(px, py, landmark_pos, e, j)
-                prev_j = j
-            else:
-                out[e, slot, o] = wp.float32(0.0)
-                out[e, slot, o + 1] = wp.float32(0.0)
-            o += 2
     if num_agent_neighbors < 0:
-        for j in range(num_agents):
-            if j != i:
-                out[e, slot, o] = wp.float32(agent_pos[e, j, 0] - px)
-                out[e, slot, o + 1] = wp.float32(agent_pos[e, j, 1] - py)
-                o += 2
         for j in range(num_adversaries, num_agents):
             if j != i:
                 out[e, slot, o] = wp.float32(agent_vel[e, j, 0])
                 out[e, slot, o + 1] = wp.float32(agent_vel[e, j, 1])
                 o += 2
     else:
-        # positions of the k nearest, then their velocities (good agents only) in the same order
-        vel_o = o + 2 * num_agent_neighbors
+        # velocity slots follow the k nearest in the same order (mpe2's padded_velocities)
         prev_d = type(px)(-1.0)
         prev_j = int(-1)
         for r in range(num_agent_neighbors):
             j = nearest_rank_after(px, py, agent_pos, e, num_agents, i, prev_d, prev_j)
             out[e, slot, o] = wp.float32(0.0)
             out[e, slot, o + 1] = wp.float32(0.0)
-            out[e, slot, vel_o] = wp.float32(0.0)
-            out[e, slot, vel_o + 1] = wp.float32(0.0)
             if j >= 0:
-                out[e, slot, o] = wp.float32(agent_pos[e, j, 0] - px)
-                out[e, slot, o + 1] = wp.float32(agent_pos[e, j, 1] - py)
                 if j >= num_adversaries:
-                    out[e, slot, vel_o] = wp.float32(agent_vel[e, j, 0])
-                    out[e, slot, vel_o + 1] = wp.float32(agent_vel[e, j, 1])
+                    out[e, slot, o] = wp.float32(agent_vel[e, j, 0])
+                    out[e, slot, o + 1] = wp.float32(agent_vel[e, j, 1])
                 prev_d = nearest_dist_after(px, py, agent_pos, e, j)
                 prev_j = j
             o += 2
-            vel_o += 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Observation + autoreset kernel shared by the MPE scenarios
+# ---------------------------------------------------------------------------------------------
+
+SCENARIO_SPREAD = wp.constant(0)
+SCENARIO_PREDATOR_PREY = wp.constant(1)
 
 
 @wp.func
-def predator_prey_observe_agent(
+def observe_agent(
+    scenario: int,
     e: int,
     i: int,
-    num_adversaries: int,
+    first_group_size: int,
     num_agent_neighbors: int,
     num_landmark_neighbors: int,
     agent_pos: wp.array3d(dtype=Any),
     agent_vel: wp.array3d(dtype=Any),
     landmark_pos: wp.array3d(dtype=Any),
-    adversary_out: wp.array3d(dtype=wp.float32),
-    good_out: wp.array3d(dtype=wp.float32),
+    first_group_out: wp.array3d(dtype=wp.float32),
+    second_group_out: wp.array3d(dtype=wp.float32),
 ):
-    """Route agent i to its group's observation buffer."""
-    if i < num_adversaries:
-        predator_prey_write_obs(adversary_out, i, e, i, num_adversaries, num_agent_neighbors,
+    """Write agent i's observation into its group's buffer (agents [0, first_group_size) are
+    the first group; for PredatorPrey that is the adversaries)."""
+    if scenario == SCENARIO_SPREAD:
+        spread_write_obs(first_group_out, i, e, i, num_agent_neighbors, num_landmark_neighbors,
+                         agent_pos, agent_vel, landmark_pos)
+    elif i < first_group_size:
+        predator_prey_write_obs(first_group_out, i, e, i, first_group_size, num_agent_neighbors,
                                 num_landmark_neighbors, agent_pos, agent_vel, landmark_pos)
     else:
-        predator_prey_write_obs(good_out, i - num_adversaries, e, i, num_adversaries,
+        predator_prey_write_obs(second_group_out, i - first_group_size, e, i, first_group_size,
                                 num_agent_neighbors, num_landmark_neighbors, agent_pos,
                                 agent_vel, landmark_pos)
 
 
 @wp.kernel
-def predator_prey_observe(
+def mpe_observe(
     # Params
+    scenario: int,
     write_final: int,
-    num_adversaries: int,
+    first_group_size: int,
     num_agent_neighbors: int,
     num_landmark_neighbors: int,
     world_seed: wp.array(dtype=wp.int32),
@@ -725,10 +671,10 @@ def predator_prey_observe(
     agent_max_speed: wp.array2d(dtype=Any),
     t: wp.array(dtype=wp.int32),
     # Outputs
-    adversary_obs_out: wp.array3d(dtype=wp.float32),
-    good_obs_out: wp.array3d(dtype=wp.float32),
-    adversary_final_obs_out: wp.array3d(dtype=wp.float32),
-    good_final_obs_out: wp.array3d(dtype=wp.float32),
+    first_group_obs_out: wp.array3d(dtype=wp.float32),
+    second_group_obs_out: wp.array3d(dtype=wp.float32),
+    first_group_final_obs_out: wp.array3d(dtype=wp.float32),
+    second_group_final_obs_out: wp.array3d(dtype=wp.float32),
 ):
     """One world: if flagged in reset_now, keep its final observations (write_final) and draw a
     fresh start; then observe every agent."""
@@ -737,15 +683,14 @@ def predator_prey_observe(
     if reset_now[e] != 0:
         if write_final != 0:
             for i in range(num_agents):
-                predator_prey_observe_agent(e, i, num_adversaries, num_agent_neighbors,
-                                            num_landmark_neighbors, agent_pos, agent_vel,
-                                            landmark_pos, adversary_final_obs_out,
-                                            good_final_obs_out)
+                observe_agent(scenario, e, i, first_group_size, num_agent_neighbors,
+                              num_landmark_neighbors, agent_pos, agent_vel, landmark_pos,
+                              first_group_final_obs_out, second_group_final_obs_out)
         reset_world(e, world_seed, num_agents, landmark_pos.shape[1], agent_lo, agent_hi,
                     landmark_lo, landmark_hi, base_accel, base_max_speed, curriculum_scaled,
                     curriculum_factor, episode, agent_pos, agent_vel, landmark_pos, agent_accel,
                     agent_max_speed, t)
     for i in range(num_agents):
-        predator_prey_observe_agent(e, i, num_adversaries, num_agent_neighbors,
-                                    num_landmark_neighbors, agent_pos, agent_vel, landmark_pos,
-                                    adversary_obs_out, good_obs_out)
+        observe_agent(scenario, e, i, first_group_size, num_agent_neighbors,
+                      num_landmark_neighbors, agent_pos, agent_vel, landmark_pos,
+                      first_group_obs_out, second_group_obs_out)

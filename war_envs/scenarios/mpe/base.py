@@ -84,8 +84,28 @@ class MPEBase(BatchedEnv):
     def _launch_reward_done(self, worlds: slice | None) -> None:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} must implement _launch_reward_done")
 
-    def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:  # pragma: no cover
-        raise TypeError(f"{type(self).__name__} must implement _launch_observe")
+    #: which observation function mpe_observe applies (K.SCENARIO_*)
+    _scenario_code: int = -1
+
+    def _first_group_size(self) -> int:
+        return next(iter(self.groups.values())).n_agents
+
+    def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
+        agent_k = -1 if self.num_agent_neighbors is None else self.num_agent_neighbors
+        landmark_k = -1 if self.num_landmark_neighbors is None else self.num_landmark_neighbors
+        groups = list(self.groups)
+        second = groups[1] if len(groups) > 1 else groups[0]  # Spread: one group, never written twice
+        lay = self.layout
+        lo, hi = self._floats(*lay.agent_range)
+        llo, lhi = self._floats(*lay.landmark_range)
+        self._launch(K.mpe_observe, worlds=worlds, inputs=[
+            self._scenario_code, int(write_final), self._first_group_size(), agent_k, landmark_k,
+            self._world_seed, lo, hi, llo, lhi, self._base_accel, self._base_max_speed,
+            self._curriculum_scaled, self._curriculum_factor, self._reset_now, self._episode,
+            self.agent_pos, self.agent_vel, self.landmark_pos, self.agent_accel,
+            self.agent_max_speed, self._t,
+            self._obs_arrays[groups[0]], self._obs_arrays[second],
+            self._final_obs_arrays[groups[0]], self._final_obs_arrays[second]])
 
     # ------------------------------------------------------------------ building
     def _build(self) -> None:
@@ -168,16 +188,6 @@ class MPEBase(BatchedEnv):
             self.agent_vel])
         self._launch_reward_done(worlds)
         self._launch_observe(write_final=self._mode_code == K.AUTORESET_SAME_STEP, worlds=worlds)
-
-    def _reset_inputs(self) -> list:
-        """Arguments of reset_world shared by every scenario's observe kernel."""
-        lay = self.layout
-        lo, hi = self._floats(*lay.agent_range)
-        llo, lhi = self._floats(*lay.landmark_range)
-        return [self._world_seed, lo, hi, llo, lhi, self._base_accel, self._base_max_speed,
-                self._curriculum_scaled, self._curriculum_factor, self._reset_now, self._episode,
-                self.agent_pos, self.agent_vel, self.landmark_pos, self.agent_accel,
-                self.agent_max_speed, self._t]
 
     # ------------------------------------------------------------------ curriculum (mpe2 API)
     @property

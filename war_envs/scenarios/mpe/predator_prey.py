@@ -65,6 +65,7 @@ class PredatorPrey(MPEBase):
 
     env_id = "PredatorPrey-v0"
     #: info entries holding one value per agent ([E, A]); the rest are per world or landmark
+    _scenario_code = K.SCENARIO_PREDATOR_PREY
     per_agent_metrics = ("collisions", "boundary_penalty")
 
     def __init__(self, *, num_good: int = 1, num_adversaries: int = 3, num_obstacles: int = 2,
@@ -108,10 +109,6 @@ class PredatorPrey(MPEBase):
             "boundary_penalty": self._world_array((A,), self.wp_float),
         }
 
-    def _neighbors(self) -> tuple[int, int]:
-        return (-1 if self.num_agent_neighbors is None else self.num_agent_neighbors,
-                -1 if self.num_landmark_neighbors is None else self.num_landmark_neighbors)
-
     def _launch_reward_done(self, worlds: slice | None = None) -> None:
         m = self._metric_arrays
         self._launch(K.predator_prey_reward_done, worlds=worlds, inputs=[
@@ -119,10 +116,3 @@ class PredatorPrey(MPEBase):
             int(self.terminate_on_success), self._agent_size, self.agent_pos, self._t,
             self._pending_reset, self._reset_now, self._reward, self._terminated,
             self._truncated, m["collisions"], m["boundary_penalty"]])
-
-    def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
-        agent_k, landmark_k = self._neighbors()
-        self._launch(K.predator_prey_observe, worlds=worlds, inputs=[
-            int(write_final), self.num_adversaries, agent_k, landmark_k, *self._reset_inputs(),
-            self._obs_arrays["adversary"], self._obs_arrays["agent"],
-            self._final_obs_arrays["adversary"], self._final_obs_arrays["agent"]])

@@ -58,6 +58,7 @@ class Spread(MPEBase):
 
     env_id = "Spread-v0"
     #: info entries holding one value per agent ([E, A]); the rest are per world or landmark
+    _scenario_code = K.SCENARIO_SPREAD
     per_agent_metrics = ("collisions",)
 
     def __init__(self, *, N: int = 3, local_ratio: float = 0.5, **kwargs) -> None:
@@ -95,10 +96,6 @@ class Spread(MPEBase):
             "occupied_landmarks": self._world_array((), wp.int32),
         }
 
-    def _neighbors(self) -> tuple[int, int]:
-        return (-1 if self.num_agent_neighbors is None else self.num_agent_neighbors,
-                -1 if self.num_landmark_neighbors is None else self.num_landmark_neighbors)
-
     def _launch_reward_done(self, worlds: slice | None = None) -> None:
         m = self._metric_arrays
         local_ratio, capture = self._floats(self.local_ratio, CAPTURE_RADIUS)
@@ -108,9 +105,3 @@ class Spread(MPEBase):
             self._agent_size, self.agent_pos, self.landmark_pos, self._t, self._pending_reset,
             self._reset_now, self._reward, self._terminated, self._truncated,
             m["landmark_min_dist"], m["collisions"], m["occupied_landmarks"]])
-
-    def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
-        agent_k, landmark_k = self._neighbors()
-        self._launch(K.spread_observe, worlds=worlds, inputs=[
-            int(write_final), agent_k, landmark_k, *self._reset_inputs(),
-            self._obs_arrays["agent"], self._final_obs_arrays["agent"]])
