@@ -12,6 +12,7 @@ next ``step``/``reset`` overwrites them.  Clone what you keep.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import os
 from collections.abc import Mapping
@@ -122,6 +123,7 @@ class BatchedEnv:
         self._closed = False
         self._needs_reset = True
         self._graph = None
+        self._torch_streams: dict[int, wp.Stream] = {}
         self.groups: dict[str, GroupSpec] = {}
 
     #: worlds per CPU shard below which one thread is faster than a thread pool
@@ -239,7 +241,7 @@ class BatchedEnv:
             self._truncated.zero_()
             self._reward.zero_()
             self._reset_now_view.fill_(1)
-            self._launch_observe(write_final=False)
+            self._observe_now()
             self._reset_now_view.zero_()
         else:
             mask_t = self._check_world_mask("mask", mask)
@@ -252,7 +254,7 @@ class BatchedEnv:
             self._trunc_world[mask_t] = False
             wp.to_torch(self._reward)[mask_t] = 0
             self._reset_now_view.copy_(mask_t.to(torch.int32))
-            self._launch_observe(write_final=False)
+            self._observe_now()
             self._reset_now_view.zero_()
         self._needs_reset = False
         return self._obs
@@ -332,7 +334,7 @@ class BatchedEnv:
             else:
                 target[index] = tensor.to(target.dtype)
         self._reset_now_view.zero_()
-        self._launch_observe(write_final=False)
+        self._observe_now()
         self._needs_reset = False
         return self._obs
 
@@ -348,7 +350,7 @@ class BatchedEnv:
             t = wp.to_torch(array)
             t[dst_i] = t[src_i].clone()
         self._reset_now_view.zero_()
-        self._launch_observe(write_final=False)
+        self._observe_now()
 
     def close(self) -> None:
         """Release the Warp buffers; later calls raise ``RuntimeError``."""
@@ -426,6 +428,28 @@ class BatchedEnv:
         for spec, tensor in checked:
             target[:, spec.start:spec.stop].copy_(tensor)
 
+    @contextlib.contextmanager
+    def _torch_ordered(self):
+        """On CUDA, order Warp's work after the torch work queued so far on torch's current
+        stream (e.g. the action copy) and torch's later work after Warp's, whatever streams the
+        caller uses.  A no-op on the CPU, where both run synchronously."""
+        if self.device.is_cpu:
+            yield
+            return
+        torch_stream = torch.cuda.current_stream(self.torch_device)
+        cached = self._torch_streams.get(torch_stream.cuda_stream)
+        if cached is None:
+            cached = self._torch_streams[torch_stream.cuda_stream] = wp.stream_from_torch(torch_stream)
+        warp_stream = wp.get_stream(self.device)
+        warp_stream.wait_stream(cached)
+        yield
+        cached.wait_stream(warp_stream)
+
+    def _observe_now(self) -> None:
+        """Reset the worlds flagged in ``_reset_now`` and recompute every observation."""
+        with self._torch_ordered():
+            self._launch_observe(write_final=False)
+
     def _run_step(self) -> None:
         """Replay the captured step: one graph per shard of worlds, shards on a thread pool
         (Warp's CPU replay releases the GIL, so shards use separate cores)."""
@@ -436,10 +460,11 @@ class BatchedEnv:
                     self._launch_step(worlds)
                 graphs.append(capture.graph)
             self._graph = graphs
-        if len(self._graph) == 1:
-            wp.capture_launch(self._graph[0])
-        else:
-            list(self._pool.map(wp.capture_launch, self._graph))
+        with self._torch_ordered():
+            if len(self._graph) == 1:
+                wp.capture_launch(self._graph[0])
+            else:
+                list(self._pool.map(wp.capture_launch, self._graph))
 
     def _step_info(self) -> dict:
         info = {"t": self._t_view}
