@@ -117,3 +117,31 @@ def test_make_close_cycles_release_envs(env_id):
         del env
     gc.collect()
     assert all(r() is None for r in refs)
+
+
+def test_captures_in_one_thread_never_swallow_another_threads_launches():
+    """Warp's CPU capture state is process-wide: without war_envs' capture guard, a reset or
+    step issued while another thread captures a new env's graph would be recorded, not run."""
+    expected = checksum_run("Spread-v0", 9, steps=200)
+    stop = threading.Event()
+    errors = []
+
+    def churn():  # keeps capturing fresh graphs
+        try:
+            while not stop.is_set():
+                env = war_envs.make("Spread-v0", num_envs=8, num_threads=2)
+                env.reset(seed=0)
+                env.step({"agent": torch.zeros(8, 3, dtype=torch.long)})
+                env.close()
+        except Exception as err:
+            errors.append(err)
+
+    thread = threading.Thread(target=churn)
+    thread.start()
+    try:
+        results = [checksum_run("Spread-v0", 9, steps=200) for _ in range(3)]
+    finally:
+        stop.set()
+        thread.join()
+    assert not errors
+    assert results == [expected] * 3

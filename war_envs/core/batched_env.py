@@ -24,7 +24,7 @@ import warp as wp
 from gymnasium.vector import AutoresetMode
 
 from war_envs.core import validation as v
-from war_envs.core.runtime import init_warp, resolve_device
+from war_envs.core.runtime import capture_guard, init_warp, resolve_device
 
 __all__ = ["AutoresetMode", "BatchedEnv", "GroupSpec", "world_seeds"]
 
@@ -232,14 +232,16 @@ class BatchedEnv:
         self._check_open()
         seed = v.check_seed("seed", seed)
         if mask is None:
+            # torch ops on the buffers' views: the only Warp work is the reset kernel
             if seed is not None:
                 self._seed = seed
-                self._world_seed.assign(world_seeds(seed, self.num_envs))
-                self._episode.zero_()
-            self._pending_reset.zero_()
-            self._terminated.zero_()
-            self._truncated.zero_()
-            self._reward.zero_()
+                keys = torch.from_numpy(world_seeds(seed, self.num_envs))
+                wp.to_torch(self._world_seed).copy_(keys)
+                wp.to_torch(self._episode).zero_()
+            wp.to_torch(self._pending_reset).zero_()
+            self._term_world.zero_()
+            self._trunc_world.zero_()
+            wp.to_torch(self._reward).zero_()
             self._reset_now_view.fill_(1)
             self._observe_now()
             self._reset_now_view.zero_()
@@ -429,13 +431,22 @@ class BatchedEnv:
             target[:, spec.start:spec.stop].copy_(tensor)
 
     @contextlib.contextmanager
-    def _torch_ordered(self):
-        """On CUDA, order Warp's work after the torch work queued so far on torch's current
-        stream (e.g. the action copy) and torch's later work after Warp's, whatever streams the
-        caller uses.  A no-op on the CPU, where both run synchronously."""
-        if self.device.is_cpu:
-            yield
-            return
+    def _warp_work(self):
+        """Context for every Warp launch, replay or memset of this env.
+
+        It never overlaps another thread's graph capture (``capture_guard``).  On CUDA it also
+        orders Warp's work after the torch work queued so far on torch's current stream (e.g.
+        the action copy) and torch's later work after Warp's, whatever streams the caller uses;
+        on the CPU both run synchronously."""
+        with capture_guard.shared():
+            if self.device.is_cpu:
+                yield
+            else:
+                with self._torch_stream_order():
+                    yield
+
+    @contextlib.contextmanager
+    def _torch_stream_order(self):
         torch_stream = torch.cuda.current_stream(self.torch_device)
         cached = self._torch_streams.get(torch_stream.cuda_stream)
         if cached is None:
@@ -447,7 +458,7 @@ class BatchedEnv:
 
     def _observe_now(self) -> None:
         """Reset the worlds flagged in ``_reset_now`` and recompute every observation."""
-        with self._torch_ordered():
+        with self._warp_work():
             self._launch_observe(write_final=False)
 
     def _run_step(self) -> None:
@@ -455,12 +466,13 @@ class BatchedEnv:
         (Warp's CPU replay releases the GIL, so shards use separate cores)."""
         if self._graph is None:
             graphs = []
-            for worlds in self._shards:
-                with wp.ScopedCapture(device=self.device) as capture:
-                    self._launch_step(worlds)
-                graphs.append(capture.graph)
+            with capture_guard.exclusive():
+                for worlds in self._shards:
+                    with wp.ScopedCapture(device=self.device) as capture:
+                        self._launch_step(worlds)
+                    graphs.append(capture.graph)
             self._graph = graphs
-        with self._torch_ordered():
+        with self._warp_work():
             if len(self._graph) == 1:
                 wp.capture_launch(self._graph[0])
             else:

@@ -91,3 +91,49 @@ def resolve_device(device) -> wp.Device:
             "a CUDA device needs an NVIDIA driver"
         )
     return wp.get_device(name)
+
+
+class CaptureGuard:
+    """Process-wide guard for Warp graph capture.
+
+    On the CPU, Warp's graph capture state is global to the process: while one thread captures,
+    a kernel launch or graph replay issued by *another* thread would be recorded into that
+    graph instead of running.  Envs therefore run their Warp work under ``shared()`` (many at
+    once) and capture under ``exclusive()`` (alone).  Never request ``exclusive()`` while
+    holding ``shared()`` in the same thread.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._active = 0
+        self._capturing = False
+
+    @contextlib.contextmanager
+    def shared(self):
+        with self._cond:
+            while self._capturing:
+                self._cond.wait()
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._active -= 1
+                if self._active == 0:
+                    self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self):
+        with self._cond:
+            while self._capturing or self._active:
+                self._cond.wait()
+            self._capturing = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._capturing = False
+                self._cond.notify_all()
+
+
+capture_guard = CaptureGuard()

@@ -608,11 +608,104 @@ def predator_prey_write_obs(
 
 
 # ---------------------------------------------------------------------------------------------
+# Command-v0: Spread physics, one commander (global view) + sentries (k-nearest view), team reward
+# ---------------------------------------------------------------------------------------------
+
+
+@wp.kernel
+def command_reward_done(
+    # Params
+    mode: int,
+    max_cycles: int,
+    capture_radius: Any,
+    terminate_on_success: int,
+    agent_size: wp.array(dtype=Any),
+    # State in
+    agent_pos: wp.array3d(dtype=Any),
+    landmark_pos: wp.array3d(dtype=Any),
+    # State out
+    t: wp.array(dtype=wp.int32),
+    pending_reset: wp.array(dtype=wp.int32),
+    reset_now: wp.array(dtype=wp.int32),
+    # Outputs
+    reward_out: wp.array2d(dtype=Any),
+    terminated: wp.array(dtype=wp.bool),
+    truncated: wp.array(dtype=wp.bool),
+    landmark_min_dist_out: wp.array2d(dtype=Any),
+    collisions_out: wp.array2d(dtype=wp.int32),
+    occupied_out: wp.array(dtype=wp.int32),
+):
+    """Team reward shared by every agent: r = -sum_l min_a |a - l| - #(colliding pairs)."""
+    e = wp.tid()
+    num_agents = agent_pos.shape[1]
+    zero = type(capture_radius)(0.0)
+    if pending_reset[e] != 0:
+        pending_reset[e] = 0
+        for i in range(num_agents):
+            reward_out[e, i] = zero
+            collisions_out[e, i] = 0
+        for l in range(landmark_pos.shape[1]):
+            landmark_min_dist_out[e, l] = zero
+        occupied_out[e] = 0
+        begin_pending_reset(e, terminated, truncated, reset_now)
+        return
+    team = zero
+    occupied = int(0)
+    for l in range(landmark_pos.shape[1]):
+        lx = landmark_pos[e, l, 0]
+        ly = landmark_pos[e, l, 1]
+        min_dist = distance(agent_pos[e, 0, 0], agent_pos[e, 0, 1], lx, ly)
+        for a in range(1, num_agents):
+            min_dist = wp.min(min_dist, distance(agent_pos[e, a, 0], agent_pos[e, a, 1], lx, ly))
+        landmark_min_dist_out[e, l] = min_dist
+        team = team - min_dist
+        if min_dist < capture_radius:
+            occupied += 1
+    for i in range(num_agents):
+        collisions_out[e, i] = 0
+    pairs = int(0)
+    for i in range(num_agents):
+        for j in range(i + 1, num_agents):
+            if is_collision(agent_pos, e, i, j, agent_size[i], agent_size[j]):
+                pairs += 1
+                collisions_out[e, i] = collisions_out[e, i] + 1
+                collisions_out[e, j] = collisions_out[e, j] + 1
+    team = team - type(zero)(float(pairs))
+    for i in range(num_agents):
+        reward_out[e, i] = team
+    occupied_out[e] = occupied
+    success = terminate_on_success != 0 and occupied == landmark_pos.shape[1]
+    finish_step(e, success, mode, max_cycles, t, pending_reset, reset_now, terminated, truncated)
+
+
+@wp.func
+def command_write_obs(
+    out: wp.array3d(dtype=wp.float32),
+    slot: int,
+    e: int,
+    i: int,
+    num_agent_neighbors: int,
+    num_landmark_neighbors: int,
+    agent_pos: wp.array3d(dtype=Any),
+    agent_vel: wp.array3d(dtype=Any),
+    landmark_pos: wp.array3d(dtype=Any),
+):
+    """[self_vel, self_pos, landmark_rel, other_rel]: all of them (k < 0, the commander) or the
+    k nearest, zero-padded (sentries)."""
+    px = agent_pos[e, i, 0]
+    py = agent_pos[e, i, 1]
+    o = write_self(out, slot, e, i, agent_pos, agent_vel)
+    o = write_relative_positions(out, slot, o, e, -1, px, py, landmark_pos, num_landmark_neighbors)
+    o = write_relative_positions(out, slot, o, e, i, px, py, agent_pos, num_agent_neighbors)
+
+
+# ---------------------------------------------------------------------------------------------
 # Observation + autoreset kernel shared by the MPE scenarios
 # ---------------------------------------------------------------------------------------------
 
 SCENARIO_SPREAD = wp.constant(0)
 SCENARIO_PREDATOR_PREY = wp.constant(1)
+SCENARIO_COMMAND = wp.constant(2)
 
 
 @wp.func
@@ -630,8 +723,15 @@ def observe_agent(
     second_group_out: wp.array3d(dtype=wp.float32),
 ):
     """Write agent i's observation into its group's buffer (agents [0, first_group_size) are
-    the first group; for PredatorPrey that is the adversaries)."""
-    if scenario == SCENARIO_SPREAD:
+    the first group: PredatorPrey's adversaries, Command's commander).  Command's commander sees
+    everything; its sentries use the k-nearest view."""
+    if scenario == SCENARIO_COMMAND:
+        if i < first_group_size:
+            command_write_obs(first_group_out, i, e, i, -1, -1, agent_pos, agent_vel, landmark_pos)
+        else:
+            command_write_obs(second_group_out, i - first_group_size, e, i, num_agent_neighbors,
+                              num_landmark_neighbors, agent_pos, agent_vel, landmark_pos)
+    elif scenario == SCENARIO_SPREAD:
         spread_write_obs(first_group_out, i, e, i, num_agent_neighbors, num_landmark_neighbors,
                          agent_pos, agent_vel, landmark_pos)
     elif i < first_group_size:

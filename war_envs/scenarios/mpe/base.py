@@ -16,6 +16,7 @@ import warp as wp
 
 from war_envs.core import validation as v
 from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces
+from war_envs.core.runtime import capture_guard
 from war_envs.scenarios.mpe import _kernels as K
 
 # mpe2 World defaults (mpe2/_mpe_utils/core.py)
@@ -69,7 +70,8 @@ class MPEBase(BatchedEnv):
                                                   minimum=1, allow_none=True)
         self._stage = 0
         self.layout = self._layout()
-        self._build()
+        with capture_guard.shared():  # allocations must not land in another thread's capture
+            self._build()
 
     # ------------------------------------------------------------------ scenario interface
     def _layout(self) -> Layout:  # pragma: no cover - abstract
@@ -208,9 +210,8 @@ class MPEBase(BatchedEnv):
         if stage >= self.num_curriculum_stages:
             raise ValueError(f"stage: expected 0..{self.num_curriculum_stages - 1}, got {stage}")
         self._stage = stage
-        self._curriculum_stage.assign(np.array([stage], dtype=np.int32))
-        factor = self.layout.curriculum_factors[stage]
-        self._curriculum_factor.assign(np.array([factor], dtype=wp.dtype_to_numpy(self.wp_float)))
+        wp.to_torch(self._curriculum_stage).fill_(stage)
+        wp.to_torch(self._curriculum_factor).fill_(self.layout.curriculum_factors[stage])
 
     def advance_curriculum(self) -> None:
         """Move to the next stage; a no-op at the last stage (as mpe2)."""

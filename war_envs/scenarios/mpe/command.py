@@ -1,0 +1,107 @@
+"""Command-v0: cooperative navigation with one all-seeing commander and short-sighted sentries —
+the heterogeneous scenario of the WAR layer (a costly global policy next to cheap local ones)."""
+
+from __future__ import annotations
+
+import warp as wp
+
+from war_envs.core import validation as v
+from war_envs.scenarios.mpe import _kernels as K
+from war_envs.scenarios.mpe.base import DEFAULT_SENSITIVITY, NO_SPEED_CAP, Layout, MPEBase
+from war_envs.scenarios.mpe.spread import CAPTURE_RADIUS
+
+
+class Command(MPEBase):
+    """Command-v0 — a commander and ``num_sentries`` sentries must cover the landmarks together.
+
+    ``war_envs.make("Command-v0", num_envs=E, ...)``.  Physics, sizes and actions are Spread-v0's
+    (mpe2 ``simple_spread``): agents of size 0.15, sensitivity 5, no speed cap, landmarks that do
+    not collide.  What differs is who sees what and how the team is paid:
+
+    **Agents**: group ``commander`` (``commander_0``) then group ``sentry``
+    (``sentry_0 … sentry_{S-1}``).  **Landmarks**: ``num_landmarks`` (default S + 1).
+
+    **Actions**: ``Discrete(5)`` (0 no-op, 1 −x, 2 +x, 3 −y, 4 +y) or ``Box(0, 1, (5,))``.
+
+    **Observation** (float32): ``[self_vel(2), self_pos(2), landmark_rel, other_agent_rel]``.
+    The commander sees every landmark and every other agent (``4 + 2·L + 2·S``: 42 by default);
+    a sentry sees only the ``num_landmark_neighbors`` nearest landmarks and the
+    ``num_agent_neighbors`` nearest agents, nearest first, zero-padded (``4 + 2·k_l + 2·k_a``:
+    16 by default).  No communication channel.
+
+    **Reward** (shared: every agent gets the team reward):
+    ``r = −Σ_landmarks min_agents distance − #(colliding agent pairs)`` (collision: distance < 0.3).
+
+    **Episode end**: truncated after ``max_cycles``; with ``terminate_on_success=True``
+    terminated once every landmark has an agent within 0.1.  Every reset draws a fresh start:
+    agents and landmarks ~ U[−1, 1)².
+
+    **Info**: ``landmark_min_dist [E, L]``, ``collisions [E, A]`` (pairs each agent is in),
+    ``occupied_landmarks [E]``.
+
+    **Arguments**: ``num_sentries=9``, ``num_landmarks=None`` (S + 1), ``num_agent_neighbors=3``,
+    ``num_landmark_neighbors=3`` (the sentries' view; ``None``: full view), ``max_cycles=25``,
+    ``continuous_actions=False``, ``terminate_on_success=False``, plus ``num_envs``, ``device``,
+    ``seed``, ``precision``, ``autoreset_mode``, ``num_threads``.  No curriculum.
+
+    **Version history**: v0 — initial release.
+    """
+
+    env_id = "Command-v0"
+    _scenario_code = K.SCENARIO_COMMAND
+    #: info entries holding one value per agent ([E, A]); the rest are per world or landmark
+    per_agent_metrics = ("collisions",)
+
+    def __init__(self, *, num_sentries: int = 9, num_landmarks: int | None = None,
+                 num_agent_neighbors: int | None = 3, num_landmark_neighbors: int | None = 3,
+                 curriculum: bool = False, **kwargs) -> None:
+        self.num_sentries = v.check_int("num_sentries", num_sentries, minimum=1)
+        landmarks = v.check_int("num_landmarks", num_landmarks, minimum=1, allow_none=True)
+        self.num_landmarks_arg = self.num_sentries + 1 if landmarks is None else landmarks
+        if v.check_bool("curriculum", curriculum):
+            raise ValueError("curriculum: Command-v0 has no curriculum stages; expected False")
+        super().__init__(num_agent_neighbors=num_agent_neighbors,
+                         num_landmark_neighbors=num_landmark_neighbors, **kwargs)
+
+    def _layout(self) -> Layout:
+        n, m = self.num_sentries + 1, self.num_landmarks_arg
+        return Layout(
+            groups=[("commander", ["commander_0"]),
+                    ("sentry", [f"sentry_{i}" for i in range(self.num_sentries)])],
+            agent_size=[0.15] * n,
+            agent_accel=[DEFAULT_SENSITIVITY] * n,
+            agent_max_speed=[NO_SPEED_CAP] * n,
+            agent_collide=[True] * n,
+            agent_color=[(0.85, 0.6, 0.2)] + [(0.35, 0.35, 0.85)] * self.num_sentries,
+            landmark_size=[0.05] * m,
+            landmark_collide=[False] * m,
+            landmark_color=[(0.25, 0.25, 0.25)] * m,
+            agent_range=(-1.0, 1.0),
+            landmark_range=(-1.0, 1.0),
+            curriculum_scaled=[False] * n,
+            curriculum_factors=[1.0],
+        )
+
+    def _obs_dim(self, group: str) -> int:
+        num_agents, num_landmarks = self.num_sentries + 1, self.num_landmarks_arg
+        if group == "commander":
+            return 4 + 2 * num_landmarks + 2 * (num_agents - 1)
+        landmarks = self.num_landmark_neighbors or num_landmarks
+        others = self.num_agent_neighbors or num_agents - 1
+        return 4 + 2 * landmarks + 2 * others
+
+    def _allocate_metrics(self) -> dict[str, wp.array]:
+        return {
+            "landmark_min_dist": self._world_array((self.num_landmarks_arg,), self.wp_float),
+            "collisions": self._world_array((self.num_sentries + 1,), wp.int32),
+            "occupied_landmarks": self._world_array((), wp.int32),
+        }
+
+    def _launch_reward_done(self, worlds: slice | None = None) -> None:
+        m = self._metric_arrays
+        (capture,) = self._floats(CAPTURE_RADIUS)
+        self._launch(K.command_reward_done, worlds=worlds, inputs=[
+            self._mode_code, self.max_cycles, capture, int(self.terminate_on_success),
+            self._agent_size, self.agent_pos, self.landmark_pos, self._t, self._pending_reset,
+            self._reset_now, self._reward, self._terminated, self._truncated,
+            m["landmark_min_dist"], m["collisions"], m["occupied_landmarks"]])
