@@ -1,0 +1,170 @@
+"""TorchRL: a batched war-envs scenario as an ``EnvBase`` in VMAS's layout (so TorchRL's
+multi-agent tutorials, ``SyncDataCollector`` and BenchMARL-style code consume it unchanged).
+
+```python
+from torchrl.envs.utils import check_env_specs
+from war_train.adapters.torchrl import TorchRLEnv
+
+env = TorchRLEnv("Spread-v0", num_envs=64, seed=0)
+check_env_specs(env)
+td = env.rollout(25)          # TensorDict, batch_size [64, 25]
+td["agent", "observation"]    # float32 [64, 25, 3, 18]
+```
+
+Layout (``E`` worlds, groups ``g`` of ``n_g`` agents; VMAS's keys plus a real ``truncated``):
+
+| key | shape | |
+|---|---|---|
+| ``(g, "observation")`` | ``[E, n_g, obs_dim_g]`` float32 | |
+| ``(g, "action")`` | ``[E, n_g]`` int64 (``categorical_actions=True``, as VMAS), ``[E, n_g, 5]`` one-hot or Box(0, 1) float32 | |
+| ``(g, "reward")`` | ``[E, n_g, 1]`` (the world's precision) | |
+| ``(g, "done" / "terminated" / "truncated")`` | ``[E, n_g, 1]`` bool | per agent |
+| ``"done"``, ``"terminated"``, ``"truncated"`` | ``[E, 1]`` bool | per world |
+| ``"state"`` | ``[E, state_dim]`` float32 | centralized-critic input (``env.state()``) |
+
+- ``truncated`` is the scenario's time limit (``max_cycles``); ``terminated`` its own
+  termination (e.g. ``terminate_on_success``); ``done = terminated | truncated``.  (VMAS's
+  wrapper has no truncated key and reports time limits as termination.)
+- **Resets**: the batched env runs with autoreset DISABLED; TorchRL resets finished worlds
+  through ``_reset``: a ``"_reset"`` (``[E, 1]``) and/or ``(g, "_reset")`` (``[E, n_g, 1]``)
+  mask becomes one masked ``env.reset(mask=...)`` (one launch), every agent of a world resets
+  together.  ``set_seed(s)`` seeds the next reset (world ``w`` gets the stream of ``s + w``).
+- Every returned tensor is a copy (never a view of the Warp buffers).
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import torch
+from tensordict import TensorDict, TensorDictBase
+from torchrl.data import Bounded, Categorical, Composite, OneHot, Unbounded
+from torchrl.envs import EnvBase
+
+from war_envs.core import validation as v
+from war_envs.frontends.agents_as_envs import resolve_env
+
+__all__ = ["TorchRLEnv"]
+
+_FLAGS = ("done", "terminated", "truncated")
+
+
+class TorchRLEnv(EnvBase):
+    """``TorchRLEnv(env_or_id, *, categorical_actions=True, **make_kwargs)``.
+
+    ``env_or_id``: a scenario id (``make_kwargs`` go to ``war_envs.make``: ``num_envs``,
+    ``seed``, ``device``, ``precision``, scenario arguments; autoreset DISABLED) or a
+    ``BatchedEnv`` built with ``autoreset_mode="disabled"``.  See the module docstring.
+    """
+
+    batch_locked = True
+
+    def __init__(self, env_or_id, *, categorical_actions: bool = True, **make_kwargs) -> None:
+        batched, owned = resolve_env(env_or_id, make_kwargs, autoreset_mode="disabled", who="TorchRLEnv")
+        super().__init__(device=batched.torch_device, batch_size=torch.Size([batched.num_envs]))
+        self._env, self._owned = batched, owned
+        self.categorical_actions = v.check_bool("categorical_actions", categorical_actions)
+        self.group_map = {g: list(s.agents) for g, s in batched.groups.items()}
+        self.agent_names = list(batched.agents)
+        self.num_envs = batched.num_envs
+        self._pending_seed: int | None = None
+        self._make_specs()
+
+    @property
+    def batched(self):
+        """The underlying war-envs ``BatchedEnv``."""
+        return self._env
+
+    # ------------------------------------------------------------------ specs
+    def _make_specs(self) -> None:
+        E, dev, env = self.num_envs, self.device, self._env
+        obs, act, rew, done = {}, {}, {}, {}
+        for g, spec in env.groups.items():
+            n = spec.n_agents
+            obs[g] = Composite(observation=Unbounded(shape=(E, n, spec.obs_dim), dtype=torch.float32, device=dev),
+                               shape=(E, n), device=dev)
+            space = spec.action_space
+            if isinstance(space, gymnasium.spaces.Discrete):
+                if self.categorical_actions:
+                    a = Categorical(n=int(space.n), shape=(E, n), dtype=torch.int64, device=dev)
+                else:
+                    a = OneHot(n=int(space.n), shape=(E, n, int(space.n)), dtype=torch.int64, device=dev)
+            elif isinstance(space, gymnasium.spaces.Box):
+                a = Bounded(low=torch.as_tensor(space.low, device=dev).expand(E, n, *space.shape),
+                            high=torch.as_tensor(space.high, device=dev).expand(E, n, *space.shape),
+                            shape=(E, n, *space.shape), dtype=torch.float32, device=dev)
+            else:  # pragma: no cover - every scenario uses Discrete or Box
+                raise TypeError(f"TorchRLEnv: unsupported action space {space} for group {g!r}")
+            act[g] = Composite(action=a, shape=(E, n), device=dev)
+            rew[g] = Composite(reward=Unbounded(shape=(E, n, 1), dtype=env.torch_float, device=dev),
+                               shape=(E, n), device=dev)
+            done[g] = Composite({k: Categorical(n=2, shape=(E, n, 1), dtype=torch.bool, device=dev) for k in _FLAGS},
+                                shape=(E, n), device=dev)
+        self.full_observation_spec = Composite(
+            **obs, state=Unbounded(shape=(E, env.state_dim), dtype=torch.float32, device=dev),
+            shape=(E,), device=dev)
+        self.full_action_spec = Composite(**act, shape=(E,), device=dev)
+        self.full_reward_spec = Composite(**rew, shape=(E,), device=dev)
+        self.full_done_spec = Composite(
+            **done, **{k: Categorical(n=2, shape=(E, 1), dtype=torch.bool, device=dev) for k in _FLAGS},
+            shape=(E,), device=dev)
+
+    # ------------------------------------------------------------------ EnvBase
+    def _set_seed(self, seed: int | None) -> None:
+        self._pending_seed = v.check_seed("seed", seed)
+
+    def _reset(self, tensordict: TensorDictBase | None = None, **kwargs) -> TensorDictBase:
+        mask = self._reset_mask(tensordict)
+        seed, self._pending_seed = self._pending_seed, None
+        if mask is None or bool(mask.all()):
+            obs = self._env.reset(seed=seed)
+        else:
+            obs = self._env.reset(seed=seed, mask=mask)
+        return self._output(obs, reward=None)
+
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        actions = {}
+        for g in self.group_map:
+            a = tensordict.get((g, "action"))
+            if not self.categorical_actions and isinstance(self._env.groups[g].action_space, gymnasium.spaces.Discrete):
+                a = a.argmax(-1)
+            actions[g] = a
+        obs, rew, _, _, _ = self._env.step(actions)
+        return self._output(obs, reward=rew)
+
+    def _reset_mask(self, tensordict: TensorDictBase | None):
+        """Worlds to reset from ``"_reset"`` / ``(g, "_reset")`` (any agent of a world); None: all."""
+        if tensordict is None:
+            return None
+        mask = None
+        root = tensordict.get("_reset", None)
+        if root is not None:
+            mask = root.reshape(self.num_envs, -1).any(-1)
+        for g in self.group_map:
+            part = tensordict.get((g, "_reset"), None)
+            if part is not None:
+                part = part.reshape(self.num_envs, -1).any(-1)
+                mask = part if mask is None else mask | part
+        return None if mask is None else mask.to(self.device)
+
+    def _output(self, obs, reward) -> TensorDictBase:
+        env, E = self._env, self.num_envs
+        term = env._term_world.clone().unsqueeze(-1)
+        trunc = env._trunc_world.clone().unsqueeze(-1)
+        done = term | trunc
+        source = {"done": done, "terminated": term, "truncated": trunc, "state": env.state()}
+        for g, spec in env.groups.items():
+            n = spec.n_agents
+            group = {"observation": obs[g].clone(),
+                     "done": done.unsqueeze(1).expand(E, n, 1).clone(),
+                     "terminated": term.unsqueeze(1).expand(E, n, 1).clone(),
+                     "truncated": trunc.unsqueeze(1).expand(E, n, 1).clone()}
+            if reward is not None:
+                group["reward"] = reward[g].unsqueeze(-1).clone()
+            source[g] = TensorDict(group, batch_size=(E, n), device=self.device)
+        return TensorDict(source, batch_size=self.batch_size, device=self.device)
+
+    def close(self, *, raise_if_closed: bool = True) -> None:
+        """Release the batched env (if this adapter built it)."""
+        if getattr(self, "_owned", False) and not self._env.closed:
+            self._env.close()
+        super().close(raise_if_closed=raise_if_closed)
