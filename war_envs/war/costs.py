@@ -1,0 +1,142 @@
+"""Cost of one batched policy call per group: ``cost_g(n) = a_g + b_g·n`` seconds for n decisions.
+
+Either measured online (``CostModel``: an EMA of observed ``(n, seconds)`` pairs) or declared
+(``CostProfile``) to inject a known cost in experiments:
+
+- ``"busy"``: burn CPU for the duration (a local model competing for cores),
+- ``"sleep"``: sleep for it (a remote model: the caller waits, the CPU is free),
+- ``"virtual"``: advance a ``VirtualClock`` (deterministic, instant: scheduling tests).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+from war_envs.core import validation as v
+
+_MODES = ("busy", "sleep", "virtual")
+
+
+class WallClock:
+    """Real time (``time.perf_counter``)."""
+
+    def now(self) -> float:
+        return time.perf_counter()
+
+    def advance(self, seconds: float) -> None:
+        """Wall time advances by itself; declared costs spend it (see ``CostProfile.spend``)."""
+
+
+class VirtualClock:
+    """A clock that moves only when told to: scheduling decisions become deterministic."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = float(start)
+
+    def now(self) -> float:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        if not seconds >= 0:
+            raise ValueError(f"seconds: expected a duration >= 0, got {seconds}")
+        self._now += seconds
+
+
+@dataclasses.dataclass(frozen=True)
+class CostProfile:
+    """A declared cost: ``per_call_ms + per_decision_ms · n`` milliseconds per batched call.
+
+    ``mode``: ``"busy"`` (burn CPU), ``"sleep"`` (wait, CPU free) or ``"virtual"`` (advance the
+    given ``VirtualClock``).
+    """
+
+    per_call_ms: float = 0.0
+    per_decision_ms: float = 0.0
+    mode: str = "virtual"
+
+    def __post_init__(self) -> None:
+        v.check_float("per_call_ms", self.per_call_ms, low=0.0)
+        v.check_float("per_decision_ms", self.per_decision_ms, low=0.0)
+        v.check_choice("mode", self.mode, _MODES)
+
+    def seconds(self, n: int) -> float:
+        """Cost of one call over ``n`` decisions, in seconds."""
+        return (self.per_call_ms + self.per_decision_ms * n) / 1e3
+
+    @property
+    def per_call_dominated(self) -> bool:
+        """True when a call of one decision costs more in fixed than in per-decision terms."""
+        return self.per_call_ms >= self.per_decision_ms
+
+    def spend(self, n: int, clock=None) -> float:
+        """Pay for one call over ``n`` decisions; returns the seconds spent."""
+        seconds = self.seconds(n)
+        if seconds <= 0:
+            return 0.0
+        if self.mode == "virtual":
+            if not isinstance(clock, VirtualClock):
+                raise TypeError("clock: a 'virtual' CostProfile needs a VirtualClock")
+            clock.advance(seconds)
+        elif self.mode == "sleep":
+            time.sleep(seconds)
+        else:
+            end = time.perf_counter() + seconds
+            while time.perf_counter() < end:
+                pass
+        return seconds
+
+
+class CostModel:
+    """Online estimate of ``cost(n) = a + b·n`` from observed ``(n, seconds)`` pairs.
+
+    Exponential moving averages (weight ``beta`` on the past) of n, s, n² and n·s give the
+    least-squares line; while n has not varied, the whole cost is attributed per decision
+    (``a = 0, b = mean(s) / mean(n)``), which is exact at the operating point.
+    """
+
+    def __init__(self, beta: float = 0.9, prior: CostProfile | None = None) -> None:
+        self.beta = v.check_float("beta", beta, low=0.0, high=1.0)
+        if self.beta >= 1.0:
+            raise ValueError("beta: expected < 1 so that observations count")
+        self._m = None  # EMA moments [n, s, n², n·s]
+        self.count = 0
+        self._prior = prior
+
+    def observe(self, n: int, seconds: float) -> None:
+        n = v.check_int("n", n, minimum=1)
+        seconds = v.check_float("seconds", seconds, low=0.0)
+        x = (float(n), seconds, float(n) * n, float(n) * seconds)
+        if self._m is None:
+            self._m = list(x)
+        else:
+            self._m = [self.beta * m + (1 - self.beta) * xi for m, xi in zip(self._m, x)]
+        self.count += 1
+
+    @property
+    def coefficients(self) -> tuple[float, float]:
+        """``(a, b)`` in seconds (the prior's, or zeros, before any observation)."""
+        if self._m is None:
+            if self._prior is not None:
+                return self._prior.per_call_ms / 1e3, self._prior.per_decision_ms / 1e3
+            return 0.0, 0.0
+        mn, ms, mnn, mns = self._m
+        var = mnn - mn * mn
+        if var <= 1e-9 * max(1.0, mn * mn):
+            return 0.0, ms / mn
+        b = (mns - mn * ms) / var
+        a = ms - b * mn
+        if a < 0:  # noise can tilt the line below zero at n = 0: keep costs non-negative
+            a, b = 0.0, ms / mn
+        elif b < 0:
+            a, b = ms, 0.0
+        return a, b
+
+    def seconds(self, n: int) -> float:
+        a, b = self.coefficients
+        return a + b * n
+
+    def per_decision(self, n: int) -> float:
+        """τ = cost(n) / n: what one decision costs at batch size n."""
+        return self.seconds(n) / n if n > 0 else math.inf
