@@ -1,0 +1,126 @@
+"""skrl: a batched war-envs scenario shaped like Isaac Lab's multi-agent env (``DirectMARLEnv``),
+which skrl's MAPPO / IPPO consume through ``wrap_env(env, wrapper="isaaclab-multi-agent")``.
+
+```python
+from skrl.envs.wrappers.torch import wrap_env
+from war_train.adapters.skrl import SkrlMultiAgentEnv
+
+env = wrap_env(SkrlMultiAgentEnv("Spread-v0", num_envs=256, seed=0), wrapper="isaaclab-multi-agent")
+# env.possible_agents == ["agent_0", "agent_1", "agent_2"]; build skrl models/memories per agent
+```
+
+The API (torch tensors on the env's device, one entry per agent, ``E`` worlds):
+
+- ``possible_agents`` / ``agents``: agent names (the scenario's order); ``num_envs`` = ``E``;
+  ``num_agents``, ``max_num_agents``; ``device``.
+- ``observation_spaces`` / ``action_spaces``: ``{agent: gymnasium space}`` (one agent's);
+  ``state_space``: ``Box(-inf, inf, (state_dim,), float32)`` (the centralized critic's input).
+- ``reset(seed=None)`` -> ``({agent: float32 [E, obs_dim]}, info)``.
+- ``step({agent: action})`` (Discrete: int ``[E]`` or ``[E, 1]``; Box: float ``[E, 5]``) ->
+  ``obs, rewards, terminated, truncated, info`` with rewards float32 ``[E]`` and flags bool
+  ``[E]`` per agent; ``info`` is ``{}``.
+- ``state()`` -> float32 ``[E, state_dim]``.
+- **Seeding**: skrl's wrapper resets once, with ``seed=skrl.config.torch.key`` (0 unless
+  ``skrl.utils.set_seed(s)`` was called), which overrides the ``seed`` given to the
+  constructor: world ``w`` then replays the stream of ``key + w``.
+- **Autoreset SAME_STEP** (as Isaac Lab): a finished world restarts inside the step, so at an
+  episode's end ``obs`` is already the next episode's first observation.  skrl's
+  ``time_limit_bootstrap`` would therefore bootstrap from that observation (as with Isaac
+  Lab); leave it False (skrl's default) or use ``war_train``'s MAPPO, which bootstraps from
+  ``final_obs``.
+- Every tensor handed out is a copy (skrl keeps observations across steps).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+
+import gymnasium
+import numpy as np
+import torch
+
+from war_envs.core import validation as v
+from war_envs.frontends.agents_as_envs import resolve_env
+
+__all__ = ["SkrlMultiAgentEnv"]
+
+
+class SkrlMultiAgentEnv:
+    """``SkrlMultiAgentEnv(env_or_id, **make_kwargs)``: ``env_or_id`` is a scenario id
+    (``make_kwargs`` go to ``war_envs.make``) or a ``BatchedEnv`` built with
+    ``autoreset_mode="same_step"``.  See the module docstring."""
+
+    def __init__(self, env_or_id, **make_kwargs) -> None:
+        self.batched, self._owned = resolve_env(env_or_id, make_kwargs, autoreset_mode="same_step",
+                                                who="SkrlMultiAgentEnv")
+        env = self.batched
+        self.num_envs = env.num_envs
+        self.device = env.torch_device
+        self.possible_agents = list(env.agents)
+        self.agents = list(self.possible_agents)
+        self.num_agents = len(self.agents)
+        self.max_num_agents = len(self.possible_agents)
+        self._where: dict[str, tuple[str, int]] = {}
+        self.observation_spaces: dict[str, gymnasium.Space] = {}
+        self.action_spaces: dict[str, gymnasium.Space] = {}
+        for g, spec in env.groups.items():
+            for k, agent in enumerate(spec.agents):
+                self._where[agent] = (g, k)
+                self.observation_spaces[agent] = copy.deepcopy(spec.observation_space)
+                self.action_spaces[agent] = copy.deepcopy(spec.action_space)
+        self.state_space = gymnasium.spaces.Box(low=-np.inf, high=np.inf, shape=(env.state_dim,),
+                                                dtype=np.float32)
+        self.render_mode = None
+
+    @property
+    def unwrapped(self) -> SkrlMultiAgentEnv:
+        return self
+
+    def reset(self, seed: int | None = None, options=None):
+        """Reset every world; ``seed`` reseeds (world ``w`` gets ``seed + w``)."""
+        if seed is not None and not isinstance(seed, (int, np.integer)):
+            seed = None  # skrl passes its own global key only when it was set as an int
+        obs = self.batched.reset(seed=v.check_seed("seed", seed))
+        return self._per_agent(obs, torch.float32), {}
+
+    def step(self, actions: Mapping[str, torch.Tensor]):
+        v.check_keys("actions", actions, self.possible_agents)
+        env = self.batched
+        group_actions = {}
+        for g, spec in env.groups.items():
+            parts = []
+            for agent in spec.agents:
+                a = actions[agent]
+                if not isinstance(a, torch.Tensor):
+                    a = torch.as_tensor(np.asarray(a))
+                if isinstance(spec.action_space, gymnasium.spaces.Discrete):
+                    if a.shape not in ((self.num_envs,), (self.num_envs, 1)):
+                        raise ValueError(f"actions[{agent!r}]: expected shape ({self.num_envs},) or "
+                                         f"({self.num_envs}, 1), got {tuple(a.shape)}")
+                    a = a.reshape(self.num_envs)
+                parts.append(a.to(self.device))
+            group_actions[g] = torch.stack(parts, dim=1)
+        obs, rew, term, trunc, _ = env.step(group_actions)
+        return (self._per_agent(obs, torch.float32), self._per_agent(rew, torch.float32),
+                self._per_agent(term, torch.bool), self._per_agent(trunc, torch.bool), {})
+
+    def state(self) -> torch.Tensor:
+        return self.batched.state().to(torch.float32)
+
+    def render(self, *args, **kwargs):
+        return None
+
+    def close(self) -> None:
+        if self._owned:
+            self.batched.close()
+
+    def _per_agent(self, values: Mapping[str, torch.Tensor], dtype) -> dict[str, torch.Tensor]:
+        """``{group: [E, n_g, ...]}`` -> ``{agent: [E, ...]}`` contiguous copies."""
+        out = {}
+        for agent, (g, k) in self._where.items():
+            out[agent] = values[g][:, k].to(dtype=dtype, copy=True).contiguous()
+        return out
+
+    def __repr__(self) -> str:
+        return f"SkrlMultiAgentEnv({self.batched.env_id!r}, num_envs={self.num_envs})"
