@@ -1,0 +1,195 @@
+"""``war-train``: train MAPPO on a war_envs scenario, evaluate a checkpoint, render it to a GIF.
+
+    war-train train Spread-v0                       # the Spread preset, outputs in runs/
+    war-train train PredatorPrey-v0 --num-envs 256 --total-steps 1000000 --seed 3
+    war-train train --resume runs/Spread-v0__1__20250101-120000   # continue exactly
+    war-train eval runs/Spread-v0__1__.../checkpoint.pt --episodes 200
+    war-train render runs/Spread-v0__1__.../checkpoint.pt --gif spread.gif
+
+Every ``TrainConfig`` field is an option of ``train`` (``--help`` lists them with their
+meaning and on-policy default); the value used is: the field's default, overridden by the
+preset (``--preset``, default: the scenario's own), overridden by the options given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import pathlib
+import sys
+
+from war_train.config import TrainConfig, config_from_dict, config_to_dict
+
+__all__ = ["main", "build_parser"]
+
+
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _json_dict(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r} ({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
+    return value
+
+
+def _add_config_options(parser: argparse.ArgumentParser) -> None:
+    """One option per config field, all defaulting to SUPPRESS so we know which were given."""
+    defaults = TrainConfig()
+    group = parser.add_argument_group(
+        "training configuration (TrainConfig fields)",
+        "Defaults shown are TrainConfig's (the on-policy MPE settings); the preset overrides some of "
+        "them (see --print-config for the values a run will use).")
+    for field in dataclasses.fields(TrainConfig):
+        if field.name == "scenario":
+            continue
+        default = getattr(defaults, field.name)
+        help_text = f"{field.metadata.get('help', '')} (default: {json.dumps(default) if isinstance(default, dict) else default})"
+        names = [_option(field.name)]
+        if field.name == "total_env_steps":
+            names.append("--total-steps")
+        if field.type in ("bool", bool):
+            group.add_argument(*names, dest=field.name, action=argparse.BooleanOptionalAction,
+                               default=argparse.SUPPRESS, help=help_text)
+        elif field.type in ("dict", dict):
+            group.add_argument(*names, dest=field.name, type=_json_dict, default=argparse.SUPPRESS,
+                               metavar="JSON", help=help_text)
+        else:
+            kind = {"int": int, "float": float, "str": str}[field.type if isinstance(field.type, str)
+                                                              else field.type.__name__]
+            group.add_argument(*names, dest=field.name, type=kind, default=argparse.SUPPRESS,
+                               metavar=kind.__name__.upper(), help=help_text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from war_train.presets import SCENARIO_PRESETS, preset_names
+
+    parser = argparse.ArgumentParser(prog="war-train", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,eval,render}")
+
+    p = sub.add_parser("train", help="train MAPPO on a scenario (writes runs/<scenario>__<seed>__<time>/)",
+                       description="Train MAPPO. Outputs: config.json, metrics.csv, tb/ (TensorBoard), "
+                                   "checkpoint.pt, learning_curve.png, eval.json, episode.gif.")
+    p.add_argument("scenario", nargs="?", help="war_envs id, e.g. Spread-v0 or PredatorPrey-v0 "
+                                               "(not needed with --resume)")
+    p.add_argument("--preset", choices=preset_names(),
+                   help=f"hyperparameter preset (default: the scenario's own: {SCENARIO_PRESETS}; "
+                        "'onpolicy' = the MAPPO paper's MPE settings = the TrainConfig defaults)")
+    p.add_argument("--out", default="runs", metavar="DIR", help="parent folder of the run folder (default: runs)")
+    p.add_argument("--run-dir", metavar="DIR", help="exact run folder (default: <out>/<scenario>__<seed>__<time>)")
+    p.add_argument("--resume", metavar="CHECKPOINT", help="continue a run exactly from its checkpoint.pt (or run "
+                                                         "folder), in that folder; options given here may change "
+                                                         "only total_env_steps, checkpoint_every, progress, "
+                                                         "tensorboard, gif, eval_episodes")
+    p.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
+    _add_config_options(p)
+
+    e = sub.add_parser("eval", help="evaluate a checkpoint (greedy, sampled and random policies)",
+                       description="Evaluate a checkpoint over fresh episodes and print/save the summary.")
+    e.add_argument("checkpoint", help="checkpoint.pt or its run folder")
+    e.add_argument("--episodes", type=int, default=100, help="episodes (worlds) per policy mode (default: 100)")
+    e.add_argument("--seed", type=int, help="seed of the evaluation worlds (default: the run's seed + 1000000)")
+    e.add_argument("--json", metavar="PATH", help="also write the summary as JSON to PATH")
+    e.add_argument("--torch-threads", type=int, default=1, help="torch intra-op threads (default: 1)")
+
+    r = sub.add_parser("render", help="render one episode of a checkpoint's policy to an animated GIF",
+                       description="Render one episode (world 0) of a checkpoint's policy to a GIF.")
+    r.add_argument("checkpoint", help="checkpoint.pt or its run folder")
+    r.add_argument("--gif", required=True, metavar="PATH", help="output GIF path")
+    r.add_argument("--seed", type=int, help="seed of the rendered world (default: the run's seed + 1000000)")
+    r.add_argument("--mode", choices=("greedy", "sample", "random"), default="greedy",
+                   help="how every group acts (default: greedy)")
+    r.add_argument("--fps", type=int, default=10, help="frames per second (default: 10)")
+    return parser
+
+
+def resolve_config(args) -> TrainConfig:
+    """Defaults <- preset <- explicit options (train), or checkpoint <- explicit options (resume)."""
+    from war_train.presets import SCENARIO_PRESETS, preset_overrides
+
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if hasattr(args, f.name)}
+    if args.resume:
+        from war_train.checkpoint import load_checkpoint
+
+        values = load_checkpoint(args.resume)["config"]
+        if args.scenario and args.scenario != values["scenario"]:
+            raise ValueError(f"scenario: the checkpoint trained {values['scenario']!r}, not {args.scenario!r}")
+        if args.preset:
+            raise ValueError("--preset: a resumed run keeps its checkpoint's config; drop --preset")
+    else:
+        if not args.scenario:
+            raise ValueError("scenario: give a war_envs id (e.g. Spread-v0) or --resume CHECKPOINT")
+        values = config_to_dict(TrainConfig())
+        name = args.preset or SCENARIO_PRESETS.get(args.scenario)
+        if name:
+            values.update(preset_overrides(name))
+        values["scenario"] = args.scenario
+    values.update(given)
+    return config_from_dict(values)
+
+
+def _cmd_train(args) -> int:
+    import war_envs
+    from war_train.run import run_training
+
+    config = resolve_config(args)
+    if config.scenario not in war_envs.registered_ids():
+        raise ValueError(f"scenario: unknown id {config.scenario!r}; registered: {sorted(war_envs.registered_ids())}")
+    if args.print_config:
+        print(json.dumps(config_to_dict(config), indent=2))
+        return 0
+    run_training(config, args.out, run_dir=args.run_dir, resume=args.resume)
+    return 0
+
+
+def _cmd_eval(args) -> int:
+    import torch
+
+    from war_train.evaluate import EVAL_SEED_OFFSET, evaluation_suite
+    from war_train.mappo import load_policies
+    from war_train.run import format_eval
+
+    torch.set_num_threads(args.torch_threads)
+    policies, cfg, _ = load_policies(args.checkpoint)
+    seed = cfg.seed + EVAL_SEED_OFFSET if args.seed is None else args.seed
+    summary = evaluation_suite(policies, cfg.scenario, cfg.env_kwargs, args.episodes, seed)
+    report = {"checkpoint": str(args.checkpoint), "scenario": cfg.scenario, "episodes": args.episodes,
+              "seed": seed, "results": summary}
+    print(format_eval(report))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+def _cmd_render(args) -> int:
+    import torch
+
+    from war_train.evaluate import EVAL_SEED_OFFSET, render_gif
+    from war_train.mappo import load_policies
+
+    torch.set_num_threads(1)
+    policies, cfg, _ = load_policies(args.checkpoint)
+    seed = cfg.seed + EVAL_SEED_OFFSET if args.seed is None else args.seed
+    path = render_gif(policies, cfg.scenario, cfg.env_kwargs, args.gif, seed=seed, mode=args.mode, fps=args.fps)
+    print(f"wrote {path}")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return {"train": _cmd_train, "eval": _cmd_eval, "render": _cmd_render}[args.command](args)
+    except (ValueError, FileNotFoundError, TypeError) as exc:
+        print(f"war-train {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

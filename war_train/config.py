@@ -1,0 +1,150 @@
+"""The trainer's configuration: one dataclass whose field help texts become ``war-train --help``.
+
+Defaults are the MAPPO paper's on-policy settings for MPE (marlbenchmark/on-policy,
+``simple_spread``): 128 worlds x 25 steps per update, lr 7e-4, 10 epochs, 1 minibatch, clip
+0.2, entropy 0.01, gamma 0.99, GAE lambda 0.95, Huber value loss (delta 10) with value
+clipping, running value normalizer (beta 0.99999), Adam eps 1e-5, LayerNorm, hidden 64, Tanh,
+policy head gain 0.01, max grad norm 10.  Scenario presets (``war_train.presets``) override a
+few of them to learn faster on a small CPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+__all__ = ["TrainConfig", "config_fields", "config_from_dict", "config_to_dict"]
+
+
+def _f(default, help: str, **kw):
+    """A dataclass field carrying its ``--help`` text."""
+    if isinstance(default, (dict, list)):
+        return dataclasses.field(default_factory=lambda d=default: json.loads(json.dumps(d)),
+                                 metadata={"help": help, **kw})
+    return dataclasses.field(default=default, metadata={"help": help, **kw})
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    """MAPPO hyperparameters and run settings (defaults: the on-policy code's MPE settings)."""
+
+    # ---------------------------------------------------------------- environment
+    scenario: str = _f("Spread-v0", "registered war_envs id to train on")
+    env_kwargs: dict = _f({}, "scenario arguments passed to war_envs.make, as JSON "
+                              "(e.g. '{\"N\": 3, \"local_ratio\": 0.5}')")
+    num_envs: int = _f(128, "parallel worlds stepped per kernel launch (on-policy: 128 rollout threads)")
+    rollout_length: int = _f(25, "steps per world collected per update (on-policy: episode_length 25)")
+    total_env_steps: int = _f(20_000_000, "training budget in env steps (world steps; "
+                                          "agent steps = env steps x agents per world)")
+    seed: int = _f(1, "seed of the env worlds, the network initialisation and the action sampler")
+    device: str = _f("cpu", "torch/Warp device for env and networks: cpu or cuda:N")
+    torch_threads: int = _f(1, "torch intra-op threads (results are reproducible for a fixed count)")
+    precision: str = _f("float32", "env world precision: float32 or float64")
+
+    # ---------------------------------------------------------------- optimisation
+    lr: float = _f(7e-4, "actor learning rate (Adam)")
+    critic_lr: float = _f(7e-4, "critic learning rate (Adam)")
+    anneal_lr: bool = _f(False, "decay both learning rates linearly to 0 over the run")
+    adam_eps: float = _f(1e-5, "Adam epsilon")
+    epochs: int = _f(10, "PPO epochs over each batch")
+    num_minibatches: int = _f(1, "minibatches per epoch (split over worlds x steps)")
+    gamma: float = _f(0.99, "discount factor")
+    gae_lambda: float = _f(0.95, "GAE lambda")
+    clip_coef: float = _f(0.2, "PPO ratio clip (also the value clip, in normalized units)")
+    entropy_coef: float = _f(0.01, "entropy bonus coefficient")
+    value_coef: float = _f(1.0, "value loss coefficient")
+    max_grad_norm: float = _f(10.0, "gradient norm clip, actor and critic separately (<= 0: off)")
+    use_huber_loss: bool = _f(True, "Huber value loss (else squared error)")
+    huber_delta: float = _f(10.0, "Huber loss delta")
+    clip_value_loss: bool = _f(True, "clip value predictions around the rollout values (max of clipped and unclipped loss)")
+    value_norm: bool = _f(True, "normalize value targets with a running mean/std (per group)")
+    value_norm_beta: float = _f(0.99999, "decay of the value normalizer's running moments")
+    norm_advantages: bool = _f(True, "normalize advantages over the full batch of each group")
+
+    # ---------------------------------------------------------------- networks
+    hidden_size: int = _f(64, "width of every hidden layer (and of the GRU)")
+    num_layers: int = _f(2, "hidden layers of each MLP")
+    activation: str = _f("tanh", "hidden activation: tanh or relu")
+    layer_norm: bool = _f(True, "LayerNorm on network inputs and after each hidden layer")
+    use_gru: bool = _f(False, "add a GRU after the MLP of actor and critic (recurrent MAPPO); "
+                              "trained by back-propagation through the whole rollout")
+    agent_id: bool = _f(False, "append a one-hot agent index (within its group) to each actor input")
+    policy_gain: float = _f(0.01, "orthogonal init gain of the policy head")
+
+    # ---------------------------------------------------------------- run outputs
+    checkpoint_every: int = _f(20, "write a checkpoint every N updates (0: only at the end)")
+    eval_episodes: int = _f(100, "episodes of the final greedy evaluation (0: skip)")
+    gif: bool = _f(True, "render one greedy episode to episode.gif at the end of the run")
+    tensorboard: bool = _f(True, "write TensorBoard events (needs the tensorboard package)")
+    progress: bool = _f(True, "show a progress bar on stderr")
+
+    # ---------------------------------------------------------------- derived
+    @property
+    def batch_env_steps(self) -> int:
+        """Env steps per update."""
+        return self.num_envs * self.rollout_length
+
+    @property
+    def num_updates(self) -> int:
+        return max(1, self.total_env_steps // self.batch_env_steps)
+
+    def validate(self) -> "TrainConfig":
+        """Raise ``ValueError`` naming the first bad field."""
+        positive_int = ("num_envs", "rollout_length", "total_env_steps", "torch_threads", "epochs",
+                        "num_minibatches", "hidden_size", "num_layers")
+        for name in positive_int:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
+        for name in ("checkpoint_every", "eval_episodes", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name}: expected an integer >= 0, got {value!r}")
+        for name in ("lr", "critic_lr", "adam_eps", "huber_delta", "value_norm_beta", "policy_gain"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+                raise ValueError(f"{name}: expected a number > 0, got {value!r}")
+        for name in ("gamma", "gae_lambda"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name}: expected a number in [0, 1], got {value!r}")
+        for name in ("clip_coef", "entropy_coef", "value_coef", "max_grad_norm"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
+                raise ValueError(f"{name}: expected a number, got {value!r}")
+        if self.clip_coef <= 0:
+            raise ValueError(f"clip_coef: expected a number > 0, got {self.clip_coef!r}")
+        if not 0 < self.value_norm_beta <= 1:
+            raise ValueError(f"value_norm_beta: expected a number in (0, 1], got {self.value_norm_beta!r}")
+        if self.activation not in ("tanh", "relu"):
+            raise ValueError(f"activation: expected 'tanh' or 'relu', got {self.activation!r}")
+        if self.precision not in ("float32", "float64"):
+            raise ValueError(f"precision: expected 'float32' or 'float64', got {self.precision!r}")
+        if not isinstance(self.env_kwargs, dict):
+            raise ValueError(f"env_kwargs: expected a dict, got {type(self.env_kwargs).__name__}")
+        if not isinstance(self.scenario, str) or not self.scenario:
+            raise ValueError(f"scenario: expected a registered id such as 'Spread-v0', got {self.scenario!r}")
+        samples = self.num_envs * self.rollout_length
+        if self.num_minibatches > (self.num_envs if self.use_gru else samples):
+            unit = "worlds (minibatches split worlds when use_gru)" if self.use_gru else "samples per batch"
+            raise ValueError(f"num_minibatches: expected at most the {unit}, got {self.num_minibatches}")
+        return self
+
+
+def config_fields() -> list[dataclasses.Field]:
+    return list(dataclasses.fields(TrainConfig))
+
+
+def config_to_dict(config: TrainConfig) -> dict[str, Any]:
+    """Plain dict (JSON and ``torch.load(weights_only=True)`` friendly)."""
+    return json.loads(json.dumps(dataclasses.asdict(config)))
+
+
+def config_from_dict(values: dict[str, Any]) -> TrainConfig:
+    """Build a config from a dict; unknown keys raise ``ValueError`` listing the valid ones."""
+    names = {f.name for f in config_fields()}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ValueError(f"unknown config fields {unknown}; valid fields: {sorted(names)}")
+    return TrainConfig(**values).validate()

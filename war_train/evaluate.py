@@ -1,0 +1,129 @@
+"""Evaluation and rendering of trained policies (from a ``train`` result or a checkpoint).
+
+``evaluate`` plays ``episodes`` fresh episodes (one per world, all worlds in one batch) with
+each group acting greedily (argmax; the default), by sampling, or uniformly at random, and
+returns the mean of every episode statistic of ``war_train.metrics``.  ``evaluation_suite``
+adds the random-policy baseline and, with several groups, each group's policy against random
+others.  ``render_gif`` writes one greedy episode as an animated GIF.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import torch
+
+import war_envs
+from war_train.metrics import EpisodeStats, summarize
+
+__all__ = ["run_episodes", "evaluate", "evaluation_suite", "render_gif", "EVAL_SEED_OFFSET"]
+
+#: evaluation worlds use seed + this offset, so they never replay the training worlds' streams
+EVAL_SEED_OFFSET = 1_000_000
+MODES = ("greedy", "sample", "random")
+
+
+def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int, seed: int,
+                 modes: dict[str, str], precision: str = "float32") -> dict[str, torch.Tensor]:
+    """Per-episode statistics of the first episode of each of ``episodes`` worlds.
+
+    ``modes``: ``{group: "greedy" | "sample" | "random"}``; ``policies`` needs an entry for
+    every group not played at random.  Randomness (sampling, random actions) comes from a
+    generator seeded with ``seed``: the same call gives the same numbers.
+    """
+    if episodes < 1:
+        raise ValueError(f"episodes: expected >= 1, got {episodes}")
+    env = war_envs.make(scenario, num_envs=episodes, seed=seed, precision=precision, **env_kwargs)
+    try:
+        for g in env.groups:
+            mode = modes.get(g)
+            if mode not in MODES:
+                raise ValueError(f"modes[{g!r}]: expected one of {MODES}, got {mode!r}")
+            if mode != "random" and g not in policies:
+                raise ValueError(f"policies: no policy for group {g!r} (mode {mode!r})")
+        gen = torch.Generator().manual_seed(seed)
+        obs = {g: o.clone() for g, o in env.reset().items()}
+        starts = torch.ones(episodes, dtype=torch.bool)
+        hidden = {g: p.initial_hidden(episodes, "cpu")[0] for g, p in policies.items()}
+        stats = EpisodeStats(env)
+        recorded = torch.zeros(episodes, dtype=torch.bool)
+        limit = 10 * int(getattr(env, "max_cycles", 1000))
+        for _ in range(limit):
+            actions = {}
+            for g, spec in env.groups.items():
+                if modes[g] == "random":
+                    actions[g] = torch.randint(0, int(spec.action_space.n), (episodes, spec.n_agents), generator=gen)
+                else:
+                    actions[g], hidden[g] = policies[g].act(obs[g], hidden.get(g), starts,
+                                                            greedy=modes[g] == "greedy", generator=gen)
+            next_obs, rew, term, trunc, info = env.step(actions)
+            first = next(iter(env.groups))
+            done = term[first][:, 0] | trunc[first][:, 0]
+            stats.step(rew, info, done, record=~recorded)
+            recorded |= done
+            starts = done.clone()
+            obs = {g: o.clone() for g, o in next_obs.items()}
+            if bool(recorded.all()):
+                break
+        else:
+            raise RuntimeError(f"evaluation: episodes did not end within {limit} steps")
+        return stats.pop()
+    finally:
+        env.close()
+
+
+def evaluate(policies: dict, scenario: str, env_kwargs: dict, episodes: int = 100, seed: int = 0,
+             mode: str = "greedy") -> dict[str, float]:
+    """Mean episode statistics with every group in ``mode``."""
+    groups = list(policies)
+    return summarize(run_episodes(scenario, env_kwargs, policies, episodes, seed, {g: mode for g in groups}))
+
+
+def evaluation_suite(policies: dict, scenario: str, env_kwargs: dict, episodes: int, seed: int) -> dict:
+    """``{"greedy": ..., "sample": ..., "random": ...}`` plus, with several groups,
+    ``"<group>_greedy_vs_random"`` (that group greedy, the others random).  Every entry plays
+    the same start states (same seed)."""
+    groups = list(policies)
+    out = {}
+    for mode in MODES:
+        out[mode] = summarize(run_episodes(scenario, env_kwargs, policies, episodes, seed, {g: mode for g in groups}))
+    if len(groups) > 1:
+        for g in groups:
+            modes = {h: ("greedy" if h == g else "random") for h in groups}
+            out[f"{g}_greedy_vs_random"] = summarize(run_episodes(scenario, env_kwargs, policies, episodes, seed, modes))
+    return out
+
+
+def render_gif(policies: dict, scenario: str, env_kwargs: dict, path, seed: int = 0, mode: str = "greedy",
+               fps: int = 10) -> pathlib.Path:
+    """One episode of world 0 (seeded ``seed``), every group in ``mode``, written to ``path``."""
+    from war_envs.render import GifWriter, camera_range
+
+    env = war_envs.make(scenario, num_envs=1, seed=seed, autoreset_mode="disabled", **env_kwargs)
+    try:
+        obs = {g: o.clone() for g, o in env.reset().items()}
+        state = env.get_state()
+        cam = camera_range(torch.cat([state["agent_pos"][0], state["landmark_pos"][0]]).double().numpy())
+        gen = torch.Generator().manual_seed(seed)
+        hidden = {g: p.initial_hidden(1, "cpu")[0] for g, p in policies.items()}
+        starts = torch.ones(1, dtype=torch.bool)
+        with GifWriter(path, fps=fps) as gif:
+            gif.append(env.render_frame(0, original_cam_range=cam))
+            for _ in range(int(env.max_cycles)):
+                actions = {}
+                for g, spec in env.groups.items():
+                    if mode == "random":
+                        actions[g] = torch.randint(0, int(spec.action_space.n), (1, spec.n_agents), generator=gen)
+                    else:
+                        actions[g], hidden[g] = policies[g].act(obs[g], hidden[g], starts, greedy=mode == "greedy",
+                                                                generator=gen)
+                next_obs, _, term, trunc, _ = env.step(actions)
+                starts = torch.zeros(1, dtype=torch.bool)
+                obs = {g: o.clone() for g, o in next_obs.items()}
+                gif.append(env.render_frame(0, original_cam_range=cam))
+                first = next(iter(env.groups))
+                if bool(term[first].any() | trunc[first].any()):
+                    break
+        return pathlib.Path(path)
+    finally:
+        env.close()

@@ -1,0 +1,112 @@
+"""GAE and the PPO losses as pure functions (no module state, no randomness).
+
+Shapes: time first, ``[T, ...]`` for GAE; any matching shapes for the losses.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["gae", "policy_loss", "value_loss", "huber", "explained_variance",
+           "normalize_advantages", "entropy_of_logits"]
+
+
+def gae(rewards: torch.Tensor, values: torch.Tensor, next_values: torch.Tensor,
+        terminated: torch.Tensor, truncated: torch.Tensor, gamma: float,
+        lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Generalized advantage estimation with termination and truncation kept apart.
+
+    ``rewards[t]``, ``values[t] = V(s_t)`` and ``next_values[t] = V(s_{t+1})``, where for a
+    step that ended its episode by truncation ``s_{t+1}`` is the *final* state of that episode
+    (not the reset state that follows).  ``terminated[t]``/``truncated[t]`` (bool, broadcastable
+    to ``rewards``) say how step t ended its episode::
+
+        delta_t = r_t + gamma * (1 - term_t) * next_V_t - V_t
+        A_t     = delta_t + gamma * lam * (1 - (term_t or trunc_t)) * A_{t+1},   A_T = 0
+
+    A termination bootstraps nothing; a truncation bootstraps with V(final state) but stops the
+    lambda-trace (the next step belongs to another episode).  Returns ``(advantages, returns)``
+    with ``returns = advantages + values``.
+    """
+    if not (rewards.shape == values.shape == next_values.shape):
+        raise ValueError(f"rewards, values, next_values: expected equal shapes, got "
+                         f"{tuple(rewards.shape)}, {tuple(values.shape)}, {tuple(next_values.shape)}")
+    term = torch.broadcast_to(terminated, rewards.shape).to(rewards.dtype)
+    done = torch.broadcast_to(terminated | truncated, rewards.shape).to(rewards.dtype)
+    advantages = torch.empty_like(rewards)
+    last = torch.zeros_like(rewards[0])
+    for t in range(rewards.shape[0] - 1, -1, -1):
+        delta = rewards[t] + gamma * (1.0 - term[t]) * next_values[t] - values[t]
+        last = delta + gamma * lam * (1.0 - done[t]) * last
+        advantages[t] = last
+    return advantages, advantages + values
+
+
+def normalize_advantages(advantages: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """``(A - mean) / (std + eps)`` over every element (the on-policy code's full-batch form;
+    ``std`` is the unbiased sample standard deviation, 0 for a single element)."""
+    if advantages.numel() < 2:
+        return advantages - advantages.mean()
+    return (advantages - advantages.mean()) / (advantages.std() + eps)
+
+
+def policy_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor,
+                clip_coef: float) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """PPO clipped surrogate, to minimize: ``-mean(min(rho*A, clip(rho, 1-eps, 1+eps)*A))``.
+
+    Also returns (detached) diagnostics: ``approx_kl`` = mean((rho - 1) - log rho) (the k3
+    estimator of KL(old || new)) and ``clipfrac`` = fraction with ``|rho - 1| > eps``.
+    """
+    log_ratio = new_logp - old_logp
+    ratio = log_ratio.exp()
+    surr1 = ratio * advantages
+    surr2 = ratio.clamp(1.0 - clip_coef, 1.0 + clip_coef) * advantages
+    loss = -torch.min(surr1, surr2).mean()
+    with torch.no_grad():
+        stats = {"approx_kl": ((ratio - 1.0) - log_ratio).mean(),
+                 "clipfrac": ((ratio - 1.0).abs() > clip_coef).to(ratio.dtype).mean()}
+    return loss, stats
+
+
+def huber(error: torch.Tensor, delta: float) -> torch.Tensor:
+    """Elementwise Huber loss: ``e^2/2`` for ``|e| <= delta``, else ``delta*(|e| - delta/2)``."""
+    a = error.abs()
+    return torch.where(a <= delta, 0.5 * error * error, delta * (a - 0.5 * delta))
+
+
+def value_loss(values: torch.Tensor, old_values: torch.Tensor, targets: torch.Tensor,
+               clip_coef: float, use_huber: bool = True, huber_delta: float = 10.0,
+               clip_values: bool = True) -> torch.Tensor:
+    """The on-policy code's value loss (everything in normalized units when value
+    normalization is on)::
+
+        v_clip = old + clip(v - old, -eps, eps)
+        L = mean(max(l(target - v_clip), l(target - v)))   (clip_values)
+        L = mean(l(target - v))                             (otherwise)
+
+    with ``l = huber(., delta)`` or ``l(e) = e^2/2``.
+    """
+    def per_element(error):
+        return huber(error, huber_delta) if use_huber else 0.5 * error * error
+
+    unclipped = per_element(targets - values)
+    if not clip_values:
+        return unclipped.mean()
+    clipped_values = old_values + (values - old_values).clamp(-clip_coef, clip_coef)
+    return torch.max(per_element(targets - clipped_values), unclipped).mean()
+
+
+def explained_variance(y_pred: torch.Tensor, y_true: torch.Tensor) -> float:
+    """``1 - Var(y_true - y_pred) / Var(y_true)`` (NaN when ``Var(y_true) == 0``)."""
+    y_pred = y_pred.detach().flatten().to(torch.float64)
+    y_true = y_true.detach().flatten().to(torch.float64)
+    var = y_true.var(unbiased=False)
+    if var == 0:
+        return float("nan")
+    return float(1.0 - (y_true - y_pred).var(unbiased=False) / var)
+
+
+def entropy_of_logits(logits: torch.Tensor) -> torch.Tensor:
+    """Entropy of the categorical distributions given by ``logits[..., n]``."""
+    logp = torch.log_softmax(logits, dim=-1)
+    return -(logp.exp() * logp).sum(-1)

@@ -1,0 +1,46 @@
+"""Presets: per-scenario overrides of ``TrainConfig``'s on-policy defaults.
+
+``preset_config(name_or_scenario, **overrides)`` -> a validated ``TrainConfig``.  A preset is a
+module in this package with a ``PRESET`` dict (only the fields it changes); ``SCENARIO_PRESETS``
+says which preset a scenario gets by default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+
+from war_train.config import TrainConfig, config_from_dict, config_to_dict
+
+__all__ = ["PRESETS", "SCENARIO_PRESETS", "preset_names", "preset_overrides", "preset_config"]
+
+#: preset name -> module
+PRESETS = {"onpolicy": "onpolicy", "spread": "spread", "predator_prey": "predator_prey", "smoke": "smoke"}
+#: scenario id -> default preset
+SCENARIO_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey"}
+
+
+def preset_names() -> list[str]:
+    return sorted(PRESETS)
+
+
+def preset_overrides(name: str) -> dict:
+    """The fields preset ``name`` (or the default preset of scenario ``name``) sets."""
+    key = SCENARIO_PRESETS.get(name, name)
+    if key not in PRESETS:
+        raise ValueError(f"preset: unknown {name!r}; expected one of {preset_names()} "
+                         f"or a scenario with a preset {sorted(SCENARIO_PRESETS)}")
+    module = importlib.import_module(f"war_train.presets.{PRESETS[key]}")
+    return dict(module.PRESET)
+
+
+def preset_config(name: str, **overrides) -> TrainConfig:
+    """``TrainConfig`` defaults <- preset ``name`` <- ``overrides``."""
+    values = config_to_dict(TrainConfig())
+    values.update(preset_overrides(name))
+    values.update(overrides)
+    return config_from_dict(values)
+
+
+def _fields() -> set[str]:
+    return {f.name for f in dataclasses.fields(TrainConfig)}

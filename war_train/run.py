@@ -1,0 +1,123 @@
+"""A complete training job: make the env, train with outputs, then evaluate, plot and render.
+
+``run_training(config, out="runs")`` writes ``runs/<scenario>__<seed>__<time>/``:
+``config.json``, ``metrics.csv``, ``tb/`` (TensorBoard), ``checkpoint.pt``,
+``learning_curve.png``, ``eval.json`` and ``episode.gif``.  The CLI's ``train`` and the main
+job call it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+import sys
+import time
+
+import war_envs
+from war_train.config import TrainConfig, config_to_dict
+from war_train.evaluate import EVAL_SEED_OFFSET, evaluation_suite, render_gif
+from war_train.mappo import train
+from war_train.plot import plot_learning_curve
+from war_train.runlog import read_metrics
+
+__all__ = ["make_env", "new_run_dir", "run_training", "finish_run", "format_eval"]
+
+
+def make_env(config: TrainConfig):
+    """The batched env ``config`` trains on (``num_envs`` worlds, seeded ``seed``)."""
+    return war_envs.make(config.scenario, num_envs=config.num_envs, seed=config.seed, device=config.device,
+                         precision=config.precision, **config.env_kwargs)
+
+
+def new_run_dir(out, config: TrainConfig) -> pathlib.Path:
+    """``<out>/<scenario>__<seed>__<YYYYmmdd-HHMMSS>`` (suffixed if it exists already)."""
+    base = pathlib.Path(out) / f"{config.scenario}__{config.seed}__{time.strftime('%Y%m%d-%H%M%S')}"
+    path, i = base, 1
+    while path.exists():
+        i += 1
+        path = base.with_name(f"{base.name}-{i}")
+    path.mkdir(parents=True)
+    return path
+
+
+def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, progress_fn=None,
+                 log=print) -> pathlib.Path:
+    """Train, then ``finish_run``; returns the run folder.  ``resume`` (a checkpoint or run
+    folder) continues that run in its own folder."""
+    config.validate()
+    if resume is not None:
+        resume = pathlib.Path(resume)
+        run_dir = resume if resume.is_dir() else resume.parent
+    elif run_dir is None:
+        run_dir = new_run_dir(out, config)
+    run_dir = pathlib.Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.json").write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
+    log(f"war-train: {config.scenario}, {config.num_envs} worlds x {config.rollout_length} steps, "
+        f"{config.total_env_steps:,} env steps -> {run_dir}")
+    env = make_env(config)
+    try:
+        result = train(env, config, progress_fn, run_dir=run_dir, resume=resume)
+    finally:
+        env.close()
+    if result.stopped_early:
+        log(f"stopped early at {result.history[-1]['env_steps']:,} env steps; resume with "
+            f"`war-train train --resume {run_dir}`")
+        return run_dir
+    finish_run(run_dir, result.policies, config, log=log)
+    return run_dir
+
+
+def finish_run(run_dir, policies, config: TrainConfig, log=print) -> dict:
+    """Learning-curve PNG, evaluation (``eval.json``) and a GIF of one greedy episode."""
+    run_dir = pathlib.Path(run_dir)
+    out = {}
+    rows = read_metrics(run_dir / "metrics.csv")
+    if rows:
+        out["learning_curve"] = plot_learning_curve(rows, run_dir / "learning_curve.png",
+                                                    title=f"{config.scenario} seed {config.seed}")
+        log(f"learning curve: {out['learning_curve']}")
+    if config.eval_episodes:
+        seed = config.seed + EVAL_SEED_OFFSET
+        t0 = time.perf_counter()
+        summary = evaluation_suite(policies, config.scenario, config.env_kwargs, config.eval_episodes, seed)
+        report = {"scenario": config.scenario, "episodes": config.eval_episodes, "seed": seed,
+                  "train_env_steps": rows[-1]["env_steps"] if rows else 0,
+                  "train_wall_s": rows[-1]["wall_s"] if rows else 0.0, "results": summary}
+        (run_dir / "eval.json").write_text(json.dumps(report, indent=2) + "\n")
+        log(format_eval(report))
+        log(f"evaluation ({time.perf_counter() - t0:.1f} s): {run_dir / 'eval.json'}")
+        out["eval"] = report
+    if config.gif:
+        out["gif"] = render_gif(policies, config.scenario, config.env_kwargs, run_dir / "episode.gif",
+                                seed=config.seed + EVAL_SEED_OFFSET)
+        log(f"episode GIF: {out['gif']}")
+    return out
+
+
+def format_eval(report: dict) -> str:
+    """A small table: one row per policy mode, the main statistics as columns."""
+    results = report["results"]
+    keys = [k for k in ("episode_return", "onpolicy_episode_reward", "catch_rate", "landmark_dist",
+                        "collisions", "occupied_landmarks", "contacts")
+            if any(k in r for r in results.values())]
+    keys += sorted({k for r in results.values() for k in r if k.startswith("episode_return/")})
+    width = max(len(m) for m in results) + 2
+    cols = [max(len(k), 8) + 2 for k in keys]
+    lines = [f"evaluation of {report['scenario']} over {report['episodes']} episodes (seed {report['seed']}):",
+             " " * width + "".join(f"{k:>{c}}" for k, c in zip(keys, cols))]
+    for mode, r in results.items():
+        cells = "".join(f"{_num(r.get(k)):>{c}}" for k, c in zip(keys, cols))
+        lines.append(f"{mode:<{width}}{cells}")
+    return "\n".join(lines)
+
+
+def _num(x) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.3f}" if abs(x) < 10 else f"{x:.2f}"
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
