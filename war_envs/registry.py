@@ -10,6 +10,7 @@ _SCENARIOS: dict[str, str] = {
     "Spread-v0": "war_envs.scenarios.mpe.spread:Spread",
     "PredatorPrey-v0": "war_envs.scenarios.mpe.predator_prey:PredatorPrey",
     "Command-v0": "war_envs.scenarios.mpe.command:Command",
+    "Tag-v0": "war_envs.scenarios.tag.tag:Tag",
 }
 
 

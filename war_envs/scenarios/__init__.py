@@ -1,1 +1,1 @@
-"""Scenario families: ``mpe`` (Spread-v0, PredatorPrey-v0)."""
+"""Scenario families: ``mpe`` (Spread-v0, PredatorPrey-v0), ``tag`` (Tag-v0)."""

@@ -1,0 +1,537 @@
+"""Tag-v0: WarpDrive's ``TagContinuous`` (taggers chase runners on a square) at WarpDrive scale."""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium
+import numpy as np
+import torch
+import warp as wp
+
+from war_envs.core import validation as v
+from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces
+from war_envs.scenarios.tag import _kernels as K
+
+__all__ = ["Tag", "TAG_DEFAULTS", "TAG_TRAINING_PRESET", "TAG_TRAINING_RUN", "PRESETS"]
+
+#: WarpDrive ``TagContinuous.__init__`` defaults (v2.7.1).
+TAG_DEFAULTS: dict = {
+    "num_taggers": 1,
+    "num_runners": 10,
+    "grid_length": 10.0,
+    "episode_length": 100,
+    "max_speed": 1.0,
+    "skill_level_runner": 1.0,
+    "skill_level_tagger": 1.0,
+    "max_acceleration": 1.0,
+    "min_acceleration": -1.0,
+    "max_turn": math.pi / 2,
+    "min_turn": -math.pi / 2,
+    "num_acceleration_levels": 10,
+    "num_turn_levels": 10,
+    "edge_hit_penalty": -0.0,
+    "use_full_observation": True,
+    "num_other_agents_observed": 2,
+    "tagging_distance": 0.01,
+    "tag_reward_for_tagger": 1.0,
+    "step_penalty_for_tagger": -0.0,
+    "tag_penalty_for_runner": -1.0,
+    "step_reward_for_runner": 0.0,
+    "end_of_game_reward_for_runner": 1.0,
+    "runner_exits_game_after_tagged": True,
+}
+
+#: The environment part of WarpDrive's training config ``tag_continuous.yaml`` (v2.7.1); every
+#: argument not listed keeps its default.  ``make("Tag-v0", preset="warpdrive_training")`` or
+#: ``make("Tag-v0", **TAG_TRAINING_PRESET)``.
+TAG_TRAINING_PRESET: dict = {
+    "num_taggers": 10,
+    "num_runners": 100,
+    "grid_length": 20.0,
+    "episode_length": 500,
+    "max_acceleration": 0.1,
+    "min_acceleration": -0.1,
+    "max_turn": 2.356,
+    "min_turn": -2.356,
+    "num_acceleration_levels": 20,
+    "num_turn_levels": 20,
+    "use_full_observation": False,
+    "num_other_agents_observed": 10,
+    "tag_reward_for_tagger": 10.0,
+    "tag_penalty_for_runner": -10.0,
+    "end_of_game_reward_for_runner": 1.0,
+    "tagging_distance": 0.02,
+    "runner_exits_game_after_tagged": True,
+}
+
+#: The rest of that config, for trainers (not environment arguments).
+TAG_TRAINING_RUN: dict = {
+    "num_envs": 100, "seed": 274880, "train_batch_size": 25_000, "algorithm": "A2C",
+    "fc_dims": (256, 256), "lr": {"runner": 0.005, "tagger": 0.001}, "gamma": 0.98,
+    "entropy_coeff": 0.05,
+}
+
+PRESETS: dict[str, dict] = {"warpdrive_training": TAG_TRAINING_PRESET}
+
+# WarpDrive's constant that keeps the speed normaliser away from zero
+EPSILON = 1e-10
+# agents per cell of the neighbour grid (at the starting density) when cell_size is automatic
+TARGET_AGENTS_PER_CELL = 2.0
+MAX_CELLS_PER_SIDE = 1024
+
+
+class _Default:
+    """Marks an argument the caller did not pass (so a preset can fill it)."""
+
+    def __repr__(self) -> str:
+        return "<default>"
+
+
+_D = _Default()
+
+
+class Tag(BatchedEnv):
+    """Tag-v0 — taggers chase runners on a square (WarpDrive's ``TagContinuous``).
+
+    ``war_envs.make("Tag-v0", num_envs=E, ...)``; ``preset="warpdrive_training"`` applies
+    WarpDrive's training config (``TAG_TRAINING_PRESET``; explicit arguments override it).
+    Every rule and default is WarpDrive v2.7.1's ``TagContinuous``; tests replay full episodes
+    against a numpy implementation of these rules (float64 worlds to 1e-9).
+
+    **Agents**: group ``tagger`` (``tagger_0 …``, ``num_taggers``) then group ``runner``
+    (``runner_0 …``, ``num_runners``).  *Deviation*: WarpDrive picks which agent ids are
+    taggers at random; here taggers always come first so every group has a fixed size and
+    fixed names.  Starts are i.i.d. per agent, so the game is the same up to relabelling.
+
+    **Start** (drawn afresh at every reset — WarpDrive replays one stored start): x, y ~
+    U[0, L), heading uniform in {0, π/2, π, 3π/2}, speed 0, acceleration 0, everyone in the
+    game.
+
+    **Actions**: ``MultiDiscrete([num_acceleration_levels + 1, num_turn_levels + 1])`` per
+    agent (batch API: int ``[E, n_g, 2]``); index 0 is a no-op, index m ≥ 1 is
+    ``linspace(min, max, levels)[m - 1]`` (acceleration change, turn in radians).
+
+    **Dynamics** per agent: ``dir = (dir + Δturn) mod 2π``; ``acc += Δacc`` (acceleration is
+    state); ``speed = clip(speed + acc, 0, max_speed · skill)``, acceleration reset to 0 when
+    speed hits either bound; ``x += speed · cos(dir)``, ``y += speed · sin(dir)``, positions
+    clipped to ``[0, L]`` (``L = grid_length``).  Agents out of the game get direction and
+    speed 0 and stay where they are.
+
+    **Rewards** (WarpDrive's order): every agent in the game gets ``edge_hit_penalty`` if it
+    was clipped this step plus its step term (``step_penalty_for_tagger`` /
+    ``step_reward_for_runner``).  Then, in runner order, each runner in the game whose nearest
+    tagger (ties: lower index) is closer than ``tagging_distance · L`` is tagged: the runner
+    gets ``tag_penalty_for_runner``, that tagger ``tag_reward_for_tagger`` (once per runner it
+    tags), and with ``runner_exits_game_after_tagged`` the runner leaves the game.  At
+    ``t == episode_length`` every runner still in the game gets
+    ``end_of_game_reward_for_runner``.  Sums are made by one thread per world in this order
+    (WarpDrive's CUDA kernel races on them), so runs are bitwise reproducible.
+
+    **Episode end**: ``terminated`` when no runner is left, else ``truncated`` at
+    ``t == episode_length`` (WarpDrive has one ``done``).  Per agent: a runner is
+    ``terminated`` from the step it is tagged on (and stays so while out of the game);
+    agents in the game share the world's flags.
+
+    **Observation** (float32, WarpDrive's feature-major layout): 7 rows of one value per
+    other agent — Δx/(√2 L), Δy/(√2 L), Δspeed/(max_speed + 1e-10), Δacc/(max_speed + 1e-10),
+    Δdir/2π (other minus self), the other's type (1 tagger, 0 runner), the other's in-game flag
+    — then ``t / episode_length``.  ``use_full_observation=True``: every other agent in index
+    order, ``7 (A − 1) + 1`` values; an agent out of the game sees zeros except the type and
+    in-game rows (as WarpDrive).  ``use_full_observation=False``: the
+    ``num_other_agents_observed = k`` nearest agents still in the game, nearest first,
+    zero-padded, ``7 k + 1`` values; an agent out of the game sees all zeros.  As in WarpDrive
+    the observation is taken after moving and *before* the step's tags, so a runner tagged at
+    step t still appears in the observations of step t and is gone from step t + 1.
+
+    **Alive mask**: ``info["alive"]`` / ``env.alive`` — ``{group: bool [E, n_g]}`` (views:
+    who is in the game for the observations just returned; after an autoreset, the new
+    episode's); ``get_state()["alive"]`` ``[E, A]``.
+
+    **Info** (task metrics): ``tags [E, A]`` (tagger: runners it tagged this step; runner: 1 if
+    tagged this step), ``edge_hits [E, A]`` (1 if clipped at the edge this step),
+    ``runners_left [E]``, ``alive``.
+
+    **State** (``get_state``/``set_state``): ``agent_pos [E, A, 2]`` (in ``[0, L]``),
+    ``agent_speed``, ``agent_dir``, ``agent_acc [E, A]``, ``agent_vel [E, A, 2]`` (the last
+    displacement, ``speed · (cos dir, sin dir)``; informational: dynamics read speed and
+    direction), ``alive [E, A]`` (taggers are always in the game), ``landmark_pos [E, 0, 2]``,
+    ``t``, ``episode``, ``rng_key``, ``pending_reset``.
+
+    **Arguments** (WarpDrive's names and defaults): ``num_taggers=1``, ``num_runners=10``,
+    ``grid_length=10.0``, ``episode_length=100``, ``max_speed=1.0``,
+    ``skill_level_runner=1.0``, ``skill_level_tagger=1.0``, ``max_acceleration=1.0``,
+    ``min_acceleration=-1.0``, ``max_turn=π/2``, ``min_turn=-π/2``,
+    ``num_acceleration_levels=10``, ``num_turn_levels=10``, ``edge_hit_penalty=-0.0``,
+    ``use_full_observation=True``, ``num_other_agents_observed=2``, ``tagging_distance=0.01``,
+    ``tag_reward_for_tagger=1.0``, ``step_penalty_for_tagger=-0.0``,
+    ``tag_penalty_for_runner=-1.0``, ``step_reward_for_runner=0.0``,
+    ``end_of_game_reward_for_runner=1.0``, ``runner_exits_game_after_tagged=True``; sign
+    constraints as WarpDrive's asserts.  Plus ``preset`` (``None`` or ``"warpdrive_training"``),
+    ``cell_size`` (side of the neighbour-search cells; ``None``: about
+    ``TARGET_AGENTS_PER_CELL`` agents per cell; changes speed, never results) and the batch
+    arguments ``num_envs``, ``device``, ``seed``, ``precision``, ``autoreset_mode``,
+    ``num_threads``.  ``max_cycles`` is an alias attribute of ``episode_length``.
+
+    **Version history**: v0 — initial release, WarpDrive v2.7.1 ``TagContinuous`` rules (fixed
+    tagger layout, random resets, race-free sums, separate terminated/truncated).
+    """
+
+    env_id = "Tag-v0"
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
+    #: info entries holding one value per agent ([E, A]); the rest are per world (or a dict)
+    per_agent_metrics = ("tags", "edge_hits")
+    #: the argument ``gym.make_vec(max_episode_steps=...)`` sets
+    episode_length_kwarg = "episode_length"
+
+    def __init__(self, *, preset: str | None = None, num_taggers: int = _D, num_runners: int = _D,
+                 grid_length: float = _D, episode_length: int = _D, max_speed: float = _D,
+                 skill_level_runner: float = _D, skill_level_tagger: float = _D,
+                 max_acceleration: float = _D, min_acceleration: float = _D, max_turn: float = _D,
+                 min_turn: float = _D, num_acceleration_levels: int = _D, num_turn_levels: int = _D,
+                 edge_hit_penalty: float = _D, use_full_observation: bool = _D,
+                 num_other_agents_observed: int = _D, tagging_distance: float = _D,
+                 tag_reward_for_tagger: float = _D, step_penalty_for_tagger: float = _D,
+                 tag_penalty_for_runner: float = _D, step_reward_for_runner: float = _D,
+                 end_of_game_reward_for_runner: float = _D,
+                 runner_exits_game_after_tagged: bool = _D, cell_size: float | None = None,
+                 **kwargs) -> None:
+        given = {k: val for k, val in locals().items() if k in TAG_DEFAULTS and val is not _D}
+        if preset is not None:
+            v.check_choice("preset", preset, list(PRESETS))
+        args = {**TAG_DEFAULTS, **(PRESETS[preset] if preset is not None else {}), **given}
+        self.preset = preset
+        self._check_args(args)
+        for key, value in self._config.items():
+            setattr(self, key, value)
+        self.max_cycles = self.episode_length
+        self.cell_size_arg = v.check_float("cell_size", cell_size, low=1e-9) if cell_size is not None else None
+        super().__init__(**kwargs)
+        self._observe_request = None
+        self._build()
+
+    # ------------------------------------------------------------------ arguments
+    def _check_args(self, a: dict) -> None:
+        c = {}
+        c["num_taggers"] = v.check_int("num_taggers", a["num_taggers"], minimum=1)
+        c["num_runners"] = v.check_int("num_runners", a["num_runners"], minimum=1)
+        c["episode_length"] = v.check_int("episode_length", a["episode_length"], minimum=1)
+        c["grid_length"] = v.check_float("grid_length", a["grid_length"], low=0.0)
+        if c["grid_length"] <= 0:
+            raise ValueError(f"grid_length: expected a float > 0, got {c['grid_length']}")
+        c["max_speed"] = v.check_float("max_speed", a["max_speed"], low=0.0)
+        for name in ("skill_level_runner", "skill_level_tagger"):
+            c[name] = v.check_float(name, a[name], low=0.0)
+        for name in ("max_acceleration", "min_acceleration", "max_turn", "min_turn"):
+            c[name] = v.check_float(name, a[name])
+        for name in ("num_acceleration_levels", "num_turn_levels"):
+            c[name] = v.check_int(name, a[name], minimum=0)
+        c["edge_hit_penalty"] = v.check_float("edge_hit_penalty", a["edge_hit_penalty"], high=0.0)
+        c["use_full_observation"] = v.check_bool("use_full_observation", a["use_full_observation"])
+        num_agents = c["num_taggers"] + c["num_runners"]
+        c["num_other_agents_observed"] = v.check_int("num_other_agents_observed",
+                                                     a["num_other_agents_observed"], minimum=1)
+        if c["num_other_agents_observed"] > num_agents:
+            raise ValueError(f"num_other_agents_observed: expected at most the number of agents "
+                             f"({num_agents}), got {c['num_other_agents_observed']}")
+        c["tagging_distance"] = v.check_float("tagging_distance", a["tagging_distance"], low=0.0, high=1.0)
+        c["tag_reward_for_tagger"] = v.check_float("tag_reward_for_tagger", a["tag_reward_for_tagger"], low=0.0)
+        c["step_penalty_for_tagger"] = v.check_float("step_penalty_for_tagger", a["step_penalty_for_tagger"],
+                                                     high=0.0)
+        c["tag_penalty_for_runner"] = v.check_float("tag_penalty_for_runner", a["tag_penalty_for_runner"],
+                                                    high=0.0)
+        c["step_reward_for_runner"] = v.check_float("step_reward_for_runner", a["step_reward_for_runner"],
+                                                    low=0.0)
+        c["end_of_game_reward_for_runner"] = v.check_float(
+            "end_of_game_reward_for_runner", a["end_of_game_reward_for_runner"], low=0.0)
+        c["runner_exits_game_after_tagged"] = v.check_bool("runner_exits_game_after_tagged",
+                                                           a["runner_exits_game_after_tagged"])
+        self._config = c
+
+    @property
+    def config(self) -> dict:
+        """The resolved scenario arguments (defaults, preset and explicit arguments)."""
+        return dict(self._config)
+
+    # ------------------------------------------------------------------ tables (shared with tests)
+    @staticmethod
+    def action_tables(config: dict, dtype) -> tuple[np.ndarray, np.ndarray]:
+        """(acceleration changes, turns) per action index, as WarpDrive builds them: index 0 is
+        0, then ``linspace(min, max, levels)``; in float32 worlds from float32 end points."""
+        dtype = np.dtype(dtype)
+
+        def table(lo, hi, n):
+            lo, hi = dtype.type(lo), dtype.type(hi)
+            return np.insert(np.linspace(lo, hi, n), 0, 0).astype(dtype)
+
+        return (table(config["min_acceleration"], config["max_acceleration"], config["num_acceleration_levels"]),
+                table(config["min_turn"], config["max_turn"], config["num_turn_levels"]))
+
+    # ------------------------------------------------------------------ building
+    def _build(self) -> None:
+        F, dev = self.wp_float, self.device
+        T, R = self.num_taggers, self.num_runners
+        A = T + R
+        np_float = wp.dtype_to_numpy(F)
+        k = self.num_other_agents_observed
+        obs_dim = 7 * (A - 1) + 1 if self.use_full_observation else 7 * k + 1
+        action_space = gymnasium.spaces.MultiDiscrete(
+            [self.num_acceleration_levels + 1, self.num_turn_levels + 1], dtype=np.int64)
+        self.groups["tagger"] = GroupSpec("tagger", tuple(f"tagger_{i}" for i in range(T)), 0, obs_dim,
+                                          action_space, stack_group_spaces(obs_dim))
+        self.groups["runner"] = GroupSpec("runner", tuple(f"runner_{i}" for i in range(R)), T, obs_dim,
+                                          action_space, stack_group_spaces(obs_dim))
+        self._allocate_common(A)
+
+        acc_table, turn_table = self.action_tables(self._config, np_float)
+        self._acc_table = wp.array(acc_table, dtype=F, device=dev)
+        self._turn_table = wp.array(turn_table, dtype=F, device=dev)
+
+        # neighbour grid: C x C cells over [0, L]^2
+        L = self.grid_length
+        if self.cell_size_arg is not None:
+            cells = int(math.ceil(L / self.cell_size_arg))
+        else:
+            cells = int(math.floor(math.sqrt(A / TARGET_AGENTS_PER_CELL)))
+        self.grid_cells = max(1, min(cells, MAX_CELLS_PER_SIDE))
+        self.cell_size = L / self.grid_cells
+
+        self.agent_pos = self._world_array((A, 2), F)
+        self.agent_vel = self._world_array((A, 2), F)
+        self.agent_speed = self._world_array((A,), F)
+        self.agent_dir = self._world_array((A,), F)
+        self.agent_acc = self._world_array((A,), F)
+        self.alive = self._world_array((A,), wp.bool)
+        self.landmark_pos = self._world_array((0, 2), F)
+        self._action = self._world_array((A, 2), wp.int32)
+        self._action_view = wp.to_torch(self._action)
+        self._edge_hit = self._world_array((A,), wp.int32)
+        self._tagged_by = self._world_array((A,), wp.int32)
+        self._agent_cell = self._world_array((A,), wp.int32)
+        num_cells = self.grid_cells * self.grid_cells
+        self._cell_start = self._world_array((num_cells + 1,), wp.int32)
+        self._cell_cursor = self._world_array((num_cells,), wp.int32)
+        self._cell_agents = self._world_array((A,), wp.int32)
+        kk = 1 if self.use_full_observation else k
+        self._nn_dist = self._world_array((A, kk), F)
+        self._nn_idx = self._world_array((A, kk), wp.int32)
+        self._agent_term = self._world_array((A,), wp.bool)
+        self._agent_trunc = self._world_array((A,), wp.bool)
+        self._observe_mask = self._world_array((), wp.int32)
+        for name, spec in self.groups.items():
+            self._obs_arrays[name] = self._world_array((spec.n_agents, obs_dim), wp.float32)
+            self._final_obs_arrays[name] = self._world_array((spec.n_agents, obs_dim), wp.float32)
+        self._metric_arrays = {
+            "tags": self._world_array((A,), wp.int32),
+            "edge_hits": self._edge_hit,
+            "runners_left": self._world_array((), wp.int32),
+        }
+        self._make_views()
+        self._observe_mask_view = wp.to_torch(self._observe_mask)
+
+        # constants in the world's precision
+        f = np.dtype(np_float).type
+        self._c = {
+            "L": F(L), "max_speed": F(self.max_speed), "skill_tagger": F(self.skill_level_tagger),
+            "skill_runner": F(self.skill_level_runner), "two_pi": F(2 * math.pi), "half_pi": F(math.pi / 2),
+            "diagonal": F(math.sqrt(2.0) * L), "speed_norm": F(f(self.max_speed) + f(EPSILON)),
+            "cell_size": F(self.cell_size), "inv_cell": F(self.grid_cells / L),
+            "tag_radius": F(self.tagging_distance * L),
+            "edge": F(self.edge_hit_penalty), "step_tagger": F(self.step_penalty_for_tagger),
+            "step_runner": F(self.step_reward_for_runner), "tag_reward": F(self.tag_reward_for_tagger),
+            "tag_penalty": F(self.tag_penalty_for_runner), "end_reward": F(self.end_of_game_reward_for_runner),
+        }
+
+    def _make_views(self) -> None:
+        super()._make_views()
+        term, trunc = wp.to_torch(self._agent_term), wp.to_torch(self._agent_trunc)
+        alive = wp.to_torch(self.alive)
+        self._term = {g: term[:, s.start:s.stop] for g, s in self.groups.items()}
+        self._trunc = {g: trunc[:, s.start:s.stop] for g, s in self.groups.items()}
+        self._alive = {g: alive[:, s.start:s.stop] for g, s in self.groups.items()}
+        self._metrics = {k: wp.to_torch(a) for k, a in self._metric_arrays.items()}
+        self._metrics["alive"] = self._alive
+
+    # ------------------------------------------------------------------ public extras
+    @property
+    def num_agents_per_group(self) -> dict[str, int]:
+        return {g: s.n_agents for g, s in self.groups.items()}
+
+    @property
+    def alive_mask(self) -> dict[str, torch.Tensor]:
+        """``{group: bool [E, n_g]}`` views: who is in the game (for the current observations)."""
+        self._check_open()
+        return self._alive
+
+    # ------------------------------------------------------------------ launches
+    def _launch_agents(self, kernel, inputs: list, worlds: slice | None = None) -> None:
+        """Launch ``kernel`` with one thread per (world, agent) of ``worlds`` (all if None)."""
+        A = self.num_agents
+        if worlds is None or (worlds.start == 0 and worlds.stop == self.num_envs):
+            wp.launch(kernel, dim=(self.num_envs, A), inputs=inputs, device=self.device)
+            return
+        inputs = [a[worlds] if id(a) in self._world_ids and a.size else a for a in inputs]
+        wp.launch(kernel, dim=(worlds.stop - worlds.start, A), inputs=inputs, device=self.device)
+
+    def _launch_grid_and_observe(self, select: int, mask, advance_clock: bool, worlds) -> None:
+        c = self._c
+        self._launch(K.tag_build_grid, worlds=worlds, inputs=[
+            select, int(advance_clock), self.grid_cells, c["inv_cell"], mask, self._pending_reset,
+            self.alive, self.agent_pos, self._t, self._agent_cell, self._cell_start,
+            self._cell_cursor, self._cell_agents])
+        self._launch_agents(K.tag_observe, worlds=worlds, inputs=[
+            select, self.num_taggers, int(self.use_full_observation), self.num_other_agents_observed,
+            self.episode_length, self.grid_cells, c["cell_size"], c["diagonal"], c["speed_norm"],
+            c["two_pi"], mask, self._pending_reset, self._t, self.alive, self.agent_pos,
+            self.agent_speed, self.agent_acc, self.agent_dir, self._agent_cell, self._cell_start,
+            self._cell_agents, self._nn_dist, self._nn_idx,
+            self._obs_arrays["tagger"], self._obs_arrays["runner"]])
+
+    def _launch_reset(self, worlds) -> None:
+        c = self._c
+        self._launch(K.tag_reset, worlds=worlds, inputs=[
+            c["L"], c["half_pi"], self._world_seed, self._reset_now, self._episode, self._t,
+            self.alive, self.agent_pos, self.agent_speed, self.agent_dir, self.agent_acc,
+            self.agent_vel])
+
+    def _launch_step(self, worlds: slice | None = None) -> None:
+        c = self._c
+        self._launch_agents(K.tag_move, worlds=worlds, inputs=[
+            self.num_taggers, c["L"], c["max_speed"], c["skill_tagger"], c["skill_runner"],
+            c["two_pi"], self._acc_table, self._turn_table, self._pending_reset, self.alive,
+            self._action, self.agent_pos, self.agent_speed, self.agent_dir, self.agent_acc,
+            self.agent_vel, self._edge_hit])
+        self._launch_grid_and_observe(K.SELECT_STEPPING, self._reset_now, True, worlds)
+        self._launch_agents(K.tag_find_tagger, worlds=worlds, inputs=[
+            self.num_taggers, self.grid_cells, c["inv_cell"], c["tag_radius"], self._pending_reset,
+            self.alive, self.agent_pos, self._cell_start, self._cell_agents, self._tagged_by])
+        m = self._metric_arrays
+        self._launch(K.tag_reward_done, worlds=worlds, inputs=[
+            self._mode_code, self.episode_length, self.num_taggers,
+            int(self.runner_exits_game_after_tagged), c["edge"], c["step_tagger"], c["step_runner"],
+            c["tag_reward"], c["tag_penalty"], c["end_reward"], self._edge_hit, self._tagged_by,
+            self.alive, self._t, self._pending_reset, self._reset_now, self._reward,
+            self._agent_term, self._agent_trunc, self._terminated, self._truncated, m["tags"],
+            m["runners_left"]])
+        if self._mode_code == K.AUTORESET_SAME_STEP:
+            self._launch_agents(K.tag_copy_final, worlds=worlds, inputs=[
+                self._reset_now, self._obs_arrays["tagger"], self._obs_arrays["runner"],
+                self._final_obs_arrays["tagger"], self._final_obs_arrays["runner"]])
+        self._launch_reset(worlds)
+        self._launch_grid_and_observe(K.SELECT_MASKED, self._reset_now, False, worlds)
+
+    def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
+        """reset() / set_state() / clone_worlds(): reset the worlds flagged in ``_reset_now``,
+        then observe the worlds the call touched (observations of the others are left alone:
+        they were taken before their last step's tags)."""
+        request = self._observe_request
+        if request == "reset":
+            flags = self._reset_now_view.bool()
+            self._observe_mask_view.copy_(self._reset_now_view)
+            for view in (wp.to_torch(self._agent_term), wp.to_torch(self._agent_trunc),
+                         self._metrics["tags"], self._metrics["edge_hits"]):
+                view[flags] = 0
+            self._metrics["runners_left"][flags] = self.num_runners
+        elif request is None:
+            self._observe_mask_view.fill_(1)
+        else:
+            index = self._check_world_index("worlds", request)
+            self._observe_mask_view.zero_()
+            self._observe_mask_view[index] = 1
+        if write_final:  # pragma: no cover - the base never asks for it here
+            self._launch_agents(K.tag_copy_final, worlds=worlds, inputs=[
+                self._reset_now, self._obs_arrays["tagger"], self._obs_arrays["runner"],
+                self._final_obs_arrays["tagger"], self._final_obs_arrays["runner"]])
+        self._launch_reset(worlds)
+        self._launch_grid_and_observe(K.SELECT_MASKED, self._observe_mask, False, worlds)
+
+    # ------------------------------------------------------------------ API overrides
+    def reset(self, seed: int | None = None, mask=None) -> dict[str, torch.Tensor]:
+        self._observe_request = "reset"
+        try:
+            return super().reset(seed=seed, mask=mask)
+        finally:
+            self._observe_request = None
+
+    def set_state(self, state, worlds=None) -> dict[str, torch.Tensor]:
+        self._observe_request = worlds
+        try:
+            return super().set_state(state, worlds=worlds)
+        finally:
+            self._observe_request = None
+
+    def clone_worlds(self, src, dst) -> None:
+        self._observe_request = dst
+        try:
+            super().clone_worlds(src, dst)
+        finally:
+            self._observe_request = None
+
+    def _write_actions(self, actions) -> None:
+        """Validate every group's ``[E, n_g, 2]`` integer actions, then copy them into the
+        kernels' action buffer (nothing is written unless every group passes)."""
+        v.check_keys("actions", actions, list(self.groups))
+        checked = []
+        for g, spec in self.groups.items():
+            name = f"actions[{g!r}]"
+            tensor = v.as_tensor(name, actions[g], self.torch_device)
+            nvec = spec.action_space.nvec
+            v.check_shape(name, tensor, (self.num_envs, spec.n_agents, len(nvec)))
+            for d, n in enumerate(nvec):
+                part = "acceleration" if d == 0 else "turn"
+                v.check_discrete(f"{name}[..., {d}] ({part})", tensor[..., d], int(n))
+            checked.append((spec, tensor))
+        for spec, tensor in checked:
+            self._action_view[:, spec.start:spec.stop].copy_(tensor)
+
+    def _state_arrays(self) -> dict[str, wp.array]:
+        return {
+            "agent_pos": self.agent_pos,
+            "agent_vel": self.agent_vel,
+            "agent_speed": self.agent_speed,
+            "agent_dir": self.agent_dir,
+            "agent_acc": self.agent_acc,
+            "alive": self.alive,
+            "landmark_pos": self.landmark_pos,
+            "t": self._t,
+            "episode": self._episode,
+            "rng_key": self._world_seed,
+            "pending_reset": self._pending_reset,
+        }
+
+    def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
+        if not tensor.numel():
+            return
+        if key == "pending_reset" and int(tensor.max()) > 1:
+            raise ValueError("state['pending_reset']: expected 0 or 1")
+        if key == "agent_pos":
+            lo, hi = float(tensor.min()), float(tensor.max())
+            if lo < 0 or hi > self.grid_length:
+                raise ValueError(f"state['agent_pos']: expected positions in [0, grid_length="
+                                 f"{self.grid_length}], got values in [{lo}, {hi}]")
+        if key == "alive" and not bool(tensor[:, :self.num_taggers].all()):
+            raise ValueError("state['alive']: taggers never leave the game (expected True for "
+                             f"agents 0..{self.num_taggers - 1})")
+
+    # ------------------------------------------------------------------ rendering
+    def render_frame(self, world: int = 0, *, width: int = 700, height: int = 700,
+                     original_cam_range: float | None = None) -> np.ndarray:
+        """An RGB ``[H, W, 3]`` uint8 picture of one world: the square ``[0, L]^2``, taggers
+        red, runners in the game green (runners out of the game are not drawn).
+        ``original_cam_range`` is accepted for the front ends and ignored (the arena is fixed)."""
+        from war_envs.render import render_circles
+
+        self._check_open()
+        world = v.check_int("world", world, minimum=0)
+        if world >= self.num_envs:
+            raise ValueError(f"world: expected 0..{self.num_envs - 1}, got {world}")
+        half = self.grid_length / 2
+        pos = (self.agent_pos.numpy()[world].astype(np.float64) - half) / half
+        alive = self.alive.numpy()[world]
+        T = self.num_taggers
+        keep = np.flatnonzero(alive)
+        runners = keep[keep >= T]
+        order = np.concatenate([runners, np.arange(T)])  # taggers drawn on top
+        radii = np.where(order < T, 0.05, 0.03)
+        colors = np.where((order < T)[:, None], [[0.85, 0.35, 0.35]], [[0.35, 0.85, 0.35]])
+        return render_circles(pos[order], radii, colors, width=width, height=height, cam_range=1.05)
