@@ -9,17 +9,23 @@ calls it, so ::
     envs = gym.make_vec("war_envs/Spread-v0", num_envs=64)     # VectorEnv (vector_entry_point)
 
 **Joint view** (``JointEnv``): observations ``Dict({agent: Box(float32)})``, actions
-``Dict({agent: Discrete(5) | Box(0, 1, (5,))})``.  The scalar reward is the **sum of every
+``Dict({agent: Discrete(5) | Box(0, 1, (5,)) | MultiDiscrete})``.  The scalar reward is the **sum of every
 agent's reward** (computed in float64, in agent order); each agent's own reward is in
 ``info["rewards"][agent]``.  ``terminated`` / ``truncated`` are the world's flags.  ``info``
 also carries the scenario's task metrics as numpy copies (e.g. Spread's
 ``landmark_min_dist``, ``collisions``, ``occupied_landmarks``); ``reset`` returns ``info == {}``.
 Every returned array is a fresh numpy copy.
 
-**Episode length**: the scenario's ``max_cycles`` (25 for MPE) truncates episodes.
+**Agents that leave** (``Tag-v0``'s tagged runners) stay in the joint observation (they observe
+zeros); ``info["alive"]`` (bool ``[A]``, agent order) says who is still in the game.
+
+**Episode length**: the scenario's ``max_cycles`` (25 for MPE; ``episode_length`` for Tag)
+truncates episodes.
 ``gym.make(..., max_episode_steps=k)`` adds Gymnasium's ``TimeLimit`` on top, so it can only
 shorten episodes; pass ``max_cycles=k`` to lengthen them.  ``gym.make_vec(...,
-max_episode_steps=k)`` sets ``max_cycles=k`` (Gymnasium applies no ``TimeLimit`` to vector envs).
+max_episode_steps=k)`` sets ``max_cycles=k`` (Tag: ``episode_length=k``, which also sets the
+observed time fraction and when the end-of-game reward is paid; Gymnasium applies no
+``TimeLimit`` to vector envs).
 
 **Seeding** (Gymnasium semantics): ``reset(seed=s)`` reseeds the world's random stream with
 ``s``; ``reset()`` continues it.  The vector env's world ``i`` after ``reset(seed=s)`` replays a
@@ -147,8 +153,18 @@ class _Layout:
     def metrics(self, info: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Task metrics of the batched env's step info, ``[W, ...]`` numpy copies."""
         skip = {"t", "final_obs", "_final_obs"}
-        return {k: np.array(_host(t)) for k, t in info.items()
-                if k not in skip and isinstance(t, torch.Tensor)}
+        out = {k: np.array(_host(t)) for k, t in info.items()
+               if k not in skip and isinstance(t, torch.Tensor)}
+        alive = info.get("alive")
+        if isinstance(alive, Mapping):  # agents can leave (Tag-v0): [W, A] bool, agent order
+            mask = np.concatenate([_host(alive[g]) for g in self.groups], axis=1).astype(np.bool_)
+            final = info.get("final_alive")
+            if isinstance(final, Mapping):  # SAME_STEP: who was in the game at the episode's end
+                ended = _host(info["_final_obs"]).astype(np.bool_)
+                last = np.concatenate([_host(final[g]) for g in self.groups], axis=1).astype(np.bool_)
+                mask[ended] = last[ended]
+            out["alive"] = mask
+        return out
 
     # -------------------------------------------------------------- action validation
     def joint_actions(self, action) -> dict[str, np.ndarray]:
@@ -161,6 +177,8 @@ class _Layout:
             label = f"action[{name!r}]"
             if isinstance(space, gymnasium.spaces.Discrete):
                 per_agent[name] = _check_discrete(label, action[name], space, ())
+            elif isinstance(space, gymnasium.spaces.MultiDiscrete):
+                per_agent[name] = _check_multi_discrete(label, action[name], space, ())
             else:
                 per_agent[name] = _check_box(label, action[name], space, ())
         return self._stack(per_agent, world_axis=False)
@@ -174,6 +192,8 @@ class _Layout:
             label = f"actions[{name!r}]"
             if isinstance(space, gymnasium.spaces.Discrete):
                 per_agent[name] = _check_discrete(label, actions[name], space, (num_envs,))
+            elif isinstance(space, gymnasium.spaces.MultiDiscrete):
+                per_agent[name] = _check_multi_discrete(label, actions[name], space, (num_envs,))
             else:
                 per_agent[name] = _check_box(label, actions[name], space, (num_envs,))
         return self._stack(per_agent, world_axis=True)
@@ -209,6 +229,30 @@ def _check_discrete(label: str, value, space: gymnasium.spaces.Discrete, batch: 
             where = "" if not batch else f" at world {int(np.flatnonzero(bad)[0])}"
             raise ValueError(f"{label}: expected {expected}, got {array[bad].flat[0]}{where}")
     return array.astype(np.int64) - start if start else array.astype(np.int64)
+
+
+def _check_multi_discrete(label: str, value, space: gymnasium.spaces.MultiDiscrete,
+                          batch: tuple) -> np.ndarray:
+    nvec = np.asarray(space.nvec)
+    shape = (*batch, *nvec.shape)
+    expected = f"MultiDiscrete({nvec.tolist()}) actions (integers in [0, nvec - 1])"
+    if isinstance(value, (bool, np.bool_, float, complex, str, bytes)) or value is None:
+        raise TypeError(f"{label}: expected {expected}, got {type(value).__name__} {value!r}")
+    try:
+        array = _to_numpy(value)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{label}: expected {expected}, got {type(value).__name__}") from err
+    if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"{label}: expected {expected} with an integer dtype, got dtype {array.dtype}")
+    if array.shape != shape:
+        raise ValueError(f"{label}: expected shape {shape}, got {array.shape}")
+    bad = (array < 0) | (array >= nvec)
+    if bad.any():
+        where = np.argwhere(bad)[0]
+        world = f" at world {int(where[0])}" if batch else ""
+        raise ValueError(f"{label}: expected {expected}, got {array[tuple(where)]} in component "
+                         f"{int(where[-1])} (nvec {int(nvec.reshape(-1)[where[-1]])}){world}")
+    return array.astype(np.int64)
 
 
 def _check_box(label: str, value, space: gymnasium.spaces.Box, batch: tuple) -> np.ndarray:
@@ -409,13 +453,14 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                                         allow_none=True)
         cls = registry.scenario_class(scenario)
         if max_episode_steps is not None:
-            if "max_cycles" not in registry.accepted_kwargs(cls):
+            length = getattr(cls, "episode_length_kwarg", "max_cycles")
+            if length not in registry.accepted_kwargs(cls):
                 raise ValueError(f"max_episode_steps: {scenario} has no episode-length argument "
-                                 "(max_cycles) to set")
-            if "max_cycles" in kwargs and kwargs["max_cycles"] != max_episode_steps:
+                                 f"({length}) to set")
+            if length in kwargs and kwargs[length] != max_episode_steps:
                 raise ValueError(f"max_episode_steps={max_episode_steps} and "
-                                 f"max_cycles={kwargs['max_cycles']!r} disagree; pass one of them")
-            kwargs["max_cycles"] = max_episode_steps
+                                 f"{length}={kwargs[length]!r} disagree; pass one of them")
+            kwargs[length] = max_episode_steps
         self.metadata = {**_DEFAULT_METADATA, **getattr(cls, "metadata", {}), "autoreset_mode": mode}
         self.render_mode = _check_render_mode(render_mode, self.metadata)
         self.scenario_id = scenario

@@ -18,7 +18,10 @@ while env.agents:
   views of the Warp buffers), rewards Python floats, flags Python bools.  Per-agent infos carry
   the scenario's task metrics (``collisions``, ...: the agent's own value where the metric is
   per agent; world-level and per-landmark metrics as scalars / arrays) and ``t``.
-- Actions: ``Discrete`` as Python or numpy integers; ``Box`` as float arrays.  A bad action
+- Agents can leave before the episode ends (``Tag-v0``'s tagged runners): an agent is reported
+  terminated once, at the step it leaves, and is then removed from ``agents`` (PettingZoo's rule).
+- Actions: ``Discrete`` as Python or numpy integers; ``MultiDiscrete`` as integer arrays (or
+  lists) of its length; ``Box`` as float arrays.  A bad action
   (missing or unknown agent, wrong type/shape, out of range, NaN) raises ``TypeError`` /
   ``ValueError`` naming the agent *before* anything is written: the env is unchanged.
   Out-of-range continuous actions are an error, not clipped (mpe2 clips them with a warning).
@@ -244,8 +247,8 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         self.batched.set_curriculum_stage(stage)
 
     def check_action(self, agent: str, action):
-        """Validate one agent's action; returns it as an ``int`` (Discrete) or a float32 array
-        (Box).  Raises ``TypeError`` / ``ValueError`` naming the agent."""
+        """Validate one agent's action; returns it as an ``int`` (Discrete), an int64 array
+        (MultiDiscrete) or a float32 array (Box).  Raises ``TypeError`` / ``ValueError`` naming the agent."""
         space = self.action_space(agent)
         # fast paths for what policies usually pass; anything else (and every error) goes
         # through the shared validation helpers below
@@ -253,6 +256,10 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
             if isinstance(action, (int, np.integer)) and not isinstance(action, bool) \
                     and 0 <= action < space.n:
                 return int(action)
+        elif isinstance(space, gymnasium.spaces.MultiDiscrete):
+            if (isinstance(action, np.ndarray) and action.dtype.kind in "iu"
+                    and action.shape == space.shape and bool(((action >= 0) & (action < space.nvec)).all())):
+                return action.astype(np.int64)
         elif (isinstance(space, gymnasium.spaces.Box) and isinstance(action, np.ndarray)
               and action.dtype.kind == "f" and action.shape == space.shape):
             if bool((action >= space.low).all() and (action <= space.high).all()):  # False for NaN
@@ -277,6 +284,12 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
                                  f"got shape {tuple(tensor.shape)}")
             v.check_discrete(name, tensor, n)
             return int(tensor)
+        if isinstance(space, gymnasium.spaces.MultiDiscrete):
+            v.check_shape(name, tensor, space.shape)
+            flat, nvec = tensor.reshape(-1), space.nvec.reshape(-1)
+            for d, n in enumerate(nvec):
+                v.check_discrete(f"{name}[{d}]", flat[d], int(n))
+            return tensor.to(torch.int64).numpy()
         if isinstance(space, gymnasium.spaces.Box):
             v.check_shape(name, tensor, space.shape)
             low, high = np.asarray(space.low, np.float64), np.asarray(space.high, np.float64)
@@ -300,6 +313,8 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         for g, spec in self._groups.items():
             if isinstance(spec.action_space, gymnasium.spaces.Discrete):
                 array = np.zeros((1, spec.n_agents), dtype=np.int64)
+            elif isinstance(spec.action_space, gymnasium.spaces.MultiDiscrete):  # zeros: no-ops
+                array = np.zeros((1, spec.n_agents, *spec.action_space.shape), dtype=np.int64)
             else:
                 array = np.zeros((1, spec.n_agents, *spec.action_space.shape), dtype=np.float32)
             for k, agent in enumerate(spec.agents):

@@ -571,16 +571,19 @@ def tag_reward_done(
 def tag_copy_final(
     # State in
     reset_now: wp.array(dtype=wp.int32),
+    alive: wp.array2d(dtype=wp.bool),
     tagger_obs: wp.array3d(dtype=wp.float32),
     runner_obs: wp.array3d(dtype=wp.float32),
     # Outputs
+    final_alive: wp.array2d(dtype=wp.bool),
     tagger_final_obs: wp.array3d(dtype=wp.float32),
     runner_final_obs: wp.array3d(dtype=wp.float32),
 ):
-    """SAME_STEP: keep agent i's last observation of a world about to be reset."""
+    """SAME_STEP: keep agent i's last observation and in-game flag of a world about to be reset."""
     e, i = wp.tid()
     if reset_now[e] == 0:
         return
+    final_alive[e, i] = alive[e, i]
     num_taggers = tagger_obs.shape[1]
     if i < num_taggers:
         for f in range(tagger_obs.shape[2]):

@@ -144,9 +144,11 @@ class Tag(BatchedEnv):
     the observation is taken after moving and *before* the step's tags, so a runner tagged at
     step t still appears in the observations of step t and is gone from step t + 1.
 
-    **Alive mask**: ``info["alive"]`` / ``env.alive`` — ``{group: bool [E, n_g]}`` (views:
-    who is in the game for the observations just returned; after an autoreset, the new
-    episode's); ``get_state()["alive"]`` ``[E, A]``.
+    **Alive mask**: ``info["alive"]`` / ``env.alive_mask`` — ``{group: bool [E, n_g]}``
+    (views: who is in the game for the observations just returned; after a SAME_STEP
+    autoreset, the new episode's — the finished episode's last mask is in
+    ``info["final_alive"]``, valid where ``info["_final_obs"]``); ``get_state()["alive"]``
+    ``[E, A]``.
 
     **Info** (task metrics): ``tags [E, A]`` (tagger: runners it tagged this step; runner: 1 if
     tagged this step), ``edge_hits [E, A]`` (1 if clipped at the edge this step),
@@ -317,6 +319,7 @@ class Tag(BatchedEnv):
         self._nn_idx = self._world_array((A, kk), wp.int32)
         self._agent_term = self._world_array((A,), wp.bool)
         self._agent_trunc = self._world_array((A,), wp.bool)
+        self._final_alive = self._world_array((A,), wp.bool)
         self._observe_mask = self._world_array((), wp.int32)
         for name, spec in self.groups.items():
             self._obs_arrays[name] = self._world_array((spec.n_agents, obs_dim), wp.float32)
@@ -351,6 +354,14 @@ class Tag(BatchedEnv):
         self._alive = {g: alive[:, s.start:s.stop] for g, s in self.groups.items()}
         self._metrics = {k: wp.to_torch(a) for k, a in self._metric_arrays.items()}
         self._metrics["alive"] = self._alive
+        final_alive = wp.to_torch(self._final_alive)
+        self._final_alive_views = {g: final_alive[:, s.start:s.stop] for g, s in self.groups.items()}
+
+    def _step_info(self) -> dict:
+        info = super()._step_info()
+        if self._mode_code == K.AUTORESET_SAME_STEP:
+            info["final_alive"] = self._final_alive_views
+        return info
 
     # ------------------------------------------------------------------ public extras
     @property
@@ -415,8 +426,8 @@ class Tag(BatchedEnv):
             m["runners_left"]])
         if self._mode_code == K.AUTORESET_SAME_STEP:
             self._launch_agents(K.tag_copy_final, worlds=worlds, inputs=[
-                self._reset_now, self._obs_arrays["tagger"], self._obs_arrays["runner"],
-                self._final_obs_arrays["tagger"], self._final_obs_arrays["runner"]])
+                self._reset_now, self.alive, self._obs_arrays["tagger"], self._obs_arrays["runner"],
+                self._final_alive, self._final_obs_arrays["tagger"], self._final_obs_arrays["runner"]])
         self._launch_reset(worlds)
         self._launch_grid_and_observe(K.SELECT_MASKED, self._reset_now, False, worlds)
 
@@ -440,8 +451,8 @@ class Tag(BatchedEnv):
             self._observe_mask_view[index] = 1
         if write_final:  # pragma: no cover - the base never asks for it here
             self._launch_agents(K.tag_copy_final, worlds=worlds, inputs=[
-                self._reset_now, self._obs_arrays["tagger"], self._obs_arrays["runner"],
-                self._final_obs_arrays["tagger"], self._final_obs_arrays["runner"]])
+                self._reset_now, self.alive, self._obs_arrays["tagger"], self._obs_arrays["runner"],
+                self._final_alive, self._final_obs_arrays["tagger"], self._final_obs_arrays["runner"]])
         self._launch_reset(worlds)
         self._launch_grid_and_observe(K.SELECT_MASKED, self._observe_mask, False, worlds)
 
