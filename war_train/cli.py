@@ -113,7 +113,8 @@ def resolve_config(args) -> TrainConfig:
     """Defaults <- preset <- explicit options (train), or checkpoint <- explicit options (resume)."""
     from war_train.presets import SCENARIO_PRESETS, preset_overrides
 
-    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if hasattr(args, f.name)}
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
+             if f.name != "scenario" and hasattr(args, f.name)}
     if args.resume:
         from war_train.checkpoint import load_checkpoint
 
