@@ -112,3 +112,19 @@ def test_padding_bad_actions_and_record_episode_statistics():
     assert AgentsAsEnvs(batched).num_envs == 6
     with pytest.raises(ValueError, match="NEXT_STEP"):
         AgentsAsEnvs(war_envs.make("Spread-v0", num_envs=2))
+
+
+def test_tag_agents_that_leave_end_with_their_world():
+    envs = AgentsAsEnvs("Tag-v0", num_envs=2, episode_length=5, seed=0)
+    assert envs.single_action_space.shape == (2,) and envs.num_envs == 22
+    envs.reset(seed=0)
+    state = envs.batched.get_state()
+    state["agent_pos"][1, 3] = state["agent_pos"][1, 0]  # runner_2 of world 1 on the tagger
+    envs.batched.set_state({"agent_pos": state["agent_pos"]})
+    noop = np.zeros((22, 2), dtype=np.int64)
+    _, rew, term, trunc, _ = envs.step(noop)
+    assert rew[11 + 3] < 0 and not (term | trunc).any()
+    for _ in range(4):
+        _, rew, term, trunc, _ = envs.step(noop)
+    assert (term | trunc).all() and not (term & trunc).any()
+    assert term[11 + 3] and term.sum() == 1  # the runner that left is terminated, the rest truncated

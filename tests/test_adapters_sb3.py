@@ -236,3 +236,25 @@ def test_supersuit_path_steps_and_trains():
     model = PPO("MlpPolicy", venv, n_steps=16, batch_size=48, n_epochs=1, device="cpu")
     model.learn(16 * 6)
     assert model.num_timesteps == 16 * 6
+
+
+def test_tag_multidiscrete_and_agents_that_leave():
+    """Tag-v0: MultiDiscrete actions; a runner tagged mid-episode keeps its sub-env running
+    (no done) until the world ends, then reports terminated (no time-limit bootstrap)."""
+    venv = SB3VecEnv("Tag-v0", num_envs=2, seed=0, episode_length=6)
+    A = venv.num_agents  # 1 tagger + 10 runners
+    assert venv.action_space == venv.env.groups["runner"].action_space
+    venv.reset()
+    state = venv.env.get_state()
+    state["agent_pos"][0, 1] = state["agent_pos"][0, 0]  # runner_0 of world 0 on top of the tagger
+    venv.env.set_state({"agent_pos": state["agent_pos"]})
+    noop = np.zeros((venv.num_envs, 2), dtype=np.int64)
+    obs, rew, done, infos = venv.step(noop)
+    assert rew[1] < 0  # runner_0 was tagged ...
+    assert not done.any()  # ... but no sub-env ends while its world runs on
+    for _ in range(5):
+        obs, rew, done, infos = venv.step(noop)
+    assert done.all()
+    assert infos[1]["TimeLimit.truncated"] is False  # runner_0 of world 0 left: terminated
+    assert infos[2]["TimeLimit.truncated"] is True and infos[A + 1]["TimeLimit.truncated"] is True
+    assert venv.env_method("action_masks")[0].shape == (22,)

@@ -31,7 +31,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::F
     ("Spread-v0", {"continuous_actions": True}),
     ("PredatorPrey-v0", {}),
     ("PredatorPrey-v0", {"categorical_actions": False}),
-], ids=["spread", "spread-continuous", "predprey", "predprey-onehot"])
+    ("Tag-v0", {"episode_length": 10}),
+    ("Tag-v0", {"episode_length": 10, "categorical_actions": False}),
+], ids=["spread", "spread-continuous", "predprey", "predprey-onehot", "tag-multidiscrete", "tag-onehot"])
 def test_check_env_specs(env_id, kw):
     env = TorchRLEnv(env_id, num_envs=4, seed=0, **kw)
     check_env_specs(env, seed=0)

@@ -17,6 +17,10 @@ obs, rew, term, trunc, info = envs.step(envs.action_space.sample())
   group must share them; for scenarios whose groups observe different sizes (PredatorPrey:
   16 vs 14) pass ``pad_observations=True`` (zeros appended, as SuperSuit's
   ``pad_observations_v0``).  Different action spaces are an error.
+- **Agents that leave** (Tag's tagged runners): a sub-env's episode is its world's; it
+  reports ``terminated`` (if its agent left) or the world's flag when the world ends, never
+  before; in between it observes what the scenario gives agents out of the game (zeros) with
+  reward 0.  MultiDiscrete actions are ``int [E*A, k]``.
 - **Autoreset**: ``NEXT_STEP`` by default (as Gymnasium's vector envs), ``SAME_STEP``
   (``info["final_obs"]`` object array + ``info["_final_obs"]`` mask, as ``SyncVectorEnv``) or
   ``DISABLED`` (``reset(options={"reset_mask": mask})``: a mask over sub-envs that must be the
@@ -106,8 +110,10 @@ class AgentLayout:
         else:
             self.single_observation_space = copy.deepcopy(first.observation_space)
         self.single_action_space = copy.deepcopy(first.action_space)
-        self.discrete = isinstance(self.single_action_space, gymnasium.spaces.Discrete)
-        self._action_shape = (self.n,) if self.discrete else (self.n, *self.single_action_space.shape)
+        space = self.single_action_space
+        self.discrete = isinstance(space, gymnasium.spaces.Discrete)
+        self.integer_actions = isinstance(space, (gymnasium.spaces.Discrete, gymnasium.spaces.MultiDiscrete))
+        self._action_shape = (self.n,) if self.discrete else (self.n, *space.shape)
         self._device = batched.torch_device
 
     # -------------------------------------------------------------- batch -> flat
@@ -130,8 +136,21 @@ class AgentLayout:
         """``{group: [E, n_g]}`` -> ``[E * A]`` numpy copy of ``dtype``."""
         return self._flat(values).cpu().numpy().astype(dtype, copy=False)
 
-    def world_of(self, index) -> np.ndarray:
-        return np.asarray(index) // self.num_agents
+    def flags_np(self, term: Mapping[str, torch.Tensor], trunc: Mapping[str, torch.Tensor]):
+        """``(terminated [E*A], truncated [E*A], world_done [E])`` numpy, per sub-env.
+
+        A world's episode ends when every agent is terminated or truncated; only then do its
+        sub-envs report flags (each agent its own: ``terminated`` for an agent that left the
+        game earlier, e.g. Tag's tagged runners, else the world's).  Before that every flag is
+        False, so a sub-env never ends while its world runs on (single-agent libraries would
+        otherwise restart it)."""
+        te = self._flat(term).cpu().numpy().astype(np.bool_, copy=False)
+        tr = self._flat(trunc).cpu().numpy().astype(np.bool_, copy=False)
+        world_done = (te | tr).reshape(self.num_worlds, self.num_agents).all(axis=1)
+        done = np.repeat(world_done, self.num_agents)
+        terminated = te & done
+        truncated = tr & done & ~terminated
+        return terminated, truncated, world_done
 
     # -------------------------------------------------------------- flat -> batch
     def actions(self, actions, name: str = "actions") -> dict[str, torch.Tensor]:
@@ -155,10 +174,10 @@ class AgentLayout:
         if tuple(tensor.shape) != self._action_shape:
             raise ValueError(f"{name}: expected shape {self._action_shape} (num_envs = {self.num_worlds} "
                              f"worlds x {self.num_agents} agents), got {tuple(tensor.shape)}")
-        if self.discrete and (tensor.is_floating_point() or tensor.dtype == torch.bool):
+        if self.integer_actions and (tensor.is_floating_point() or tensor.dtype == torch.bool):
             raise TypeError(f"{name}: expected integer actions for {self.single_action_space}, got "
                             f"dtype {tensor.dtype}")
-        if not self.discrete and not tensor.is_floating_point():
+        if not self.integer_actions and not tensor.is_floating_point():
             raise TypeError(f"{name}: expected floating actions for {self.single_action_space}, got "
                             f"dtype {tensor.dtype}")
         if tensor.device != self._device:
@@ -272,9 +291,7 @@ class AgentsAsEnvs(gymnasium.vector.VectorEnv):
         lay = self.layout
         observations = lay.observations_np(obs)
         rewards = lay.per_agent_np(rew, np.float64)
-        terminations = lay.per_agent_np(term, np.bool_)
-        truncations = lay.per_agent_np(trunc, np.bool_)
-        done_world = terminations.reshape(self.num_worlds, -1)[:, 0] | truncations.reshape(self.num_worlds, -1)[:, 0]
+        terminations, truncations, done_world = lay.flags_np(term, trunc)
         infos: dict[str, Any] = {}
         if self.autoreset_mode == AutoresetMode.SAME_STEP and done_world.any():
             done = np.repeat(done_world, self.num_agents)

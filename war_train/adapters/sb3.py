@@ -22,6 +22,9 @@ loop over worlds.  The flattening is ``war_envs.frontends.agents_as_envs.AgentLa
   ``infos[i]["TimeLimit.truncated"]`` is ``truncated and not terminated`` (real time limits:
   SB3 bootstraps them).  Every info has ``TimeLimit.truncated``, as ``DummyVecEnv``.
 - observations are float32 numpy **copies**, rewards float32, dones bool.
+- agents that leave (Tag's tagged runners): a sub-env's episode is its world's (see
+  ``AgentLayout.flags_np``): its ``done`` comes at the world's end, with ``TimeLimit.truncated``
+  False for an agent that left (no bootstrap); MultiDiscrete actions are ``int [E*A, k]``.
 - ``seed(s)`` applies at the next ``reset()``: world ``w`` gets the stream of ``s + w`` (the
   agents of a world share it); the returned list gives each sub-env its world's seed.
 - ``env_method("action_masks")`` returns all-ones masks (MPE has no invalid actions), or the
@@ -78,7 +81,12 @@ class SB3VecEnv(VecEnv):
         self._pending_seed: int | None = None
         super().__init__(self.layout.n, self.layout.single_observation_space, self.layout.single_action_space)
         space = self.action_space
-        self._mask_size = int(space.n) if isinstance(space, gymnasium.spaces.Discrete) else None
+        if isinstance(space, gymnasium.spaces.Discrete):
+            self._mask_size = int(space.n)
+        elif isinstance(space, gymnasium.spaces.MultiDiscrete):  # MaskablePPO: masks concatenated
+            self._mask_size = int(np.sum(space.nvec))
+        else:
+            self._mask_size = None
 
     # ------------------------------------------------------------------ core API
     def reset(self) -> np.ndarray:
@@ -103,8 +111,7 @@ class SB3VecEnv(VecEnv):
         lay = self.layout
         observations = lay.observations_np(obs)
         rewards = lay.per_agent_np(rew, np.float32)
-        terminated = lay.per_agent_np(term, np.bool_)
-        truncated = lay.per_agent_np(trunc, np.bool_)
+        terminated, truncated, _ = lay.flags_np(term, trunc)
         dones = terminated | truncated
         infos: list[dict[str, Any]] = [{"TimeLimit.truncated": False} for _ in range(self.num_envs)]
         done_idx = np.flatnonzero(dones)
@@ -179,9 +186,10 @@ class SB3VecEnv(VecEnv):
         return [False] * len(self._indices(indices))
 
     def action_masks(self) -> np.ndarray:
-        """``bool [E * A, n]``: the scenario's ``action_masks()`` if it has one, else all True."""
+        """``bool [E * A, n]`` (MultiDiscrete: ``sum(nvec)``): the scenario's ``action_masks()``
+        if it has one, else all True."""
         if self._mask_size is None:
-            raise TypeError(f"action_masks: only for Discrete action spaces, got {self.action_space}")
+            raise TypeError(f"action_masks: only for Discrete / MultiDiscrete action spaces, got {self.action_space}")
         own = getattr(self.env, "action_masks", None)
         if own is None:
             return np.ones((self.num_envs, self._mask_size), dtype=np.bool_)

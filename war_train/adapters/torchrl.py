@@ -16,7 +16,7 @@ Layout (``E`` worlds, groups ``g`` of ``n_g`` agents; VMAS's keys plus a real ``
 | key | shape | |
 |---|---|---|
 | ``(g, "observation")`` | ``[E, n_g, obs_dim_g]`` float32 | |
-| ``(g, "action")`` | ``[E, n_g]`` int64 (``categorical_actions=True``, as VMAS), ``[E, n_g, 5]`` one-hot or Box(0, 1) float32 | |
+| ``(g, "action")`` | ``[E, n_g]`` int64 (``categorical_actions=True``, as VMAS), ``[E, n_g, 5]`` one-hot or Box(0, 1) float32; MultiDiscrete: ``[E, n_g, k]`` int64 (or concatenated one-hots) | |
 | ``(g, "reward")`` | ``[E, n_g, 1]`` (the world's precision) | |
 | ``(g, "done" / "terminated" / "truncated")`` | ``[E, n_g, 1]`` bool | per agent |
 | ``"done"``, ``"terminated"``, ``"truncated"`` | ``[E, 1]`` bool | per world |
@@ -30,6 +30,9 @@ Layout (``E`` worlds, groups ``g`` of ``n_g`` agents; VMAS's keys plus a real ``
   mask becomes one masked ``env.reset(mask=...)`` (one launch), every agent of a world resets
   together.  ``set_seed(s)`` seeds the next reset (world ``w`` gets the stream of ``s + w``).
 - Every returned tensor is a copy (never a view of the Warp buffers).
+- Per-agent done keys carry the world's flags (all agents of a world end together, as in
+  VMAS): an agent that leaves early (Tag's tagged runners) keeps stepping with the zero
+  observations and rewards the scenario gives it until its world ends.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from __future__ import annotations
 import gymnasium
 import torch
 from tensordict import TensorDict, TensorDictBase
-from torchrl.data import Bounded, Categorical, Composite, OneHot, Unbounded
+from torchrl.data import Bounded, Categorical, Composite, MultiCategorical, MultiOneHot, OneHot, Unbounded
 from torchrl.envs import EnvBase
 
 from war_envs.core import validation as v
@@ -88,6 +91,13 @@ class TorchRLEnv(EnvBase):
                     a = Categorical(n=int(space.n), shape=(E, n), dtype=torch.int64, device=dev)
                 else:
                     a = OneHot(n=int(space.n), shape=(E, n, int(space.n)), dtype=torch.int64, device=dev)
+            elif isinstance(space, gymnasium.spaces.MultiDiscrete):
+                nvec = [int(x) for x in space.nvec.reshape(-1)]
+                if self.categorical_actions:
+                    a = MultiCategorical(nvec=torch.tensor(nvec, device=dev).expand(E, n, len(nvec)).clone(),
+                                         shape=(E, n, len(nvec)), dtype=torch.int64, device=dev)
+                else:
+                    a = MultiOneHot(nvec=nvec, shape=(E, n, sum(nvec)), dtype=torch.int64, device=dev)
             elif isinstance(space, gymnasium.spaces.Box):
                 a = Bounded(low=torch.as_tensor(space.low, device=dev).expand(E, n, *space.shape),
                             high=torch.as_tensor(space.high, device=dev).expand(E, n, *space.shape),
@@ -125,8 +135,12 @@ class TorchRLEnv(EnvBase):
         actions = {}
         for g in self.group_map:
             a = tensordict.get((g, "action"))
-            if not self.categorical_actions and isinstance(self._env.groups[g].action_space, gymnasium.spaces.Discrete):
+            space = self._env.groups[g].action_space
+            if not self.categorical_actions and isinstance(space, gymnasium.spaces.Discrete):
                 a = a.argmax(-1)
+            elif not self.categorical_actions and isinstance(space, gymnasium.spaces.MultiDiscrete):
+                nvec = [int(x) for x in space.nvec.reshape(-1)]
+                a = torch.stack([part.argmax(-1) for part in a.split(nvec, dim=-1)], dim=-1)
             actions[g] = a
         obs, rew, _, _, _ = self._env.step(actions)
         return self._output(obs, reward=rew)
