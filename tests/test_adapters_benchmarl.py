@@ -1,0 +1,55 @@
+"""BenchMARL: war-envs scenarios as BenchMARL tasks; MAPPO runs two iterations (with an
+evaluation) on Spread through BenchMARL's Experiment.  BenchMARL pins torchrl<0.12, so this
+runs only where the ``[benchmarl]`` extra is installed (not in ``[dev]``)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+pytest.importorskip("benchmarl")
+
+from benchmarl.algorithms import MappoConfig  # noqa: E402
+from benchmarl.experiment import Experiment, ExperimentConfig  # noqa: E402
+from benchmarl.models.mlp import MlpConfig  # noqa: E402
+
+from war_train.adapters.benchmarl import WarEnvsClass, WarEnvsTask  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
+
+
+@pytest.mark.parametrize("task,config,groups", [
+    (WarEnvsTask.SPREAD, {"max_cycles": 7}, {"agent": 3}),
+    (WarEnvsTask.PREDATOR_PREY, {}, {"adversary": 3, "agent": 1}),
+    (WarEnvsTask.TAG, {"episode_length": 9}, {"tagger": 1, "runner": 10}),
+])
+def test_task_class(task, config, groups):
+    t = task.get_task(config=config)
+    assert isinstance(t, WarEnvsClass) and t.supports_discrete_actions()
+    env = t.get_env_fun(num_envs=4, continuous_actions=False, seed=0, device="cpu")()
+    assert {g: len(a) for g, a in t.group_map(env).items()} == groups
+    assert t.max_steps(env) == next(iter(config.values()), 25)
+    assert "state" not in t.observation_spec(env).keys() and "state" in t.state_spec(env).keys()
+    for g in groups:
+        assert (g, "observation") in t.observation_spec(env).keys(True)
+        assert (g, "action") in t.action_spec(env).keys(True)
+    assert t.supports_continuous_actions() == (task != WarEnvsTask.TAG)
+
+
+def test_benchmarl_mappo_runs_on_spread(tmp_path):
+    torch.manual_seed(0)
+    cfg = ExperimentConfig.get_from_yaml()
+    cfg.sampling_device = cfg.train_device = cfg.buffer_device = "cpu"
+    cfg.max_n_iters, cfg.max_n_frames = 2, None
+    cfg.on_policy_collected_frames_per_batch = 400
+    cfg.on_policy_n_envs_per_worker = 16
+    cfg.on_policy_n_minibatch_iters = 1
+    cfg.on_policy_minibatch_size = 200
+    cfg.evaluation, cfg.evaluation_interval, cfg.evaluation_episodes, cfg.render = True, 400, 2, False
+    cfg.loggers, cfg.save_folder, cfg.create_json = ["csv"], str(tmp_path), False
+    cfg.checkpoint_interval, cfg.checkpoint_at_end = 0, False
+    exp = Experiment(task=WarEnvsTask.SPREAD.get_task(config={"max_cycles": 25}),
+                     algorithm_config=MappoConfig.get_from_yaml(), model_config=MlpConfig.get_from_yaml(),
+                     critic_model_config=MlpConfig.get_from_yaml(), seed=0, config=cfg)
+    exp.run()
+    assert exp.n_iters_performed == 2 and exp.total_frames == 800

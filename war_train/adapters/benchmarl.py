@@ -1,0 +1,113 @@
+"""BenchMARL: war-envs scenarios as BenchMARL tasks (over ``war_train.adapters.torchrl.TorchRLEnv``).
+
+```python
+from benchmarl.algorithms import MappoConfig
+from benchmarl.experiment import Experiment, ExperimentConfig
+from benchmarl.models.mlp import MlpConfig
+from war_train.adapters.benchmarl import WarEnvsTask
+
+task = WarEnvsTask.SPREAD.get_task(config={"max_cycles": 25})   # scenario arguments
+Experiment(task=task, algorithm_config=MappoConfig.get_from_yaml(),
+           model_config=MlpConfig.get_from_yaml(), critic_model_config=MlpConfig.get_from_yaml(),
+           seed=0, config=ExperimentConfig.get_from_yaml()).run()
+```
+
+- Members: ``SPREAD`` (``Spread-v0``), ``PREDATOR_PREY`` (``PredatorPrey-v0``), ``COMMAND``
+  (``Command-v0``), ``TAG`` (``Tag-v0``); ``WarEnvsClass(name=<scenario id>, config=...)``
+  works for any registered id (e.g. your own).  ``config`` holds scenario arguments;
+  BenchMARL's ``n_envs`` become ``num_envs`` worlds, its ``continuous_actions`` the scenario's
+  (where it has that argument).  Tasks come with no yaml, so use ``get_task(config={...})``
+  (``config={}`` for the defaults), not ``get_from_yaml()``.
+- ``state_spec``: the env's ``"state"`` (every agent's observation: MAPPO's centralized critic
+  with ``share_param_critic`` uses it); a real ``truncated`` key; masked partial resets.
+- Needs BenchMARL, which pins ``torchrl<0.12``: install ``war-envs[benchmarl]`` in its own
+  environment (the ``[torchrl]``/``[dev]`` extras resolve to a newer torchrl).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+from benchmarl.environments.common import Task, TaskClass
+from torchrl.data import Composite
+from torchrl.envs import EnvBase
+
+from war_envs import registry
+from war_train.adapters.torchrl import TorchRLEnv
+
+__all__ = ["WarEnvsClass", "WarEnvsTask"]
+
+#: BenchMARL task names -> war-envs scenario ids
+TASK_IDS = {"SPREAD": "Spread-v0", "PREDATOR_PREY": "PredatorPrey-v0", "COMMAND": "Command-v0", "TAG": "Tag-v0"}
+_LENGTH_ARGS = ("max_cycles", "episode_length")
+
+
+class WarEnvsClass(TaskClass):
+    """A war-envs scenario as a BenchMARL ``TaskClass``; ``name`` is a task name of
+    ``WarEnvsTask`` or a registered scenario id, ``config`` its scenario arguments."""
+
+    @property
+    def scenario_id(self) -> str:
+        return TASK_IDS.get(self.name, self.name)
+
+    def _accepted(self) -> list[str]:
+        return registry.accepted_kwargs(registry.scenario_class(self.scenario_id))
+
+    def get_env_fun(self, num_envs: int, continuous_actions: bool, seed: int | None, device) -> Callable[[], EnvBase]:
+        config = copy.deepcopy(dict(self.config))
+        if "continuous_actions" in self._accepted():
+            config["continuous_actions"] = continuous_actions
+        return lambda: TorchRLEnv(self.scenario_id, num_envs=num_envs, seed=seed, device=str(device), **config)
+
+    def supports_continuous_actions(self) -> bool:
+        return "continuous_actions" in self._accepted()
+
+    def supports_discrete_actions(self) -> bool:
+        return True
+
+    def has_render(self, env: EnvBase) -> bool:
+        return False
+
+    def max_steps(self, env: EnvBase) -> int:
+        for name in _LENGTH_ARGS:
+            if hasattr(env.batched, name):
+                return int(getattr(env.batched, name))
+        raise AttributeError(f"{self.scenario_id}: no episode length ({' / '.join(_LENGTH_ARGS)})")
+
+    def group_map(self, env: EnvBase) -> dict[str, list[str]]:
+        return dict(env.group_map)
+
+    def observation_spec(self, env: EnvBase) -> Composite:
+        spec = env.full_observation_spec_unbatched.clone()
+        del spec["state"]
+        return spec
+
+    def info_spec(self, env: EnvBase) -> Composite | None:
+        return None
+
+    def state_spec(self, env: EnvBase) -> Composite | None:
+        return Composite({"state": env.full_observation_spec_unbatched["state"].clone()})
+
+    def action_spec(self, env: EnvBase) -> Composite:
+        return env.full_action_spec_unbatched
+
+    def action_mask_spec(self, env: EnvBase) -> Composite | None:
+        return None
+
+    @staticmethod
+    def env_name() -> str:
+        return "war_envs"
+
+
+class WarEnvsTask(Task):
+    """The built-in war-envs scenarios as BenchMARL tasks."""
+
+    SPREAD = None
+    PREDATOR_PREY = None
+    COMMAND = None
+    TAG = None
+
+    @staticmethod
+    def associated_class():
+        return WarEnvsClass
