@@ -344,8 +344,12 @@ def _train_sb3(cfg: dict, tracker: Tracker) -> int:
             self.stop = tracker.report(self.num_timesteps // n_agents, self.n, self.s)
             self.n, self.s = 0, 0.0
 
+    # (SuperSuit's ConcatVecEnv has no seed(); PPO(seed=...) would call it: seed torch/numpy instead)
+    from stable_baselines3.common.utils import set_random_seed
+
+    set_random_seed(cfg["seed"])
     model = PPO("MlpPolicy", env, learning_rate=1e-3, n_steps=128, batch_size=256, n_epochs=10, gamma=0.99,
-                gae_lambda=0.95, ent_coef=0.01, seed=cfg["seed"], device="cpu", verbose=0)
+                gae_lambda=0.95, ent_coef=0.01, device="cpu", verbose=0)
     callback = Track()
     model.learn(total_timesteps=10 ** 9, callback=callback)
     return model.num_timesteps // n_agents
