@@ -135,7 +135,7 @@ def test_kernels_match_reference_float32_step_by_step():
 
 
 def test_training_preset_matches_reference_for_an_episode_prefix():
-    """The WarpDrive training preset (110 agents, k = 10, a 7 x 7 neighbour grid)."""
+    """The WarpDrive training preset (110 agents, k = 10, a 10 x 10 neighbour grid)."""
     env = war_envs.make("Tag-v0", preset="warpdrive_training", num_envs=2, precision="float64", seed=0)
     env.reset()
     refs = [reference_from(env, w, TAG_TRAINING_PRESET, np.float64) for w in range(2)]

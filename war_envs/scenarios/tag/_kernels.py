@@ -252,6 +252,33 @@ def insert_neighbor(
 
 
 @wp.func
+def scan_candidates(
+    e: int,
+    i: int,
+    px: Any,
+    py: Any,
+    first: int,
+    last: int,
+    count: int,
+    k: int,
+    agent_pos: wp.array3d(dtype=Any),
+    cell_agents: wp.array2d(dtype=wp.int32),
+    nn_dist: wp.array3d(dtype=Any),
+    nn_idx: wp.array3d(dtype=wp.int32),
+):
+    """Offer the agents cell_agents[e, first:last] (other than i) to i's nearest list."""
+    for p in range(first, last):
+        j = cell_agents[e, p]
+        if j != i:
+            dx = agent_pos[e, j, 0] - px
+            dy = agent_pos[e, j, 1] - py
+            d = wp.sqrt(dx * dx + dy * dy)
+            if count < k or before(d, j, nn_dist[e, i, k - 1], nn_idx[e, i, k - 1]):
+                count = insert_neighbor(e, i, j, d, count, k, nn_dist, nn_idx)
+    return count
+
+
+@wp.func
 def k_nearest(
     e: int,
     i: int,
@@ -266,34 +293,50 @@ def k_nearest(
     nn_idx: wp.array3d(dtype=wp.int32),
 ):
     """The k nearest other agents in the game, nearest first, in nn_idx[e, i, :count]; returns
-    count.  Scans rings of cells (Chebyshev radius r = 0, 1, ...) around i's cell; after ring r
-    every agent closer than r * cell_size has been seen, so the search stops once the k-th
-    distance is below that (with a small margin for rounding at cell borders)."""
+    count.  Scans rings of cells (Chebyshev radius r = 0, 1, ...) around i's cell — the ring's
+    top and bottom rows as one contiguous run of the sorted agent list, its sides cell by cell.
+    After ring r every agent closer than the distance from i to the border of the scanned square
+    has been seen (a side on the grid's border hides nobody), so the search stops once the k-th
+    distance is below that (less a small margin against rounding at cell borders)."""
     c = agent_cell[e, i]
     cx = c % cells
     cy = c // cells
+    px = agent_pos[e, i, 0]
+    py = agent_pos[e, i, 1]
     r_max = wp.max(wp.max(cx, cells - 1 - cx), wp.max(cy, cells - 1 - cy))
+    far = type(cell_size)(3.0e38)
+    margin = type(cell_size)(0.001) * cell_size
     count = int(0)
     r = int(0)
     while r <= r_max:
-        for dy in range(-r, r + 1):
-            yy = cy + dy
-            if yy >= 0 and yy < cells:
-                step = int(1)
-                if wp.abs(dy) != r:
-                    step = 2 * r  # inner rows of the ring: only its left and right cells
-                for dx in range(-r, r + 1, step):
-                    xx = cx + dx
-                    if xx >= 0 and xx < cells:
-                        cell = yy * cells + xx
-                        for p in range(cell_start[e, cell], cell_start[e, cell + 1]):
-                            j = cell_agents[e, p]
-                            if j != i:
-                                d = pair_distance(agent_pos, e, j, i)
-                                count = insert_neighbor(e, i, j, d, count, k, nn_dist, nn_idx)
+        x0 = wp.max(cx - r, 0)
+        x1 = wp.min(cx + r, cells - 1)
+        for yy in range(wp.max(cy - r, 0), wp.min(cy + r, cells - 1) + 1):
+            row = yy * cells
+            if yy == cy - r or yy == cy + r:
+                count = scan_candidates(e, i, px, py, cell_start[e, row + x0], cell_start[e, row + x1 + 1],
+                                        count, k, agent_pos, cell_agents, nn_dist, nn_idx)
+            else:
+                if cx - r >= 0:
+                    cell = row + cx - r
+                    count = scan_candidates(e, i, px, py, cell_start[e, cell], cell_start[e, cell + 1],
+                                            count, k, agent_pos, cell_agents, nn_dist, nn_idx)
+                if cx + r < cells:
+                    cell = row + cx + r
+                    count = scan_candidates(e, i, px, py, cell_start[e, cell], cell_start[e, cell + 1],
+                                            count, k, agent_pos, cell_agents, nn_dist, nn_idx)
         if count == k:
-            covered = (type(cell_size)(float(r)) - type(cell_size)(0.001)) * cell_size
-            if nn_dist[e, i, k - 1] < covered:
+            # distance from (px, py) to the border of the scanned square of cells
+            covered = far
+            if cx - r > 0:
+                covered = wp.min(covered, px - type(cell_size)(float(cx - r)) * cell_size)
+            if cx + r < cells - 1:
+                covered = wp.min(covered, type(cell_size)(float(cx + r + 1)) * cell_size - px)
+            if cy - r > 0:
+                covered = wp.min(covered, py - type(cell_size)(float(cy - r)) * cell_size)
+            if cy + r < cells - 1:
+                covered = wp.min(covered, type(cell_size)(float(cy + r + 1)) * cell_size - py)
+            if nn_dist[e, i, k - 1] < covered - margin:
                 break
         r += 1
     return count

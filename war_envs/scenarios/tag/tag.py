@@ -77,7 +77,7 @@ PRESETS: dict[str, dict] = {"warpdrive_training": TAG_TRAINING_PRESET}
 # WarpDrive's constant that keeps the speed normaliser away from zero
 EPSILON = 1e-10
 # agents per cell of the neighbour grid (at the starting density) when cell_size is automatic
-TARGET_AGENTS_PER_CELL = 2.0
+TARGET_AGENTS_PER_CELL = 1.0
 MAX_CELLS_PER_SIDE = 1024
 
 
