@@ -62,7 +62,7 @@ def test_train_eval_render_and_resume_end_to_end(tmp_path, capsys):
     assert main(["eval", str(run / "checkpoint.pt"), "--episodes", "3", "--json", str(tmp_path / "e.json")]) == 0
     assert "greedy" in capsys.readouterr().out
     assert json.loads((tmp_path / "e.json").read_text())["episodes"] == 3
-    assert main(["render", str(run), "--gif", str(tmp_path / "x.gif"), "--mode", "sample"]) == 0
+    assert main(["render", str(run), "--gif", str(tmp_path / "x.gif"), "--mode", "sample", "--size", "160"]) == 0
     assert (tmp_path / "x.gif").stat().st_size > 0
 
 

@@ -43,13 +43,13 @@ def same(a, b):
 def test_learns_single_agent_spread_in_seconds():
     # one agent, one landmark: the return rises from ~-15 (random) within a few updates
     cfg = smoke(env_kwargs={"N": 1}, num_envs=32, epochs=5, lr=3e-3, critic_lr=3e-3,
-                total_env_steps=32 * 25 * 16)
+                total_env_steps=32 * 25 * 10)
     with make(cfg) as env:
         result = war_train.train(env, cfg)
     returns = [r["episode_return"] for r in result.history]
-    assert len(returns) == 16
+    assert len(returns) == 10
     first, last = sum(returns[:2]) / 2, sum(returns[-3:]) / 3
-    assert last > first + 4.0, returns
+    assert last > first + 3.0, returns
     for r in result.history:
         for key in ("agent/approx_kl", "agent/clipfrac", "agent/entropy", "agent/explained_variance",
                     "agent/value_loss", "agent/policy_loss", "agent/grad_norm_actor", "agent/grad_norm_critic"):
@@ -71,10 +71,12 @@ def test_same_seed_same_run_different_seed_different_run():
 
 @pytest.mark.parametrize("use_gru", [False, True], ids=["mlp", "gru"])
 def test_stop_and_resume_is_exact(tmp_path, use_gru):
-    # 5 updates, checkpoint every 2.  The interrupted run dies (exception) in update 3, after
+    # 4 updates, checkpoint every 2.  The interrupted run dies (exception) in update 3, after
     # its row was written but before the next checkpoint: resuming must drop that row, restart
     # from update 2's checkpoint and reproduce every number of the uninterrupted run.
-    cfg = smoke(total_env_steps=16 * 25 * 5, checkpoint_every=2, use_gru=use_gru, num_minibatches=2)
+    # (rollouts of 20 steps: episodes of 25 cross update boundaries)
+    cfg = smoke(total_env_steps=16 * 20 * 4, rollout_length=20, checkpoint_every=2, use_gru=use_gru,
+                num_minibatches=2)
     with make(cfg) as env:
         full = war_train.train(env, cfg, run_dir=tmp_path / "full")
 
@@ -92,9 +94,9 @@ def test_stop_and_resume_is_exact(tmp_path, use_gru):
     with make(cfg) as env:  # a fresh process would build a fresh env just like this
         resumed = war_train.train(env, cfg, run_dir=tmp_path / "cut", resume=tmp_path / "cut" / "checkpoint.pt")
 
-    assert [r["update"] for r in resumed.history] == [3, 4, 5]
+    assert [r["update"] for r in resumed.history] == [3, 4]
     a, b = read_csv(tmp_path / "full" / "metrics.csv"), read_csv(tmp_path / "cut" / "metrics.csv")
-    assert len(a) == len(b) == 5
+    assert len(a) == len(b) == 4
     assert a == b  # every number but wall-clock, bit for bit (repr-formatted floats)
     assert strip_wall(full.history[2:]) == strip_wall(resumed.history)
     ca, cb = load_checkpoint(tmp_path / "full"), load_checkpoint(tmp_path / "cut")

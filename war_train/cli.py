@@ -106,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--mode", choices=("greedy", "sample", "random"), default="greedy",
                    help="how every group acts (default: greedy)")
     r.add_argument("--fps", type=int, default=10, help="frames per second (default: 10)")
+    r.add_argument("--size", type=int, default=700, help="width and height in pixels (default: 700, as mpe2)")
     return parser
 
 
@@ -177,7 +178,8 @@ def _cmd_render(args) -> int:
     torch.set_num_threads(1)
     policies, cfg, _ = load_policies(args.checkpoint)
     seed = cfg.seed + EVAL_SEED_OFFSET if args.seed is None else args.seed
-    path = render_gif(policies, cfg.scenario, cfg.env_kwargs, args.gif, seed=seed, mode=args.mode, fps=args.fps)
+    path = render_gif(policies, cfg.scenario, cfg.env_kwargs, args.gif, seed=seed, mode=args.mode, fps=args.fps,
+                      size=args.size)
     print(f"wrote {path}")
     return 0
 

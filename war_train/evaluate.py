@@ -95,8 +95,11 @@ def evaluation_suite(policies: dict, scenario: str, env_kwargs: dict, episodes: 
 
 
 def render_gif(policies: dict, scenario: str, env_kwargs: dict, path, seed: int = 0, mode: str = "greedy",
-               fps: int = 10) -> pathlib.Path:
-    """One episode of world 0 (seeded ``seed``), every group in ``mode``, written to ``path``."""
+               fps: int = 10, size: int = 700) -> pathlib.Path:
+    """One episode of world 0 (seeded ``seed``), every group in ``mode``, written to ``path``
+    (``size`` x ``size`` pixels; mpe2 draws 700)."""
+    if mode not in MODES:
+        raise ValueError(f"mode: expected one of {MODES}, got {mode!r}")
     from war_envs.render import GifWriter, camera_range
 
     env = war_envs.make(scenario, num_envs=1, seed=seed, autoreset_mode="disabled", **env_kwargs)
@@ -108,7 +111,7 @@ def render_gif(policies: dict, scenario: str, env_kwargs: dict, path, seed: int 
         hidden = {g: p.initial_hidden(1, "cpu")[0] for g, p in policies.items()}
         starts = torch.ones(1, dtype=torch.bool)
         with GifWriter(path, fps=fps) as gif:
-            gif.append(env.render_frame(0, original_cam_range=cam))
+            gif.append(env.render_frame(0, width=size, height=size, original_cam_range=cam))
             for _ in range(int(env.max_cycles)):
                 actions = {}
                 for g, spec in env.groups.items():
@@ -120,7 +123,7 @@ def render_gif(policies: dict, scenario: str, env_kwargs: dict, path, seed: int 
                 next_obs, _, term, trunc, _ = env.step(actions)
                 starts = torch.zeros(1, dtype=torch.bool)
                 obs = {g: o.clone() for g, o in next_obs.items()}
-                gif.append(env.render_frame(0, original_cam_range=cam))
+                gif.append(env.render_frame(0, width=size, height=size, original_cam_range=cam))
                 first = next(iter(env.groups))
                 if bool(term[first].any() | trunc[first].any()):
                     break
