@@ -282,6 +282,11 @@ class BatchedEnv:
         self._check_open()
         return torch.cat([self._obs[g].reshape(self.num_envs, -1) for g in self.groups], dim=1)
 
+    def world_flags(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(terminated, truncated)``: bool ``[E]`` views of the last step's per-world flags."""
+        self._check_open()
+        return self._term_world, self._trunc_world
+
     def observations(self) -> dict[str, torch.Tensor]:
         """The current observations (the views last returned by reset/step)."""
         self._check_open()

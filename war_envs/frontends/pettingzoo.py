@@ -138,7 +138,8 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         self._needs_reset = False
         self.agents = self.possible_agents[:]
         state = self.batched.get_state()
-        positions = torch.cat([state["agent_pos"][0], state["landmark_pos"][0]]).double()
+        positions = torch.cat([state[k][0].reshape(-1, 2) for k in ("agent_pos", "landmark_pos")
+                               if k in state]).double()
         self._original_cam_range = float(positions.abs().max()) if positions.numel() else 1.0
         observations = self._observations(obs_t, self.agents)
         infos = {agent: {} for agent in self.agents}

@@ -162,8 +162,8 @@ class TorchRLEnv(EnvBase):
 
     def _output(self, obs, reward) -> TensorDictBase:
         env, E = self._env, self.num_envs
-        term = env._term_world.clone().unsqueeze(-1)
-        trunc = env._trunc_world.clone().unsqueeze(-1)
+        term, trunc = env.world_flags()
+        term, trunc = term.clone().unsqueeze(-1), trunc.clone().unsqueeze(-1)
         done = term | trunc
         source = {"done": done, "terminated": term, "truncated": trunc, "state": env.state()}
         for g, spec in env.groups.items():
