@@ -1,0 +1,98 @@
+"""RLlib: the env creator (PettingZoo's ParallelPettingZooEnv over war_envs.parallel_env) and
+two PPO iterations per scenario.  RLlib pins gymnasium==1.2.2, so this runs only in the
+environment ``bash scripts/rllib_check.sh`` builds (``-m rllib``); elsewhere it is skipped."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ray.rllib")
+
+from ray.rllib.env.env_context import EnvContext  # noqa: E402
+from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv  # noqa: E402
+from ray.tune.registry import ENV_CREATOR, _global_registry  # noqa: E402
+
+from war_train.adapters.rllib import (  # noqa: E402
+    WORKER_SEED_STRIDE,
+    group_policy_mapping,
+    make_rllib_env,
+    rllib_env_creator,
+)
+
+pytestmark = [pytest.mark.rllib, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "scripts"))
+
+
+def test_creator_registers_and_builds():
+    creator = rllib_env_creator("Spread-v0", max_cycles=5, seed=3)
+    assert creator.name == "war_envs/Spread-v0"
+    assert _global_registry.contains(ENV_CREATOR, creator.name)
+    env = creator(EnvContext({}, worker_index=0))
+    assert isinstance(env, ParallelPettingZooEnv)
+    assert set(env.observation_space.keys()) == {"agent_0", "agent_1", "agent_2"}
+    obs, infos = env.reset(seed=0)
+    assert set(obs) == {"agent_0", "agent_1", "agent_2"} and obs["agent_0"].shape == (18,)
+    for t in range(5):
+        obs, rew, term, trunc, infos = env.step({a: 0 for a in env.par_env.agents})
+        assert trunc["__all__"] == (t == 4) and not term["__all__"]
+    env.close()
+
+
+def test_env_config_overrides_and_worker_seeds():
+    # env_config keys override the creator's arguments; worker/vector indices offset the seed
+    base = make_rllib_env("Spread-v0", {"max_cycles": 7}, max_cycles=5, seed=10)
+    assert base.par_env.max_cycles == 7
+    other = make_rllib_env("Spread-v0", EnvContext({"max_cycles": 7}, worker_index=2, vector_index=1),
+                           max_cycles=5, seed=10 - WORKER_SEED_STRIDE * 2 - 1)
+    a, _ = base.reset()
+    b, _ = other.reset()
+    np.testing.assert_array_equal(a["agent_0"], b["agent_0"])   # same seed after the offset
+    base.close()
+    other.close()
+
+
+def test_bad_arguments_fail_early():
+    with pytest.raises(ValueError, match="unknown scenario"):
+        rllib_env_creator("Sprad-v0")
+    with pytest.raises(TypeError, match="unknown keyword"):
+        rllib_env_creator("Spread-v0", max_cyclez=5)
+    with pytest.raises(TypeError, match="env_config"):
+        make_rllib_env("Spread-v0", [1, 2])
+
+
+def test_group_policy_mapping():
+    policies, fn = group_policy_mapping("PredatorPrey-v0")
+    assert policies == {"adversary", "agent"}
+    assert fn("adversary_2", None) == "adversary" and fn("agent_0") == "agent"
+    with pytest.raises(KeyError, match="unknown agent"):
+        fn("nobody_0")
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    import ray
+
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.mark.parametrize("scenario,env_kwargs,groups", [
+    ("Spread-v0", {"max_cycles": 25}, {"agent"}),
+    ("PredatorPrey-v0", {"max_cycles": 25}, {"adversary", "agent"}),
+    ("Command-v0", {"max_cycles": 25, "num_sentries": 3}, {"commander", "sentry"}),
+    ("Tag-v0", {"episode_length": 20, "num_runners": 3}, {"tagger", "runner"}),
+])
+def test_ppo_two_iterations(ray_session, scenario, env_kwargs, groups):
+    from rllib_ppo import run_ppo
+
+    results = run_ppo(scenario, iterations=2, batch=200, seed=0, env_kwargs=env_kwargs)
+    assert [r["iteration"] for r in results] == [1, 2]
+    assert results[0]["env_steps"] > 0 and results[1]["env_steps"] > results[0]["env_steps"]
+    assert set(results[-1]["policy_loss"]) == groups
+    assert all(np.isfinite(v) for v in results[-1]["policy_loss"].values())
