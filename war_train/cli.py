@@ -89,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                          "tensorboard, gif, eval_episodes")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
     _add_config_options(p)
+    from war_train.war_config import add_war_options
+
+    add_war_options(p)
 
     e = sub.add_parser("eval", help="evaluate a checkpoint (greedy, sampled and random policies)",
                        description="Evaluate a checkpoint over fresh episodes and print/save the summary.")
@@ -143,8 +146,19 @@ def _cmd_train(args) -> int:
     config = resolve_config(args)
     if config.scenario not in war_envs.registered_ids():
         raise ValueError(f"scenario: unknown id {config.scenario!r}; registered: {sorted(war_envs.registered_ids())}")
+    from war_train.war_config import resolve_war_config, war_config_to_dict
+
+    war = resolve_war_config(args)
     if args.print_config:
-        print(json.dumps(config_to_dict(config), indent=2))
+        print(json.dumps(config_to_dict(config) if war is None else
+                         {**config_to_dict(config), "war": war_config_to_dict(war)}, indent=2))
+        return 0
+    if war is not None:
+        if args.resume:
+            raise ValueError("--resume: WAR runs do not resume; start a new run")
+        from war_train.war_loop import run_war_training
+
+        run_war_training(config, war, args.out, run_dir=args.run_dir)
         return 0
     run_training(config, args.out, run_dir=args.run_dir, resume=args.resume)
     return 0

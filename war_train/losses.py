@@ -110,3 +110,102 @@ def entropy_of_logits(logits: torch.Tensor) -> torch.Tensor:
     """Entropy of the categorical distributions given by ``logits[..., n]``."""
     logp = torch.log_softmax(logits, dim=-1)
     return -(logp.exp() * logp).sum(-1)
+
+
+# ----------------------------------------------------------------------------- WAR (macro-steps)
+def _discount_pow(base: float, k: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """``base ** k`` computed in float64, cast to ``like``'s dtype (so that k = 1 gives exactly
+    the scalar ``base`` rounded once, as the plain functions above use it)."""
+    return torch.pow(torch.tensor(base, dtype=torch.float64, device=like.device),
+                     k.to(torch.float64)).to(like.dtype)
+
+
+def smdp_gae(rewards: torch.Tensor, values: torch.Tensor, next_values: torch.Tensor, k: torch.Tensor,
+             terminated: torch.Tensor, truncated: torch.Tensor, gamma: float, lam: float,
+             valid: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """GAE over macro-steps (SMDP): transition t held its action for ``k[t]`` env steps.
+
+    ``rewards[t]`` is the reward accumulated over the held steps (``Σ_{i<k} γ^i r``);
+    ``next_values[t]`` is V at the state where the next decision is taken (V(final state) after a
+    truncation; anything after a termination).  Time-major ``[T, ...]``; ``valid[t]`` (bool,
+    broadcastable) marks the rows that hold a transition — a world's transitions need not be in
+    consecutive rows (a slow group's rows are sparse): the λ-trace links each valid row to the
+    next valid row of the same column::
+
+        delta_t = R_t + γ^k_t (1 - term_t) next_V_t - V_t
+        A_t     = delta_t + (γλ)^k_t (1 - done_t) A_next,     A_next = 0 after a column's last row
+
+    (λ decays per env step, so the trace spans the same env time as lock-step GAE.)  With every
+    ``k = 1`` and every row valid this is ``gae``.  Returns ``(advantages, returns)``, zero where
+    not valid.
+    """
+    if not (rewards.shape == values.shape == next_values.shape):
+        raise ValueError(f"rewards, values, next_values: expected equal shapes, got "
+                         f"{tuple(rewards.shape)}, {tuple(values.shape)}, {tuple(next_values.shape)}")
+    disc = torch.broadcast_to(_discount_pow(gamma, k, rewards), rewards.shape)
+    trace = torch.broadcast_to(_discount_pow(gamma * lam, k, rewards), rewards.shape)
+    term = torch.broadcast_to(terminated, rewards.shape).to(rewards.dtype)
+    done = torch.broadcast_to(terminated | truncated, rewards.shape).to(rewards.dtype)
+    ok = None if valid is None else torch.broadcast_to(valid, rewards.shape)
+    advantages = torch.zeros_like(rewards)
+    last = torch.zeros_like(rewards[0])
+    for t in range(rewards.shape[0] - 1, -1, -1):
+        delta = rewards[t] + disc[t] * (1.0 - term[t]) * next_values[t] - values[t]
+        a = delta + trace[t] * (1.0 - done[t]) * last
+        if ok is None:
+            last = a
+            advantages[t] = a
+        else:
+            last = torch.where(ok[t], a, last)
+            advantages[t] = torch.where(ok[t], a, torch.zeros_like(a))
+    returns = advantages + values
+    if ok is not None:
+        returns = torch.where(ok, returns, torch.zeros_like(returns))
+    return advantages, returns
+
+
+def vtrace(log_rhos: torch.Tensor, rewards: torch.Tensor, values: torch.Tensor, next_values: torch.Tensor,
+           k: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor, gamma: float,
+           rho_bar: float = 1.0, c_bar: float = 1.0, lam: float = 1.0,
+           valid: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """V-trace targets (IMPALA, Espeholt et al. 2018) over macro-steps, in ``smdp_gae``'s layout.
+
+    ``log_rhos = log π(a|s) - log μ(a|s)`` (target vs behaviour policy);
+    ``ρ_t = min(ρ̄, e^log_rho)``, ``c_t = λ min(c̄, e^log_rho)``, discount ``γ^k_t``::
+
+        δ_t         = ρ_t (R_t + γ^k_t (1 - term_t) next_V_t - V_t)
+        vs_t - V_t  = δ_t + γ^k_t (1 - done_t) c_t (vs_next - V_next)      (0 after a column's last row)
+        pg_adv_t    = ρ_t (R_t + γ^k_t (1 - term_t) vs_{t+1} - V_t),   vs_{t+1} = next_V_t + (1 - done_t)(vs_next - V_next)
+
+    Returns ``(vs, pg_advantages)``, zero where not valid.  On-policy (``log_rhos = 0``,
+    ρ̄ = c̄ = 1) ``vs`` equals ``smdp_gae``'s returns when λ = 1 or every k = 1 (V-trace's trace
+    decays by λ per transition, ``smdp_gae``'s by λ per env step).
+    """
+    if not (rewards.shape == values.shape == next_values.shape == log_rhos.shape):
+        raise ValueError("log_rhos, rewards, values, next_values: expected equal shapes")
+    rhos = log_rhos.exp()
+    rho = rhos.clamp(max=rho_bar)
+    c = lam * rhos.clamp(max=c_bar)
+    disc = torch.broadcast_to(_discount_pow(gamma, k, rewards), rewards.shape)
+    term = torch.broadcast_to(terminated, rewards.shape).to(rewards.dtype)
+    done = torch.broadcast_to(terminated | truncated, rewards.shape).to(rewards.dtype)
+    ok = None if valid is None else torch.broadcast_to(valid, rewards.shape)
+    vs = torch.zeros_like(rewards)
+    pg = torch.zeros_like(rewards)
+    carry = torch.zeros_like(rewards[0])  # vs_next - V_next of the next valid row in the column
+    for t in range(rewards.shape[0] - 1, -1, -1):
+        delta = rho[t] * (rewards[t] + disc[t] * (1.0 - term[t]) * next_values[t] - values[t])
+        vs_minus_v = delta + disc[t] * (1.0 - done[t]) * c[t] * carry
+        vs_next = next_values[t] + (1.0 - done[t]) * carry
+        adv = rho[t] * (rewards[t] + disc[t] * (1.0 - term[t]) * vs_next - values[t])
+        if ok is None:
+            carry = vs_minus_v
+            vs[t], pg[t] = values[t] + vs_minus_v, adv
+        else:
+            carry = torch.where(ok[t], vs_minus_v, carry)
+            vs[t] = torch.where(ok[t], values[t] + vs_minus_v, torch.zeros_like(adv))
+            pg[t] = torch.where(ok[t], adv, torch.zeros_like(adv))
+    return vs, pg
+
+
+__all__ += ["smdp_gae", "vtrace"]

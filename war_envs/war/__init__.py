@@ -8,12 +8,23 @@ generation workload-aware:
   declared with ``CostProfile`` and spent as busy CPU, sleep, or on a virtual clock);
 - ``scheduler``: per-group quotas and decision intervals (slow groups decide less often and
   hold their action in between), staggered or aligned phases;
-- ``weights``: group-balancing importance weights and the Kish effective sample size.
+- ``weights``: group-balancing importance weights and the Kish effective sample size;
+- ``collector``: the rollout collector of one worker (per-group macro-step transitions, windows
+  and fragments, versions, the learning trigger) and the resource models of inference time;
+- ``baselines``: one collection round over several workers for each arm of the harness
+  (sync, DD-PPO preemption, HTS-RL overlap, WAR).
+
+The trainer that learns from these batches is ``war_train.war_loop``; see ``docs/war.md``.
 """
 
+from war_envs.war.baselines import ARMS, Round, collect_round
+from war_envs.war.collector import (RESOURCES, Collector, GroupBatch, InferenceCost, Trigger, WindowBatch,
+                                    concat_workers, lockstep_schedule, stitch)
 from war_envs.war.costs import CostModel, CostProfile, VirtualClock, WallClock
-from war_envs.war.scheduler import Schedule, decision_intervals, plan, quotas
-from war_envs.war.weights import group_balancing_weights, kish_ess
+from war_envs.war.scheduler import Schedule, decision_intervals, plan, quotas, with_episode_starts
+from war_envs.war.weights import group_balancing_weights, kish_ess, staleness_summary, weighted_group_loss
 
 __all__ = ["CostModel", "CostProfile", "VirtualClock", "WallClock", "Schedule", "decision_intervals",
-           "plan", "quotas", "group_balancing_weights", "kish_ess"]
+           "plan", "quotas", "with_episode_starts", "group_balancing_weights", "kish_ess", "staleness_summary",
+           "weighted_group_loss", "RESOURCES", "Collector", "GroupBatch", "InferenceCost", "Trigger", "WindowBatch",
+           "concat_workers", "lockstep_schedule", "stitch", "ARMS", "Round", "collect_round"]

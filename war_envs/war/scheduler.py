@@ -72,9 +72,47 @@ class Schedule:
         # a decision whenever floor(x / k) increases (x = 0 counts as one)
         return (np.floor(x / k) != np.floor((x - 1) / k)) | (step == 0)
 
+    def decides_at(self, group: str, steps, num_envs: int | None = None) -> np.ndarray:
+        """Bool ``[E]``: which worlds' agents of ``group`` decide now, given each world's own step
+        counter ``steps[E]`` (steps since its episode began: 0 always decides).  World ``w`` of
+        ``E`` has phase ``w·k/E`` when staggered, 0 when aligned (``decides`` with one step per
+        world).  An infinite interval decides only at step 0."""
+        steps = np.asarray(steps, dtype=np.int64)
+        E = len(steps) if num_envs is None else num_envs
+        k = self.interval[group]
+        if k <= 1.0:
+            return np.ones(len(steps), dtype=bool)
+        if not math.isfinite(k):
+            return steps == 0
+        phase = (np.arange(len(steps)) * (k / E)) if self.staggered[group] else np.zeros(len(steps))
+        x = steps + phase
+        return (np.floor(x / k) != np.floor((x - 1) / k)) | (steps == 0)
+
     @property
     def rates(self) -> dict[str, float]:
         return {g: 1.0 / k for g, k in self.interval.items()}
+
+
+def with_episode_starts(schedule: Schedule, episode_length: int | None) -> Schedule:
+    """The same average decision rate when every episode also starts with a decision.
+
+    A world must decide at the first step of each episode (its agents need a first action), so
+    an episode of ``L`` steps holds 1 forced decision plus ``(L-1)/k'`` periodic ones; keeping
+    ``L/k`` decisions per episode (the quota) needs ``k' = (L-1) / (L/k - 1)`` (infinite, i.e.
+    only the forced decision, when ``L/k <= 1``).  ``episode_length=None`` (unknown or
+    unbounded) leaves the schedule unchanged."""
+    if episode_length is None:
+        return schedule
+    L = v.check_int("episode_length", episode_length, minimum=1)
+    interval = {}
+    for g, k in schedule.interval.items():
+        if k <= 1.0:
+            interval[g] = 1.0
+        elif L / k <= 1.0 or L == 1:
+            interval[g] = math.inf
+        else:
+            interval[g] = max(1.0, (L - 1) / (L / k - 1))
+    return dataclasses.replace(schedule, interval=interval)
 
 
 def plan(costs: dict, n_agents: dict[str, int], *, num_envs: int, window_steps: int,

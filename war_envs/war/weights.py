@@ -39,3 +39,42 @@ def kish_ess(weights) -> float:
         raise ValueError("weights: expected finite non-negative weights")
     s2 = float(np.sum(w * w))
     return float(np.sum(w)) ** 2 / s2 if s2 > 0 else 0.0
+
+
+def weighted_group_loss(losses: dict, weights: dict[str, float]):
+    """The batch loss with per-group weights: ``Σ_g w_g Σ_i ℓ_gi / Σ_g w_g N_g`` (``losses[g]``:
+    per-sample losses of group g, numpy or torch, any shape; ``weights[g]``: its per-sample
+    weight).  With ``group_balancing_weights(counts, share)`` this equals ``Σ_g share_g ·
+    mean_g(ℓ)`` whatever the counts, i.e. each group weighs what it weighs in lock-step; with
+    equal shares it is the mean of the per-group mean losses (tested)."""
+    num = den = 0.0
+    for g, loss in losses.items():
+        n = loss.numel() if hasattr(loss, "numel") else np.size(loss)
+        if n == 0 or weights[g] == 0:
+            continue
+        num = num + weights[g] * loss.sum()
+        den = den + weights[g] * n
+    if den == 0:
+        raise ValueError("losses: expected at least one sample with a positive weight")
+    return num / den
+
+
+def staleness_summary(lags, counts=None) -> dict[str, float]:
+    """Policy lag of a batch (in versions): ``mean``, ``p95``, ``max`` and ``hist`` (``{lag:
+    count}``); ``counts`` weights each entry (e.g. agents per world-transition)."""
+    lags = np.asarray(lags, dtype=np.int64).ravel()
+    if lags.size == 0:
+        return {"mean": 0.0, "p95": 0.0, "max": 0.0, "hist": {}}
+    c = np.ones_like(lags) if counts is None else np.asarray(counts, dtype=np.int64).ravel()
+    if c.shape != lags.shape or np.any(c < 0) or np.any(lags < 0):
+        raise ValueError("lags, counts: expected non-negative arrays of the same shape")
+    values, inverse = np.unique(lags, return_inverse=True)
+    hist = np.bincount(inverse, weights=c).astype(np.int64)
+    total = hist.sum()
+    if total == 0:
+        return {"mean": 0.0, "p95": 0.0, "max": 0.0, "hist": {}}
+    cdf = np.cumsum(hist) / total
+    p95 = float(values[np.searchsorted(cdf, 0.95 - 1e-12)])
+    present = values[hist > 0]
+    return {"mean": float((values * hist).sum() / total), "p95": p95, "max": float(present.max()),
+            "hist": {int(val): int(h) for val, h in zip(values, hist) if h > 0}}

@@ -1,0 +1,142 @@
+"""MAPPO on WAR batches: every arm of the harness trains, the diagnostics are logged, the CLI runs."""
+
+import json
+import math
+
+import pytest
+import torch
+
+import war_train
+from war_train.cli import main
+from war_train.runlog import read_metrics
+from war_train.war_config import ARTICLE_COSTS, WarConfig, war_config_from_dict
+from war_train.war_loop import WarTrainer, train_war
+
+torch.set_num_threads(1)
+
+
+def config(**kw):
+    base = dict(scenario="Command-v0", num_envs=10, total_env_steps=10 * 25 * 3, epochs=2)
+    base.update(kw)
+    return war_train.preset_config("smoke", **base)
+
+
+def run(cfg, war, updates=None, env_time=False):
+    trainer = WarTrainer(cfg, war)
+    for c in trainer.collectors:
+        c.env_time = env_time  # modelled time from the declared costs only: deterministic
+    rows = [trainer.update() for _ in range(updates or cfg.num_updates)]
+    trainer.close()
+    return trainer, rows
+
+
+def test_war_arm_on_the_article_case():
+    trainer, rows = run(config(), WarConfig(arm="war", costs=ARTICLE_COSTS))
+    r = rows[-1]
+    assert r["interval/commander"] > 3 and r["interval/sentry"] == 1.0 and r["quota/commander"] == 3
+    assert r["collect_s"] == pytest.approx(3.75)               # 75 x 50 ms on the commander's worker
+    assert r["decisions_per_s/commander"] == pytest.approx(75 / 3.75)
+    assert r["decisions_per_s/sentry"] == pytest.approx(2250 / 3.75)
+    assert r["model_env_steps_per_s"] == pytest.approx(250 / 3.75)
+    assert r["model_s"] == pytest.approx(sum(x["collect_s"] + x["learn_s"] for x in rows))
+    # the batch is re-weighted to lock-step shares; windows = episodes here: nothing is carried over
+    assert r["share/commander"] == pytest.approx(75 / 2325) and r["share/sentry"] == pytest.approx(2250 / 2325)
+    assert r["staleness_max"] == 0.0 and r["dropped_frac"] == 0.0
+    assert 0.5 < r["ess_frac"] < 1.0
+    assert r["tau_ms/commander"] == pytest.approx(50.0) and r["tau_ms/sentry"] == pytest.approx(5.0)
+    assert math.isfinite(r["commander/policy_loss"]) and math.isfinite(r["sentry/value_loss"])
+    # the same run under the shared-device model: 75 x 50 ms + 2250 x 5 ms
+    _, shared = run(config(), WarConfig(arm="war", costs=ARTICLE_COSTS, resource="shared"), updates=1)
+    assert shared[0]["collect_s"] == pytest.approx(15.0)
+    # 40-step episodes cross the 25-step windows: macro-steps carried over arrive one version late
+    long = config(env_kwargs={"max_cycles": 40})
+    _, carried = run(long, WarConfig(arm="war", costs=ARTICLE_COSTS), updates=2)
+    assert 0 < carried[1]["staleness_mean"] < 0.05 and carried[1]["staleness_max"] == 1.0
+    assert carried[1]["staleness_p95"] == 0.0 and carried[1]["dropped_frac"] == 0.0
+    # max_lag = 0 drops them, and counts them
+    _, strict = run(long, WarConfig(arm="war", costs=ARTICLE_COSTS, max_lag=0), updates=2)
+    assert strict[1]["dropped_frac"] > 0 and strict[1]["staleness_max"] == 0.0
+
+
+def test_sync_and_overlap_arms():
+    _, sync = run(config(), WarConfig(arm="sync", costs=ARTICLE_COSTS))
+    assert all(r["collect_s"] == pytest.approx(12.5) for r in sync)
+    assert all(r["batch_s"] == pytest.approx(r["collect_s"] + r["learn_s"]) for r in sync)
+    assert all(r["staleness_max"] == 0.0 and r["share/commander"] == pytest.approx(0.1) for r in sync)
+    trainer, over = run(config(), WarConfig(arm="overlap", costs=ARTICLE_COSTS))
+    # learning overlaps the next collection: the behaviour policy is one version behind
+    assert over[0]["staleness_max"] == 0.0
+    assert all(r["staleness_mean"] == 1.0 and r["staleness_max"] == 1.0 for r in over[1:])
+    assert all(r["batch_s"] == pytest.approx(max(r["collect_s"], r["learn_s"])) for r in over)
+    assert over[-1]["model_s"] == pytest.approx(12.5 + sum(r["batch_s"] for r in over))
+    assert over[-1]["vtrace"] == 0.0 and over[-1]["ess_frac"] < 1.0
+
+
+def test_ddppo_arm_preempts_a_straggling_worker():
+    war = WarConfig(arm="ddppo", costs=ARTICLE_COSTS, workers=2, straggler=3.0, ddppo_sync_frac=0.5)
+    _, rows = run(config(), war, updates=2)
+    for r in rows:
+        # worker 0 finishes 25 steps in 25 x 250 ms; the slow one has 8.3 steps by then and stops after 9
+        assert r["preempted"] == 1 and r["window_steps"] == 25
+        assert r["collect_s"] == pytest.approx(9 * 0.75)
+    with pytest.raises(ValueError, match="workers"):
+        WarConfig(arm="ddppo").validate()
+
+
+def test_draft_fill_and_vtrace():
+    war = WarConfig(arm="war", costs=ARTICLE_COSTS, fill="draft", draft_costs={"commander": {"per_decision_ms": 5}})
+    trainer, rows = run(config(), war)
+    assert "commander/draft" in trainer.lanes
+    r = rows[-1]
+    assert r["share/commander"] == pytest.approx(0.1)             # a commander transition every step
+    assert r["draft_frac"] == pytest.approx(175 / 2500)           # 175 of its 250 from the draft
+    assert r["decisions_per_s/commander/draft"] > 0 and r["collect_s"] == pytest.approx(3.75)
+    assert r["ess_frac"] < 1.0
+    _, vt = run(config(), WarConfig(arm="war", costs=ARTICLE_COSTS, vtrace="always"), updates=2)
+    assert vt[-1]["vtrace"] == 1.0 and math.isfinite(vt[-1]["commander/value_loss"])
+
+
+def test_replanning_from_measured_costs():
+    # no declared cost: the real policy-call times feed the cost models, the plan follows them
+    trainer, rows = run(config(scenario="Spread-v0", num_envs=8), WarConfig(arm="war"), updates=2)
+    assert rows[-1]["tau_ms/agent"] > 0 and rows[-1]["interval/agent"] == 1.0
+    assert rows[-1]["collect_s"] > 0
+
+
+def test_war_config_validation():
+    with pytest.raises(ValueError, match="arm"):
+        WarConfig(arm="async").validate()
+    with pytest.raises(ValueError, match="costs"):
+        WarConfig(costs={"commander": {"ms": 3}}).validate()
+    with pytest.raises(ValueError, match="unknown WAR config"):
+        war_config_from_dict({"quota": 3})
+    with pytest.raises(ValueError, match="use_gru"):
+        WarTrainer(config(use_gru=True), WarConfig())
+    with pytest.raises(ValueError, match="unknown groups"):
+        WarTrainer(config(), WarConfig(costs={"scout": {"per_decision_ms": 1}}))
+
+
+def test_train_war_writes_metrics_and_staleness(tmp_path):
+    res = train_war(config(), WarConfig(costs=ARTICLE_COSTS), run_dir=tmp_path)
+    rows = read_metrics(tmp_path / "metrics.csv")
+    assert [r["env_steps"] for r in rows] == [250, 500, 750]
+    for key in ("model_s", "collect_s", "decisions_per_s/commander", "share/sentry", "ess", "staleness_p95",
+                "dropped_frac", "agent_transitions_per_s", "model_env_steps_per_s", "episode_return"):
+        assert key in rows[0], key
+    hist = [json.loads(line) for line in (tmp_path / "staleness.jsonl").read_text().splitlines()]
+    assert hist[-1]["hist"]["0"] > 0
+    assert res.checkpoint.is_file()
+
+
+def test_cli_trains_command_with_war(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    assert main(["train", "Command-v0", "--war", "--arm", "war", "--preset", "smoke", "--num-envs", "10",
+                 "--total-steps", "500", "--eval-episodes", "4", "--no-gif", "--run-dir", str(run_dir),
+                 "--war-resource", "shared"]) == 0
+    for name in ("metrics.csv", "war_curve.png", "learning_curve.png", "eval.json", "checkpoint.pt",
+                 "war_config.json", "staleness.jsonl"):
+        assert (run_dir / name).is_file(), name
+    assert json.loads((run_dir / "war_config.json").read_text())["resource"] == "shared"
+    assert main(["eval", str(run_dir), "--episodes", "4"]) == 0
+    assert main(["train", "Command-v0", "--arm", "ddppo", "--print-config"]) == 2  # needs >= 2 workers
+    assert "workers" in capsys.readouterr().err

@@ -1,0 +1,622 @@
+"""The WAR rollout collector for one worker (one batched env) — DESIGN §5, items 3–6 and 8.
+
+Every env step, each group decides in the worlds where it must (its schedule says so, or it has
+no action in force: a new episode, a fragment closed at a window boundary) and *holds* its last
+action in the others (``fill="hold"``), or lets a cheap draft policy act there
+(``fill="draft"``).  A group's transition runs from one of its decisions to the next:
+
+    reward  R = Σ_{i<k} γ^i r_{t0+i}        (accumulated over the k held steps)
+    next    V(s_{t0+k}) · γ^k                (SMDP bootstrap; see ``war_train.losses.smdp_gae``)
+
+A transition also ends where the episode ends (termination: nothing to bootstrap; truncation:
+V(final state)).  Rollouts run in **windows**; a window ends when its ``Trigger`` fires (B
+agent-transitions ready, a number of env steps, or ``T_max_wait`` seconds on the worker's
+clock).  A macro-step still running at the window end is carried into the next window (it is
+emitted there, with the behaviour version of its decision); a transition that ends exactly at
+the boundary is emitted with the bootstrap V(s_end) of the current critic.  The transitions of
+one trajectory (world × episode, ``traj`` id) inside one window form a **fragment**; the last
+transition of a fragment that did not end its episode is a truncation for GAE (trace cut,
+bootstrap kept) and is marked ``fragment_end``.
+
+Batches are time-major, indexed by the step at which a transition *ends* (row r holds the
+transitions whose next decision is at window step r+1), so that with every group deciding at
+every step a window is exactly lock-step MAPPO's rollout buffer.
+
+Time: each worker has a clock.  Policy calls cost what ``InferenceCost`` says under a resource
+model: ``"parallel"`` (each group on its own worker, whose lanes evaluate the group's agents in
+parallel — a call over w worlds costs ``cost_g(w)``; the step waits for the slowest group) or
+``"shared"`` (one device evaluates every decision in turn: ``Σ_g cost_g(w·n_g)``).  With a
+``VirtualClock`` the declared cost and the *measured* env-step time advance the clock (nothing
+else does: real policy forwards and bookkeeping are not counted); with a ``WallClock`` the
+declared cost is spent for real (``sleep``: concurrent sleeps per group under ``"parallel"``,
+in turn under ``"shared"``; ``busy``: in turn, ``"shared"`` only — Python threads burning CPU
+would hold the GIL, so a busy parallel model cannot run here).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import math
+import time
+
+import numpy as np
+import torch
+
+from war_envs.core import validation as v
+from war_envs.war.costs import CostModel, CostProfile, VirtualClock, WallClock
+from war_envs.war.scheduler import Schedule
+
+__all__ = ["RESOURCES", "InferenceCost", "Trigger", "GroupBatch", "WindowBatch", "Collector", "stitch",
+           "concat_workers", "lockstep_schedule", "DRAFT"]
+
+RESOURCES = ("parallel", "shared")
+#: suffix of a group's draft-policy lane (``"commander" + DRAFT``)
+DRAFT = "/draft"
+
+
+# ----------------------------------------------------------------------------- time
+class InferenceCost:
+    """Seconds of one step's policy calls under a resource model, spent on a clock.
+
+    ``profiles[lane]``: a ``CostProfile`` (declared) or ``None`` (measured: the real call time
+    is the cost).  ``lanes[lane]``: agents per world of that lane (a group, or its draft).
+    ``jitter`` j multiplies every declared call by U(1-j, 1+j) (seeded ``seed``); ``scale``
+    multiplies every declared cost (quotas are scale-invariant, so benchmarks may shrink sleeps).
+    """
+
+    def __init__(self, profiles: dict, lanes: dict[str, int], *, resource: str = "parallel", clock=None,
+                 jitter: float = 0.0, seed: int = 0, scale: float = 1.0) -> None:
+        self.resource = v.check_choice("resource", resource, RESOURCES)
+        self.jitter = v.check_float("jitter", jitter, low=0.0, high=0.99)
+        self.scale = v.check_float("scale", scale, low=0.0)
+        self.profiles = dict(profiles)
+        self.lanes = dict(lanes)
+        missing = set(self.lanes) - set(self.profiles)
+        if missing:
+            raise ValueError(f"profiles: no entry for lanes {sorted(missing)} (use None for measured costs)")
+        modes = {p.mode for p in self.profiles.values() if p is not None}
+        if len(modes) > 1:
+            raise ValueError(f"profiles: expected one mode for every declared cost, got {sorted(modes)}")
+        self.mode = modes.pop() if modes else "measured"
+        if clock is None:
+            clock = VirtualClock() if self.mode in ("virtual", "measured") else WallClock()
+        if self.mode == "virtual" and not isinstance(clock, VirtualClock):
+            raise TypeError("clock: 'virtual' cost profiles need a VirtualClock")
+        if self.mode in ("busy", "sleep") and not isinstance(clock, WallClock):
+            raise TypeError(f"clock: '{self.mode}' cost profiles spend real time; use a WallClock")
+        if self.mode == "busy" and self.resource == "parallel":
+            raise ValueError("resource: 'busy' costs cannot run in parallel here (Python threads burning CPU "
+                             "hold the GIL); use 'sleep' costs for the parallel model, or resource='shared'")
+        self.clock = clock
+        self._rng = np.random.default_rng(seed)
+        self._pool = None
+        if self.mode == "sleep" and self.resource == "parallel" and len(self.lanes) > 1:
+            self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(self.lanes),
+                                                               thread_name_prefix="war-lane")
+
+    @property
+    def virtual(self) -> bool:
+        return isinstance(self.clock, VirtualClock)
+
+    def _factor(self) -> float:
+        return float(self._rng.uniform(1 - self.jitter, 1 + self.jitter)) if self.jitter else 1.0
+
+    def call_seconds(self, lane: str, worlds: int, measured: float = 0.0) -> tuple[float, float]:
+        """``(per-lane seconds, all-lanes seconds)`` of one call over ``worlds`` worlds."""
+        profile = self.profiles[lane]
+        if worlds <= 0:
+            return 0.0, 0.0
+        if profile is None:
+            return measured, measured
+        f = self._factor() * self.scale
+        return profile.seconds(worlds) * f, profile.seconds(worlds * self.lanes[lane]) * f
+
+    def spend(self, calls: dict[str, int], measured: dict[str, float] | None = None) -> tuple[float, dict]:
+        """Pay for one step's calls (``calls[lane]``: deciding worlds).  Returns the step's
+        seconds under the resource model and each lane's call cost (all its lanes together)."""
+        measured = measured or {}
+        costs = {lane: self.call_seconds(lane, n, measured.get(lane, 0.0)) for lane, n in calls.items() if n > 0}
+        if not costs:
+            return 0.0, {}
+        if self.resource == "parallel":
+            seconds = max(c[0] for c in costs.values())
+        else:
+            seconds = sum(c[1] for c in costs.values())
+        if self.virtual:
+            self.clock.advance(seconds)
+        elif self.mode in ("sleep", "busy"):
+            declared = {lane: c for lane, c in costs.items() if self.profiles[lane] is not None}
+            if self.resource == "parallel" and self._pool is not None and len(declared) > 1:
+                futures = [self._pool.submit(_spend_real, self.mode, c[0]) for c in declared.values()]
+                for fut in futures:
+                    fut.result()
+            else:
+                for c in declared.values():
+                    _spend_real(self.mode, c[0] if self.resource == "parallel" else c[1])
+        return seconds, {lane: c[1] for lane, c in costs.items()}
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+
+def _spend_real(mode: str, seconds: float) -> None:
+    if seconds <= 0:
+        return
+    if mode == "sleep":
+        time.sleep(seconds)
+    else:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+
+class Trigger:
+    """When a window ends and learning starts: ``batch_size`` agent-transitions ready, or
+    ``max_steps`` env steps, or ``max_wait`` seconds on the clock since ``start`` — whichever
+    comes first (0 disables a condition).  Fires at most once per ``start``."""
+
+    def __init__(self, batch_size: int = 0, max_wait: float = 0.0, max_steps: int = 0) -> None:
+        self.batch_size = v.check_int("batch_size", batch_size, minimum=0)
+        self.max_wait = v.check_float("max_wait", max_wait, low=0.0)
+        self.max_steps = v.check_int("max_steps", max_steps, minimum=0)
+        if not (self.batch_size or self.max_wait or self.max_steps):
+            raise ValueError("Trigger: expected batch_size, max_wait or max_steps > 0")
+        self.fired = False
+        self.reason: str | None = None
+        self._t0 = 0.0
+
+    def start(self, now: float) -> None:
+        self._t0 = float(now)
+        self.fired = False
+        self.reason = None
+
+    def check(self, ready: int, steps: int, now: float) -> bool:
+        """True exactly once: the first call at which a condition holds."""
+        if self.fired:
+            return False
+        if self.batch_size and ready >= self.batch_size:
+            self.reason = "batch"
+        elif self.max_steps and steps >= self.max_steps:
+            self.reason = "steps"
+        elif self.max_wait and now - self._t0 >= self.max_wait:
+            self.reason = "wait"
+        else:
+            return False
+        self.fired = True
+        return True
+
+
+def lockstep_schedule(groups) -> Schedule:
+    """Every group decides at every step (lock-step MAPPO)."""
+    return Schedule(interval={g: 1.0 for g in groups}, staggered={g: True for g in groups},
+                    quota={g: 0 for g in groups})
+
+
+# ----------------------------------------------------------------------------- batches
+_ROW_FIELDS = ("obs", "state", "actions", "logp", "values", "next_values", "rewards", "k", "terminated",
+               "truncated", "valid", "version", "traj", "start", "draft", "fragment_end")
+
+
+@dataclasses.dataclass
+class GroupBatch:
+    """One group's transitions of a window, time-major ``[T, E, ...]`` by the step they end at.
+
+    ``values``/``next_values`` are raw critic outputs (normalized units when the trainer
+    normalizes values); ``next_values`` is V at the next decision, V(final state) after a
+    truncation, the window-end bootstrap at a fragment end, 0 after a termination.
+    ``rewards`` are Σ γ^i r over the ``k`` held steps."""
+
+    obs: torch.Tensor          # [T, E, n, d]  observation at the decision
+    state: torch.Tensor        # [T, E, S]     critic input at the decision
+    actions: torch.Tensor      # [T, E, n]     int64
+    logp: torch.Tensor         # [T, E, n]     behaviour log-probability
+    values: torch.Tensor       # [T, E, n]
+    next_values: torch.Tensor  # [T, E, n]
+    rewards: torch.Tensor      # [T, E, n]
+    k: torch.Tensor            # [T, E]        steps in the macro-step (int64)
+    terminated: torch.Tensor   # [T, E] bool
+    truncated: torch.Tensor    # [T, E] bool
+    valid: torch.Tensor        # [T, E] bool   a transition ends here
+    version: torch.Tensor      # [T, E]        behaviour policy version (int64)
+    traj: torch.Tensor         # [T, E]        trajectory id: (global world index) * 2**32 + episode number
+    start: torch.Tensor        # [T, E]        global step of the decision (int64)
+    draft: torch.Tensor        # [T, E] bool   the action came from the draft policy
+    fragment_end: torch.Tensor  # [T, E] bool  last transition of an unfinished trajectory in this window
+
+    @property
+    def n_agents(self) -> int:
+        return self.actions.shape[2]
+
+    @property
+    def agent_transitions(self) -> int:
+        return int(self.valid.sum()) * self.n_agents
+
+    def flat(self, name: str, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``field[valid]`` (or ``[mask]``): world-transitions in (row, world) order."""
+        return getattr(self, name)[self.valid if mask is None else mask]
+
+
+@dataclasses.dataclass
+class WindowBatch:
+    """One worker's window: per-group transitions and what the window cost."""
+
+    groups: dict[str, GroupBatch]
+    steps: int                      # env steps of every world in this window
+    num_envs: int
+    clock_seconds: float            # elapsed on the worker's clock (modelled or real)
+    env_seconds: float              # measured env.step time
+    inference_seconds: float        # modelled (declared) or measured policy-call time
+    decisions: dict[str, int]       # agent-decisions per lane
+    calls: dict[str, int]           # policy calls per lane
+    reason: str | None              # what ended the window: batch / steps / wait / preempted
+    preempted: bool = False
+
+    @property
+    def env_steps(self) -> int:
+        return self.steps * self.num_envs
+
+    @property
+    def agent_transitions(self) -> int:
+        return sum(b.agent_transitions for b in self.groups.values())
+
+
+def stitch(batches: list[GroupBatch]) -> GroupBatch:
+    """Consecutive windows of one worker and group joined along time: fragments of the same
+    trajectory become one sequence again (only the last window's fragment ends remain)."""
+    if not batches:
+        raise ValueError("batches: expected at least one window")
+    fields = {name: torch.cat([getattr(b, name) for b in batches]) for name in _ROW_FIELDS}
+    T = batches[-1].valid.shape[0]
+    frag = torch.zeros_like(fields["fragment_end"])
+    frag[-T:] = batches[-1].fragment_end
+    fields["fragment_end"] = frag
+    return GroupBatch(**fields)
+
+
+# ----------------------------------------------------------------------------- collector
+class _Pending:
+    """The macro-step each world of a group is in (started at its last decision)."""
+
+    def __init__(self, E: int, n: int, d: int, S: int, device) -> None:
+        z = lambda *s, dtype=torch.float32: torch.zeros(*s, dtype=dtype, device=device)  # noqa: E731
+        self.active = torch.zeros(E, dtype=torch.bool, device=device)
+        self.obs, self.state = z(E, n, d), z(E, S)
+        self.actions = z(E, n, dtype=torch.long)
+        self.logp, self.values, self.rewards = z(E, n), z(E, n), z(E, n)
+        self.gpow = torch.ones(E, 1, dtype=torch.float32, device=device)  # γ^k
+        self.k = z(E, dtype=torch.long)
+        self.version = z(E, dtype=torch.long)
+        self.traj = z(E, dtype=torch.long)
+        self.start = z(E, dtype=torch.long)
+        self.draft = torch.zeros(E, dtype=torch.bool, device=device)
+
+    def state_dict(self) -> dict:
+        return {k: val.clone() for k, val in vars(self).items()}
+
+    def load_state_dict(self, state: dict) -> None:
+        for k, val in state.items():
+            setattr(self, k, val.clone())
+
+
+class Collector:
+    """Collects WAR windows from one batched env (SAME_STEP autoreset).
+
+    ``policy`` provides ``act(group, obs[w, n, d], state[w, S]) -> (actions[w, n], logp[w, n],
+    values[w, n])``, ``value(group, state[w, S]) -> values[w, n]`` and, for ``fill="draft"``,
+    ``draft(group, obs, state)`` like ``act``.  ``schedule``: when each group decides (default:
+    lock-step).  ``cost``: an ``InferenceCost`` (default: measured policy-call times on a
+    virtual clock).  ``cost_models[group]``: ``CostModel``s fed with every call's cost
+    (declared, or measured when the lane has no profile) so that the trainer can re-plan.
+    ``draft_groups``: groups acting through their draft policy between decisions.
+    ``world_offset``: index of this worker's first world in the whole batch (trajectory ids).
+    ``stats``: an object with ``step(rew, info, done)`` (episode statistics), optional.
+    ``env_time``: advance a virtual clock by the measured env-step time too (False: only the
+    declared costs move it — fully deterministic, for tests).
+    """
+
+    def __init__(self, env, policy, *, gamma: float, schedule: Schedule | None = None,
+                 cost: InferenceCost | None = None, cost_models: dict[str, CostModel] | None = None,
+                 draft_groups=(), world_offset: int = 0, stats=None, seed: int | None = None,
+                 env_time: bool = True) -> None:
+        mode = getattr(env, "autoreset_mode", None)
+        if mode is None or mode.name != "SAME_STEP":
+            raise ValueError(f"env: the WAR collector needs SAME_STEP autoreset, got {getattr(mode, 'name', mode)}")
+        self.env = env
+        self.policy = policy
+        self.gamma = v.check_float("gamma", gamma, low=0.0, high=1.0)
+        self.groups = dict(env.groups)
+        self.E = env.num_envs
+        self.device = getattr(env, "torch_device", torch.device("cpu"))
+        self.schedule = schedule if schedule is not None else lockstep_schedule(self.groups)
+        self.draft_groups = tuple(draft_groups)
+        for g in self.draft_groups:
+            if g not in self.groups:
+                raise ValueError(f"draft_groups: unknown group {g!r}; groups: {list(self.groups)}")
+        lanes = {g: s.n_agents for g, s in self.groups.items()}
+        lanes.update({g + DRAFT: self.groups[g].n_agents for g in self.draft_groups})
+        self.lanes = lanes
+        self.cost = cost if cost is not None else InferenceCost({lane: None for lane in lanes}, lanes)
+        if set(self.cost.lanes) != set(lanes):
+            raise ValueError(f"cost: expected lanes {sorted(lanes)}, got {sorted(self.cost.lanes)}")
+        self.clock = self.cost.clock
+        self.cost_models = cost_models if cost_models is not None else {}
+        self.world_offset = int(world_offset)
+        self.stats = stats
+        self.env_time = bool(env_time)
+        self._first = next(iter(self.groups))
+        obs = env.reset(seed=seed) if seed is not None else env.reset()
+        self.obs = {g: o.clone() for g, o in obs.items()}
+        self.state = self._joint(self.obs)
+        self.t = 0                                            # global step of this worker
+        self.ep_step = np.zeros(self.E, dtype=np.int64)       # steps since each world's episode began
+        self.ep_id = np.zeros(self.E, dtype=np.int64)
+        S = self.state.shape[1]
+        self.pending = {g: _Pending(self.E, s.n_agents, s.obs_dim, S, self.device) for g, s in self.groups.items()}
+        self.held = {g: torch.zeros(self.E, s.n_agents, dtype=torch.long, device=self.device)
+                     for g, s in self.groups.items()}
+        self._rows: dict[str, list[dict]] | None = None
+        self.version = 0
+
+    # -------------------------------------------------------------- helpers
+    def _joint(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """``env.state()`` from group observations (``war_train.mappo.joint_state``)."""
+        first = next(iter(obs.values()))
+        return torch.cat([o.reshape(first.shape[0], -1) for o in obs.values()], dim=1)
+
+    def _schedule_says(self, group: str) -> torch.Tensor:
+        return torch.from_numpy(self.schedule.decides_at(group, self.ep_step, self.E)).to(self.device)
+
+    def decides_now(self, group: str) -> torch.Tensor:
+        """Bool ``[E]``: worlds where ``group`` takes a (full-policy) decision at the next step."""
+        return ~self.pending[group].active | self._schedule_says(group)
+
+    def _new_row(self) -> None:
+        for g, s in self.groups.items():
+            E, n, d, S = self.E, s.n_agents, s.obs_dim, self.state.shape[1]
+            z = lambda *sh, dtype=torch.float32: torch.zeros(*sh, dtype=dtype, device=self.device)  # noqa: E731
+            self._rows[g].append({
+                "obs": z(E, n, d), "state": z(E, S), "actions": z(E, n, dtype=torch.long), "logp": z(E, n),
+                "values": z(E, n), "next_values": z(E, n), "rewards": z(E, n), "k": z(E, dtype=torch.long),
+                "terminated": z(E, dtype=torch.bool), "truncated": z(E, dtype=torch.bool),
+                "valid": z(E, dtype=torch.bool), "version": z(E, dtype=torch.long), "traj": z(E, dtype=torch.long),
+                "start": z(E, dtype=torch.long), "draft": z(E, dtype=torch.bool),
+                "fragment_end": z(E, dtype=torch.bool)})
+
+    def _close(self, group: str, mask: torch.Tensor, row: int, next_values: torch.Tensor,
+               terminated=None, truncated=None) -> None:
+        """End the macro-steps of ``group`` in worlds ``mask`` into ``row`` (``next_values``:
+        ``[mask.sum(), n]``)."""
+        p = self.pending[group]
+        r = self._rows[group][row]
+        all_worlds = bool(mask.all())
+        sel = slice(None) if all_worlds else mask
+        for name in ("obs", "state", "actions", "logp", "values", "rewards", "k", "version", "traj", "start",
+                     "draft"):
+            r[name][sel] = getattr(p, name)[sel]
+        r["next_values"][sel] = next_values
+        r["valid"][sel] = True
+        if terminated is not None:
+            r["terminated"][sel] = terminated[sel]
+            r["truncated"][sel] = truncated[sel]
+        p.active[sel] = False
+        self._closed += int(mask.sum()) * self.groups[group].n_agents
+
+    def _open(self, group: str, idx, obs, state, actions, logp, values, draft: bool) -> None:
+        p = self.pending[group]
+        p.obs[idx], p.state[idx], p.actions[idx] = obs, state, actions
+        p.logp[idx], p.values[idx] = logp, values
+        p.rewards[idx] = 0.0
+        p.gpow[idx] = 1.0
+        p.k[idx] = 0
+        p.version[idx] = self.version
+        worlds = torch.arange(self.E, device=self.device)[idx] + self.world_offset
+        p.traj[idx] = worlds * (2 ** 32) + torch.from_numpy(self.ep_id).to(self.device)[idx]
+        p.start[idx] = self.t
+        p.draft[idx] = draft
+        p.active[idx] = True
+        self.held[group][idx] = actions
+
+    # -------------------------------------------------------------- windows
+    def begin_window(self, version: int = 0) -> None:
+        """Start a window whose decisions use behaviour policy ``version``."""
+        self.version = int(version)
+        self._rows = {g: [] for g in self.groups}
+        self._window_start = self.t
+        self._closed = 0
+        self._t0 = self.clock.now()
+        self._env_s = 0.0
+        self._inf_s = 0.0
+        self._decisions = {lane: 0 for lane in self.lanes}
+        self._calls = {lane: 0 for lane in self.lanes}
+
+    @property
+    def window_steps(self) -> int:
+        return self.t - self._window_start
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds on this worker's clock since ``begin_window``."""
+        return self.clock.now() - self._t0
+
+    def ready(self) -> int:
+        """Agent-transitions of this window that are complete: closed, or ending at the next
+        step's decision (their rewards are all in)."""
+        n = self._closed
+        for g, s in self.groups.items():
+            p = self.pending[g]
+            ending = p.active & (self._schedule_says(g) | (g in self.draft_groups))
+            n += int(ending.sum()) * s.n_agents
+        return n
+
+    def step(self) -> None:
+        """One env step: decisions (or holds, or drafts) of every group, then the world moves."""
+        if self._rows is None:
+            raise RuntimeError("step: call begin_window() first")
+        r = self.t - self._window_start
+        self._new_row()
+        calls, measured = {}, {}
+        for g in self.groups:
+            p = self.pending[g]
+            # at a window's first step only worlds without an action in force decide: the others'
+            # boundary decisions were closed by end_window (a re-planned schedule waits a step)
+            dec = ~p.active if r == 0 else self.decides_now(g)
+            masks = [(g, dec, False)]
+            if g in self.draft_groups:
+                masks.append((g + DRAFT, ~dec, True))
+            for lane, mask, is_draft in masks:
+                n = int(mask.sum())
+                if n == 0:
+                    continue
+                idx = slice(None) if n == self.E else mask
+                obs_g, state = self.obs[g][idx], self.state[idx]
+                t0 = time.perf_counter()
+                fn = self.policy.draft if is_draft else self.policy.act
+                actions, logp, values = fn(g, obs_g, state)
+                measured[lane] = time.perf_counter() - t0
+                calls[lane] = n
+                closing = mask & p.active
+                if bool(closing.any()):
+                    nv = values if bool(closing.all()) else values[closing[mask]]
+                    self._close(g, closing, r - 1, nv)
+                self._open(g, idx, obs_g, state, actions, logp, values, is_draft)
+                self._decisions[lane] += n * self.groups[g].n_agents
+                self._calls[lane] += 1
+        seconds, per_lane = self.cost.spend(calls, measured)
+        self._inf_s += seconds
+        for lane, cost in per_lane.items():  # online cost estimates: what each call cost
+            model = self.cost_models.get(lane)
+            if model is not None:
+                model.observe(calls[lane] * self.lanes[lane], cost)
+
+        t0 = time.perf_counter()
+        next_obs, rew, term, trunc, info = self.env.step(self.held)
+        env_s = time.perf_counter() - t0
+        self._env_s += env_s
+        if self.cost.virtual and self.env_time:
+            self.clock.advance(env_s)
+        term_w, trunc_w = term[self._first][:, 0].clone(), trunc[self._first][:, 0].clone()
+        done = term_w | trunc_w
+        if self.stats is not None:
+            self.stats.step(rew, info, done)
+        for g in self.groups:
+            p = self.pending[g]
+            p.rewards += p.gpow * rew[g]
+            p.gpow *= self.gamma
+            p.k += 1
+        if bool(done.any()):
+            trunc_idx = trunc_w.nonzero().flatten()
+            final_state = None
+            if len(trunc_idx):
+                final_state = self._joint({g: info["final_obs"][g][trunc_idx] for g in self.groups})
+            for g in self.groups:
+                p = self.pending[g]
+                closing = done & p.active
+                if not bool(closing.any()):
+                    continue
+                nv = torch.zeros_like(p.values)
+                if final_state is not None:
+                    nv[trunc_idx] = self.policy.value(g, final_state)
+                self._close(g, closing, r, nv[closing], term_w, trunc_w)
+        self.obs = {g: next_obs[g].clone() for g in self.groups}
+        self.state = self._joint(self.obs)
+        done_np = done.cpu().numpy()
+        self.ep_step += 1
+        self.ep_step[done_np] = 0
+        self.ep_id[done_np] += 1
+        self.t += 1
+
+    def end_window(self, reason: str | None = None, preempted: bool = False) -> WindowBatch:
+        """Close the transitions that end at the boundary (bootstrap with the current critic) and
+        return the window; macro-steps still running carry over to the next window."""
+        if self._rows is None:
+            raise RuntimeError("end_window: call begin_window() first")
+        T = self.window_steps
+        batches = {}
+        for g, s in self.groups.items():
+            p = self.pending[g]
+            if T > 0:
+                ending = p.active & (self._schedule_says(g) | (g in self.draft_groups))
+                if bool(ending.any()):
+                    if bool(ending.all()):
+                        nv = self.policy.value(g, self.state)
+                    else:
+                        nv = self.policy.value(g, self.state[ending])
+                    self._close(g, ending, T - 1, nv)
+                rows = self._rows[g]
+                fields = {name: torch.stack([row[name] for row in rows]) for name in _ROW_FIELDS}
+            else:
+                fields = {name: torch.zeros((0, *val.shape), dtype=val.dtype, device=self.device)
+                          for name, val in self._empty_row(g).items()}
+            batch = GroupBatch(**fields)
+            _mark_fragment_ends(batch)
+            batches[g] = batch
+        out = WindowBatch(groups=batches, steps=T, num_envs=self.E, clock_seconds=self.elapsed,
+                          env_seconds=self._env_s, inference_seconds=self._inf_s, decisions=dict(self._decisions),
+                          calls=dict(self._calls), reason=reason, preempted=preempted)
+        self._rows = None
+        return out
+
+    def _empty_row(self, g: str) -> dict:
+        saved = self._rows
+        self._rows = {h: [] for h in self.groups}
+        self._new_row()
+        row = self._rows[g][0]
+        self._rows = saved
+        return row
+
+    def collect(self, trigger: Trigger, version: int = 0) -> WindowBatch:
+        """One whole window: step until ``trigger`` fires."""
+        self.begin_window(version)
+        trigger.start(self.clock.now())
+        while not trigger.check(self.ready(), self.window_steps, self.clock.now()):
+            self.step()
+        return self.end_window(trigger.reason)
+
+    def close(self) -> None:
+        self.cost.close()
+
+
+def _mark_fragment_ends(batch: GroupBatch) -> None:
+    """``fragment_end`` on each world's last transition of the window when it did not end its
+    episode (the trajectory continues in the next window)."""
+    T = batch.valid.shape[0]
+    if T == 0:
+        return
+    rows = torch.arange(T, device=batch.valid.device).unsqueeze(1).expand_as(batch.valid)
+    last = torch.where(batch.valid, rows, torch.full_like(rows, -1)).max(dim=0).values  # [E]
+    has = last >= 0
+    if not bool(has.any()):
+        return
+    e = has.nonzero().flatten()
+    t = last[e]
+    open_end = ~(batch.terminated[t, e] | batch.truncated[t, e])
+    batch.fragment_end[t[open_end], e[open_end]] = True
+
+
+def concat_workers(windows: list[WindowBatch]) -> dict[str, GroupBatch]:
+    """One batch per group over every worker's window: worlds side by side (worker order),
+    shorter windows (preempted workers) padded with invalid rows."""
+    if not windows:
+        raise ValueError("windows: expected at least one window")
+    T = max(w.steps for w in windows)
+    out = {}
+    for g in windows[0].groups:
+        parts = []
+        for w in windows:
+            b = w.groups[g]
+            pad = T - b.valid.shape[0]
+            fields = {}
+            for name in _ROW_FIELDS:
+                x = getattr(b, name)
+                if pad:
+                    x = torch.cat([x, torch.zeros((pad, *x.shape[1:]), dtype=x.dtype, device=x.device)])
+                fields[name] = x
+            parts.append(fields)
+        if len(parts) == 1:
+            out[g] = GroupBatch(**parts[0])
+        else:
+            out[g] = GroupBatch(**{name: torch.cat([p[name] for p in parts], dim=1) for name in _ROW_FIELDS})
+    return out

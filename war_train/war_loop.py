@@ -1,0 +1,557 @@
+"""MAPPO on WAR batches, and the baselines of the same harness (DESIGN §5, items 6–7).
+
+``WarTrainer(config, war)`` owns the networks (``mappo.build_policies``: one actor and one
+centralized critic per group), the rollout workers (``war_envs.war.Collector``, one per shard of
+the worlds) and a modelled clock.  Each ``update()``:
+
+1. collects one round (``war_envs.war.baselines.collect_round``): a window per worker, lock-step
+   for ``sync``/``ddppo``/``overlap``, workload-aware for ``war``;
+2. per group: drops transitions more than ``max_lag`` versions old, computes SMDP GAE
+   (``losses.smdp_gae``; V-trace when some transition is more than one version old), and runs
+   the PPO epochs on the group's valid transitions exactly as ``mappo.train`` does on its
+   rollout (same losses, same minibatch order from the same generator);
+3. ``overlap``: the round collected in step 1 is learned one update later (the behaviour
+   policy is exactly one version behind, as in HTS-RL), and the update's duration is
+   max(collection, learning);
+4. re-plans the quotas from the online cost estimates (``war``).
+
+With equal costs (every group deciding at every step) and one worker, the batches, losses and
+gradients are lock-step MAPPO's (``tests/test_war_equivalence.py``).
+
+**Time.**  ``model_s`` is the run's modelled wall-clock: for each update, the round's duration on
+the workers' clocks (declared inference under the resource model + measured env-step time;
+``cost_mode="virtual"``), or its measured duration (``sleep``/``busy``: the costs are really
+spent), plus the measured learning time (overlapped with collection for ``overlap``).
+``wall_s`` stays the real elapsed time of this process.
+
+Group balancing: every group has its own actor, critic and optimizer and its loss is the mean
+over its own transitions, so each group keeps its lock-step weight whatever its data share
+(``weights.weighted_group_loss`` with ``group_balancing_weights`` is that objective); the
+weights, times the importance ratios of stale or draft samples, give the reported Kish ESS.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pathlib
+import threading
+import time
+from collections.abc import Callable
+
+import torch
+
+import war_envs
+from war_envs.war import CostModel, CostProfile, VirtualClock, WallClock, group_balancing_weights, kish_ess, plan
+from war_envs.war.baselines import collect_round
+from war_envs.war.collector import DRAFT, Collector, InferenceCost, Trigger, concat_workers, lockstep_schedule
+from war_envs.war.scheduler import with_episode_starts
+from war_envs.war.weights import staleness_summary
+from war_train import losses
+from war_train.config import TrainConfig, config_to_dict
+from war_train.mappo import DIAGNOSTICS, TrainResult, _clip_grad, build_policies, env_signature, metric_columns
+from war_train.metrics import EpisodeStats, summarize
+from war_train.networks import Actor, sample_categorical
+from war_train.valuenorm import ValueNorm
+from war_train.war_config import DEFAULT_COSTS, WarConfig, war_config_to_dict
+
+__all__ = ["WarTrainer", "WarPolicy", "train_war", "run_war_training", "war_columns", "make_worker_envs"]
+
+
+# ----------------------------------------------------------------------------- behaviour policy
+class WarPolicy:
+    """What the collectors call: sample from a group's actor, value from its critic."""
+
+    def __init__(self, policies, gen: torch.Generator, drafts: dict | None = None) -> None:
+        self.policies, self.gen, self.drafts = policies, gen, drafts or {}
+
+    @torch.no_grad()
+    def act(self, group, obs, state):
+        p = self.policies[group]
+        logits, _ = p.logits(obs)
+        actions, logp = sample_categorical(logits, self.gen)
+        values, _ = p.value(state)
+        return actions, logp, values
+
+    @torch.no_grad()
+    def draft(self, group, obs, state):
+        p = self.policies[group]
+        logits, _ = self.drafts[group](p.actor_input(obs))
+        actions, logp = sample_categorical(logits, self.gen)
+        values, _ = p.value(state)
+        return actions, logp, values
+
+    @torch.no_grad()
+    def value(self, group, state):
+        return self.policies[group].value(state)[0]
+
+
+def make_worker_envs(cfg: TrainConfig, workers: int) -> list:
+    """``workers`` envs of ``num_envs / workers`` worlds; worker w's worlds are worlds
+    ``w·E/W …`` of one env of ``num_envs`` worlds seeded ``cfg.seed`` (world streams by seed)."""
+    if cfg.num_envs % workers:
+        raise ValueError(f"workers: num_envs={cfg.num_envs} must be a multiple of workers={workers}")
+    per = cfg.num_envs // workers
+    return [war_envs.make(cfg.scenario, num_envs=per, seed=cfg.seed + w * per, device=cfg.device,
+                          precision=cfg.precision, **cfg.env_kwargs) for w in range(workers)]
+
+
+def war_columns(groups, lanes) -> list[str]:
+    cols = ["model_s", "collect_s", "learn_s", "batch_s", "window_steps", "transitions",
+            "model_env_steps_per_s", "agent_transitions_per_s"]
+    cols += [f"decisions_per_s/{lane}" for lane in lanes]
+    cols += [f"share/{g}" for g in groups] + [f"interval/{g}" for g in groups] + [f"quota/{g}" for g in groups]
+    cols += [f"tau_ms/{lane}" for lane in lanes]
+    cols += ["ess", "ess_frac", "staleness_mean", "staleness_p95", "staleness_max", "dropped_frac", "preempted",
+             "vtrace", "draft_frac"]
+    return cols
+
+
+# ----------------------------------------------------------------------------- trainer
+class WarTrainer:
+    """MAPPO with the WAR harness; ``update()`` runs one round and returns its metrics row."""
+
+    def __init__(self, config: TrainConfig, war: WarConfig, envs: list | None = None) -> None:
+        self.cfg = cfg = config.validate()
+        self.war = war = war.validate()
+        if cfg.use_gru:
+            raise ValueError("use_gru: the WAR harness trains feed-forward policies (macro-steps and recurrent "
+                             "state do not mix here); use use_gru=False")
+        torch.set_num_threads(cfg.torch_threads)
+        self.device = torch.device(cfg.device)
+        self.envs = envs if envs is not None else make_worker_envs(cfg, war.workers)
+        self._own_envs = envs is None
+        if len(self.envs) != war.workers:
+            raise ValueError(f"envs: expected {war.workers} worker envs, got {len(self.envs)}")
+        if sum(e.num_envs for e in self.envs) != cfg.num_envs:
+            raise ValueError(f"num_envs: the worker envs hold {sum(e.num_envs for e in self.envs)} worlds, "
+                             f"config.num_envs is {cfg.num_envs}")
+        env0 = self.envs[0]
+        self.groups = dict(env0.groups)
+        self.n_agents = {g: s.n_agents for g, s in self.groups.items()}
+        self.E_worker = env0.num_envs
+        self.real = war.cost_mode != "virtual"
+
+        # --- networks, optimizers, value normalizers, the sampling stream (as mappo.train)
+        self.policies = build_policies(self.groups, env0.state_dim, cfg, self.device)
+        self.actor_opt = {g: torch.optim.Adam(p.actor.parameters(), lr=cfg.lr, eps=cfg.adam_eps)
+                          for g, p in self.policies.items()}
+        self.critic_opt = {g: torch.optim.Adam(p.critic.parameters(), lr=cfg.critic_lr, eps=cfg.adam_eps)
+                           for g, p in self.policies.items()}
+        self.vnorm = {g: ValueNorm(cfg.value_norm_beta, enabled=cfg.value_norm) for g in self.groups}
+        self.gen = torch.Generator(device=self.device)
+        self.gen.manual_seed(cfg.seed)
+        self.gen_learn = self.gen  # a separate stream only when learning runs in its own thread
+
+        # --- costs: declared profiles (or None: measured) and online estimates per lane
+        table = war.costs or DEFAULT_COSTS.get(cfg.scenario, {})
+        unknown = set(table) - set(self.groups)
+        if unknown:
+            raise ValueError(f"costs: unknown groups {sorted(unknown)}; groups: {list(self.groups)}")
+        self.profiles = {g: (CostProfile(mode=war.cost_mode, **table[g]) if g in table else None) for g in self.groups}
+        self.schedule = lockstep_schedule(self.groups)
+        self.cost_models = {g: CostModel(beta=war.cost_beta, prior=self.profiles[g]) for g in self.groups}
+        self.episode_length = getattr(env0, "max_cycles", None)
+        if war.arm == "war":
+            self.schedule = self._plan()
+        # --- draft policies (fill="draft")
+        self.drafts, self.draft_opt = {}, {}
+        if war.fill == "draft":
+            names = war.draft_groups or [g for g, k in self.schedule.interval.items() if k > 1]
+            for g in names:
+                if g not in self.groups:
+                    raise ValueError(f"draft_groups: unknown group {g!r}")
+                spec = self.groups[g]
+                small = dataclasses.replace(cfg, hidden_size=war.draft_hidden)
+                with torch.random.fork_rng(devices=[]):
+                    torch.manual_seed(cfg.seed + 7919)
+                    in_dim = spec.obs_dim + (spec.n_agents if cfg.agent_id else 0)
+                    self.drafts[g] = Actor(in_dim, int(spec.action_space.n), small).to(self.device)
+                self.draft_opt[g] = torch.optim.Adam(self.drafts[g].parameters(), lr=cfg.lr, eps=cfg.adam_eps)
+                declared = [p for p in self.profiles.values() if p is not None]
+                dspec = war.draft_costs.get(g)
+                if dspec is not None:
+                    self.profiles[g + DRAFT] = CostProfile(mode=war.cost_mode, **dspec)
+                elif declared:
+                    self.profiles[g + DRAFT] = min(declared, key=lambda p: p.seconds(1))
+                else:
+                    self.profiles[g + DRAFT] = None
+                self.cost_models[g + DRAFT] = CostModel(beta=war.cost_beta, prior=self.profiles[g + DRAFT])
+        self.lanes = {g: n for g, n in self.n_agents.items()}
+        self.lanes.update({g + DRAFT: self.n_agents[g] for g in self.drafts})
+
+        # --- workers
+        self.behaviour = WarPolicy(self.policies, self.gen, self.drafts)
+        self.stats = [EpisodeStats(e) for e in self.envs]
+        self.collectors = []
+        for w, env in enumerate(self.envs):
+            clock = WallClock() if self.real else VirtualClock()
+            cost = InferenceCost({lane: self.profiles[lane] for lane in self.lanes}, self.lanes,
+                                 resource=war.resource, clock=clock, jitter=war.jitter, seed=war.seed + w,
+                                 scale=war.cost_scale * (war.straggler if w == war.workers - 1 else 1.0))
+            self.collectors.append(Collector(env, self.behaviour, gamma=cfg.gamma, schedule=self.schedule, cost=cost,
+                                             cost_models=self.cost_models if w == 0 else None,
+                                             draft_groups=tuple(self.drafts), world_offset=w * self.E_worker,
+                                             stats=self.stats[w], seed=cfg.seed + w * self.E_worker))
+        self.triggers = [self._trigger() for _ in self.collectors]
+
+        self.version = 0          # updates applied
+        self.update_idx = 0
+        self.env_steps = 0
+        self.model_s = 0.0
+        self._in_flight = None    # overlap: the round collected but not yet learned
+        self.learn_captures: list | None = None  # tests: per-group learning inputs when a list
+
+    # -------------------------------------------------------------- planning
+    def _trigger(self) -> Trigger:
+        war, T = self.war, self.cfg.rollout_length
+        per_worker_b = -(-war.batch_transitions // war.workers) if war.batch_transitions else 0
+        # without B a window is rollout_length env steps; with B, 10x that is only a safety cap
+        return Trigger(batch_size=per_worker_b, max_wait=war.max_wait, max_steps=10 * T if per_worker_b else T)
+
+    def _plan(self):
+        war, cfg = self.war, self.cfg
+        if any(self.cost_models[g].per_decision(self.n_agents[g] * self.E_worker) <= 0 for g in self.groups):
+            return lockstep_schedule(self.groups)  # a measured cost not observed yet: lock-step until it is
+        per_call = {}
+        for g in self.groups:
+            a, b = self.cost_models[g].coefficients
+            per_call[g] = a >= b and a > 0
+        L = war.fragment_length or cfg.rollout_length
+        schedule = plan({g: self.cost_models[g] for g in self.groups}, self.n_agents, num_envs=self.E_worker,
+                        window_steps=cfg.rollout_length, fragment_length=L, floor=war.floor, alpha=war.alpha,
+                        per_call=per_call)
+        return with_episode_starts(schedule, self.episode_length)
+
+    # -------------------------------------------------------------- one update
+    def _collect(self):
+        ddppo = (self.war.ddppo_sync_frac, self.war.ddppo_min_frac) if self.war.arm == "ddppo" else None
+        return collect_round(self.collectors, self.triggers, self.version, ddppo=ddppo,
+                             threads=self.real and len(self.collectors) > 1)
+
+    def update(self) -> dict:
+        """One round: collect (and, for overlap, learn the previous round meanwhile), learn, re-plan."""
+        cfg, war = self.cfg, self.war
+        self.update_idx += 1
+        if cfg.anneal_lr:
+            frac = 1.0 - (self.update_idx - 1) / cfg.num_updates
+            for g in self.groups:
+                self.actor_opt[g].param_groups[0]["lr"] = frac * cfg.lr
+                self.critic_opt[g].param_groups[0]["lr"] = frac * cfg.critic_lr
+        if war.arm == "overlap":
+            if self._in_flight is None:  # the first round has nothing to overlap with
+                self._in_flight = self._collect()
+                self.model_s += self._in_flight.seconds
+            learned = self._in_flight
+            if self.real:
+                # learning in its own thread on the live networks; collection samples from a snapshot
+                self.gen_learn = self.gen_learn if self.gen_learn is not self.gen else _fork(self.gen)
+                snapshot = WarPolicy(copy.deepcopy(self.policies), self.gen, copy.deepcopy(self.drafts))
+                for c in self.collectors:
+                    c.policy = snapshot
+                box = {}
+                t0 = time.perf_counter()
+                th = threading.Thread(target=lambda: box.update(diag=self._learn(learned)), name="war-learner")
+                th.start()
+                nxt = self._collect()
+                th.join()
+                period = time.perf_counter() - t0
+                diag = box["diag"]
+                learn_s = diag.pop("_learn_s")
+            else:
+                nxt = self._collect()
+                diag = self._learn(learned)
+                learn_s = diag.pop("_learn_s")
+                period = max(nxt.seconds, learn_s)
+            collect_s = nxt.seconds
+            self._in_flight = nxt
+        else:
+            learned = self._collect()
+            diag = self._learn(learned)
+            learn_s = diag.pop("_learn_s")
+            collect_s = learned.seconds
+            period = collect_s + learn_s
+        self.model_s += period
+        self.version += 1
+        if war.arm == "war" and war.replan:
+            self.schedule = self._plan()
+            for c in self.collectors:
+                c.schedule = self.schedule
+        return self._row(learned, diag, collect_s, learn_s, period)
+
+    # -------------------------------------------------------------- learning
+    def _learn(self, rnd) -> dict:
+        cfg, war = self.cfg, self.war
+        t0 = time.perf_counter()
+        merged = concat_workers(rnd.windows)
+        gen = self.gen_learn
+        diag: dict[str, float] = {}
+        counts, lags, lag_w, ratios = {}, [], [], {}
+        dropped = total = 0
+        vtrace_used = False
+        draft_n = 0
+        for g, p in self.policies.items():
+            b = merged[g]
+            n = p.n_agents
+            lag = self.version - b.version
+            keep = b.valid & (lag <= war.max_lag)
+            dropped += int((b.valid & ~keep).sum()) * n
+            total += int(b.valid.sum()) * n
+            counts[g] = int(keep.sum()) * n
+            lags.append(lag[keep])
+            lag_w.append(torch.full((int(keep.sum()),), n, dtype=torch.long))
+            draft_n += int((b.draft & keep).sum()) * n
+            if counts[g] == 0:
+                diag.update({f"{g}/{d}": float("nan") for d in DIAGNOSTICS})
+                continue
+            obs_f, state_f, act_f = b.obs[keep], b.state[keep], b.actions[keep]
+            old_logp_f, old_values_f = b.logp[keep], b.values[keep]
+            with torch.no_grad():
+                values = self.vnorm[g].denormalize(b.values)
+                next_values = self.vnorm[g].denormalize(b.next_values)
+                off = (b.draft | (lag > 0)) & keep
+                cur_logp = None
+                if bool(off.any()) or war.vtrace == "always":
+                    logits, _ = p.actor(p.actor_input(obs_f))
+                    cur_logp = torch.log_softmax(logits, -1).gather(-1, act_f.unsqueeze(-1)).squeeze(-1)
+                    ratios[g] = (cur_logp - old_logp_f).exp()
+                use_vtrace = war.vtrace == "always" or (war.vtrace == "auto" and bool((lag[keep] > 1).any()))
+                k, term, trunc = b.k[..., None], b.terminated[..., None], b.truncated[..., None]
+                if use_vtrace:
+                    vtrace_used = True
+                    log_rhos = torch.zeros_like(values)
+                    log_rhos[keep] = cur_logp - old_logp_f
+                    returns, advantages = losses.vtrace(log_rhos, b.rewards, values, next_values, k, term, trunc,
+                                                        cfg.gamma, valid=keep[..., None])
+                else:
+                    advantages, returns = losses.smdp_gae(b.rewards, values, next_values, k, term, trunc, cfg.gamma,
+                                                          cfg.gae_lambda, valid=keep[..., None])
+                returns_f, adv_f = returns[keep], advantages[keep]
+                self.vnorm[g].update(returns_f)
+                targets_f = self.vnorm[g].normalize(returns_f)
+                if cfg.norm_advantages:
+                    adv_f = losses.normalize_advantages(adv_f)
+                diag[f"{g}/explained_variance"] = losses.explained_variance(values[keep], returns_f)
+                diag[f"{g}/value_mean"] = float(values[keep].mean())
+            if self.learn_captures is not None:
+                self.learn_captures.append({"group": g, "rewards": b.rewards[keep], "values": values[keep],
+                                            "next_values": next_values[keep], "advantages": advantages[keep],
+                                            "returns": returns_f, "obs": obs_f, "actions": act_f,
+                                            "logp": old_logp_f, "losses": []})
+
+            # PPO epochs over the group's valid transitions (mappo.train's loop, non-recurrent)
+            sums = {k_: 0.0 for k_ in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac",
+                                       "grad_norm_actor", "grad_norm_critic")}
+            n_mb = 0
+            units = obs_f.shape[0]
+            for _ in range(cfg.epochs):
+                perm = torch.randperm(units, generator=gen, device=self.device)
+                for mb in perm.chunk(min(cfg.num_minibatches, units)):
+                    logits, _ = p.actor(p.actor_input(obs_f[mb]))
+                    new_values, _ = p.critic(state_f[mb])
+                    logp_all = torch.log_softmax(logits, dim=-1)
+                    new_logp = logp_all.gather(-1, act_f[mb].unsqueeze(-1)).squeeze(-1)
+                    entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
+                    pg_loss, pg_stats = losses.policy_loss(new_logp, old_logp_f[mb], adv_f[mb], cfg.clip_coef)
+                    actor_loss = pg_loss - cfg.entropy_coef * entropy
+                    self.actor_opt[g].zero_grad(set_to_none=True)
+                    actor_loss.backward()
+                    gn_a = _clip_grad(p.actor.parameters(), cfg.max_grad_norm)
+                    self.actor_opt[g].step()
+
+                    v_loss = losses.value_loss(new_values, old_values_f[mb], targets_f[mb], cfg.clip_coef,
+                                               cfg.use_huber_loss, cfg.huber_delta, cfg.clip_value_loss)
+                    self.critic_opt[g].zero_grad(set_to_none=True)
+                    (cfg.value_coef * v_loss).backward()
+                    gn_c = _clip_grad(p.critic.parameters(), cfg.max_grad_norm)
+                    self.critic_opt[g].step()
+
+                    n_mb += 1
+                    sums["policy_loss"] += float(pg_loss.detach())
+                    sums["value_loss"] += float(v_loss.detach())
+                    sums["entropy"] += float(entropy.detach())
+                    sums["approx_kl"] += float(pg_stats["approx_kl"])
+                    sums["clipfrac"] += float(pg_stats["clipfrac"])
+                    sums["grad_norm_actor"] += gn_a
+                    sums["grad_norm_critic"] += gn_c
+                    if self.learn_captures is not None:
+                        self.learn_captures[-1]["losses"].append(
+                            (float(pg_loss.detach()), float(v_loss.detach()), gn_a, gn_c))
+            diag.update({f"{g}/{k_}": v_ / n_mb for k_, v_ in sums.items()})
+            if g in self.drafts:
+                self._distill(g, obs_f)
+
+        # --- data share, ESS (group-balancing weights x importance ratios), staleness
+        N = sum(self.n_agents.values())
+        share = {g: self.n_agents[g] / N for g in self.groups}
+        gw = group_balancing_weights(counts, share) if sum(counts.values()) else {g: 0.0 for g in counts}
+        weights = []
+        for g in self.groups:
+            if counts[g] == 0:
+                continue
+            w = torch.full((counts[g],), gw[g], dtype=torch.float64)
+            if g in ratios:
+                w = w * ratios[g].reshape(-1).to(torch.float64).clamp(0.1, 10.0)
+            weights.append(w)
+        w_all = torch.cat(weights) if weights else torch.zeros(0, dtype=torch.float64)
+        ess = kish_ess(w_all.numpy())
+        lag_all = torch.cat(lags) if lags else torch.zeros(0, dtype=torch.long)
+        st = staleness_summary(lag_all.cpu().numpy(), torch.cat(lag_w).numpy() if lag_w else None)
+        kept = sum(counts.values())
+        diag.update({"ess": ess, "ess_frac": ess / kept if kept else float("nan"),
+                     "staleness_mean": st["mean"], "staleness_p95": st["p95"], "staleness_max": st["max"],
+                     "dropped_frac": dropped / total if total else 0.0, "vtrace": float(vtrace_used),
+                     "transitions": kept, "draft_frac": draft_n / kept if kept else 0.0})
+        diag.update({f"share/{g}": counts[g] / kept if kept else float("nan") for g in self.groups})
+        diag["_staleness_hist"] = st["hist"]
+        diag["_learn_s"] = time.perf_counter() - t0
+        return diag
+
+    def _distill(self, g: str, obs: torch.Tensor, epochs: int = 5) -> None:
+        """Fit the draft to the group's updated policy: minimize KL(π || draft) on the batch."""
+        p, d = self.policies[g], self.drafts[g]
+        with torch.no_grad():
+            x = p.actor_input(obs)
+            target = torch.softmax(p.actor(x)[0], -1)
+        for _ in range(epochs):
+            logp = torch.log_softmax(d(x)[0], -1)
+            loss = -(target * logp).sum(-1).mean()
+            self.draft_opt[g].zero_grad(set_to_none=True)
+            loss.backward()
+            self.draft_opt[g].step()
+
+    # -------------------------------------------------------------- metrics
+    def _row(self, rnd, diag, collect_s, learn_s, period) -> dict:
+        steps = sum(w.env_steps for w in rnd.windows)
+        self.env_steps += steps
+        decisions = {lane: sum(w.decisions.get(lane, 0) for w in rnd.windows) for lane in self.lanes}
+        agent_tr = sum(w.agent_transitions for w in rnd.windows)
+        row = {k: v for k, v in diag.items() if not k.startswith("_")}
+        row.update({"update": self.update_idx, "env_steps": self.env_steps,
+                    "agent_steps": self.env_steps * sum(self.n_agents.values()),
+                    "model_s": self.model_s, "collect_s": collect_s, "learn_s": learn_s, "batch_s": period,
+                    "window_steps": max(w.steps for w in rnd.windows),
+                    "model_env_steps_per_s": steps / collect_s if collect_s > 0 else float("nan"),
+                    "agent_transitions_per_s": agent_tr / collect_s if collect_s > 0 else float("nan"),
+                    "preempted": rnd.preempted,
+                    "lr": self.actor_opt[next(iter(self.groups))].param_groups[0]["lr"],
+                    "critic_lr": self.critic_opt[next(iter(self.groups))].param_groups[0]["lr"]})
+        for lane in self.lanes:
+            row[f"decisions_per_s/{lane}"] = decisions[lane] / collect_s if collect_s > 0 else float("nan")
+            row[f"tau_ms/{lane}"] = 1e3 * self.cost_models[lane].per_decision(self.lanes[lane] * self.E_worker)
+        for g in self.groups:
+            row[f"interval/{g}"] = self.schedule.interval[g]
+            row[f"quota/{g}"] = self.schedule.quota.get(g, 0)
+        episodes = [s.pop() for s in self.stats]
+        episodes = [e for e in episodes if e]
+        merged = {k: torch.cat([e[k] for e in episodes]) for k in episodes[0]} if episodes else {}
+        ep = summarize(merged)
+        row.update({k: v for k, v in ep.items()})
+        row["episodes"] = int(ep["episodes"])
+        row["staleness_hist"] = diag.get("_staleness_hist", {})
+        return row
+
+    def close(self) -> None:
+        for c in self.collectors:
+            c.close()
+        if self._own_envs:
+            for e in self.envs:
+                e.close()
+
+
+def _fork(gen: torch.Generator) -> torch.Generator:
+    out = torch.Generator(device=gen.device)
+    out.manual_seed(int(torch.randint(0, 2**62, (1,), generator=gen)))
+    return out
+
+
+# ----------------------------------------------------------------------------- runs
+def train_war(config: TrainConfig, war: WarConfig, progress_fn: Callable[[dict], bool | None] | None = None, *,
+              run_dir=None, envs=None) -> TrainResult:
+    """Train with the WAR harness for ``config.num_updates`` updates.  With ``run_dir`` writes
+    ``metrics.csv`` (mappo's columns + WAR's: see ``war_columns``), ``staleness.jsonl`` and a
+    final ``checkpoint.pt`` (evaluate/render it like any war-train checkpoint; WAR runs do not
+    resume)."""
+    from war_train.checkpoint import save_checkpoint
+    from war_train.runlog import MetricsCSV, ProgressBar
+
+    trainer = WarTrainer(config, war, envs=envs)
+    cfg = trainer.cfg
+    run_dir = pathlib.Path(run_dir) if run_dir is not None else None
+    columns = metric_columns(trainer.envs[0], trainer.groups)
+    columns += [c for c in war_columns(trainer.groups, trainer.lanes) if c not in columns]
+    csv_log = hist_file = None
+    if run_dir is not None:
+        import json
+
+        run_dir.mkdir(parents=True, exist_ok=True)
+        csv_log = MetricsCSV(run_dir / "metrics.csv", columns)
+        hist_file = open(run_dir / "staleness.jsonl", "w")
+        (run_dir / "war_config.json").write_text(json.dumps(war_config_to_dict(trainer.war), indent=2) + "\n")
+    bar = ProgressBar(cfg.num_updates * cfg.batch_env_steps, f"{cfg.scenario} [{war.arm}]", enabled=cfg.progress)
+    history, stopped = [], False
+    t_start = time.perf_counter()
+    checkpoint = None
+    try:
+        while trainer.update_idx < cfg.num_updates:
+            row = trainer.update()
+            hist = row.pop("staleness_hist")
+            row["wall_s"] = time.perf_counter() - t_start
+            row["env_steps_per_s"] = trainer.env_steps / max(row["wall_s"], 1e-9)
+            for c in columns:
+                row.setdefault(c, float("nan"))
+            history.append(row)
+            if csv_log is not None:
+                import json
+
+                csv_log.write(row)
+                hist_file.write(json.dumps({"update": row["update"], "hist": hist}) + "\n")
+                hist_file.flush()
+            bar.update(trainer.env_steps, trainer.env_steps, row.get("episode_return"))
+            if progress_fn is not None and progress_fn(row) is False:
+                stopped = trainer.update_idx < cfg.num_updates
+                break
+        bar.close()
+        if run_dir is not None:
+            payload = {"config": config_to_dict(cfg), "war": war_config_to_dict(trainer.war),
+                       "env": env_signature(trainer.envs[0], cfg), "update": trainer.update_idx,
+                       "env_steps": trainer.env_steps, "wall_s": time.perf_counter() - t_start,
+                       "actors": {g: p.actor.state_dict() for g, p in trainer.policies.items()},
+                       "critics": {g: p.critic.state_dict() for g, p in trainer.policies.items()}}
+            checkpoint = save_checkpoint(run_dir / "checkpoint.pt", payload)
+    finally:
+        if csv_log is not None:
+            csv_log.close()
+            hist_file.close()
+        trainer.close()
+    return TrainResult(policies=trainer.policies, history=history, config=cfg, run_dir=run_dir,
+                       checkpoint=checkpoint, stopped_early=stopped)
+
+
+def run_war_training(config: TrainConfig, war: WarConfig, out="runs", *, run_dir=None, progress_fn=None,
+                     log=print) -> pathlib.Path:
+    """A complete WAR job: train, then the usual learning curve / evaluation / GIF
+    (``run.finish_run``) plus ``war_curve.png`` (return against env steps and modelled time,
+    throughput, data share, ESS, staleness)."""
+    import json
+
+    from war_train.run import finish_run, new_run_dir
+    from war_train.runlog import read_metrics
+    from war_train.war_plot import plot_war_run
+
+    config.validate()
+    war.validate()
+    run_dir = pathlib.Path(run_dir) if run_dir is not None else new_run_dir(out, config)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.json").write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
+    log(f"war-train: {config.scenario} [{war.arm}, {war.resource}, {war.cost_mode} costs], {config.num_envs} worlds "
+        f"in {war.workers} worker(s) x {config.rollout_length} steps, {config.total_env_steps:,} env steps "
+        f"-> {run_dir}")
+    result = train_war(config, war, progress_fn, run_dir=run_dir)
+    rows = read_metrics(run_dir / "metrics.csv")
+    if rows:
+        path = plot_war_run(rows, run_dir / "war_curve.png", title=f"{config.scenario} [{war.arm}] seed {config.seed}")
+        log(f"WAR curves: {path}")
+    if not result.stopped_early:
+        finish_run(run_dir, result.policies, config, log=log)
+    return run_dir
