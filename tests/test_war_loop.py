@@ -140,3 +140,24 @@ def test_cli_trains_command_with_war(tmp_path, capsys):
     assert main(["eval", str(run_dir), "--episodes", "4"]) == 0
     assert main(["train", "Command-v0", "--arm", "ddppo", "--print-config"]) == 2  # needs >= 2 workers
     assert "workers" in capsys.readouterr().err
+
+
+def test_war_speed_benchmark_smoke(tmp_path, capsys):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "war_speed.py"
+    spec = importlib.util.spec_from_file_location("war_speed", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / "rows.json"
+    assert bench.main(["--ratios", "10", "--batches", "1", "--repeats", "1", "--learn-updates", "1",
+                       "--worlds-per-worker", "10", "--no-real", "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    war = next(r for r in rows if r["arm"] == "war" and r["resource"] == "parallel")
+    shared = next(r for r in rows if r["arm"] == "war" and r["resource"] == "shared")
+    ddppo = next(r for r in rows if r["arm"] == "ddppo" and r["resource"] == "parallel")
+    assert war["speedup"] == pytest.approx(10 / 3, rel=0.02)       # env time is the only difference
+    assert shared["speedup"] == pytest.approx(23.75 / 15, rel=0.02)
+    assert 1.0 < ddppo["speedup"] < war["speedup"]
+    assert "speedup" in capsys.readouterr().out

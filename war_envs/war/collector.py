@@ -90,10 +90,7 @@ class InferenceCost:
                              "hold the GIL); use 'sleep' costs for the parallel model, or resource='shared'")
         self.clock = clock
         self._rng = np.random.default_rng(seed)
-        self._pool = None
-        if self.mode == "sleep" and self.resource == "parallel" and len(self.lanes) > 1:
-            self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(self.lanes),
-                                                               thread_name_prefix="war-lane")
+        self._pool = None  # sleep costs: background threads, made on first use
 
     @property
     def virtual(self) -> bool:
@@ -103,7 +100,8 @@ class InferenceCost:
         return float(self._rng.uniform(1 - self.jitter, 1 + self.jitter)) if self.jitter else 1.0
 
     def call_seconds(self, lane: str, worlds: int, measured: float = 0.0) -> tuple[float, float]:
-        """``(per-lane seconds, all-lanes seconds)`` of one call over ``worlds`` worlds."""
+        """``(per-lane seconds, all-lanes seconds)`` of one call over ``worlds`` worlds (a
+        declared call draws its jitter here)."""
         profile = self.profiles[lane]
         if worlds <= 0:
             return 0.0, 0.0
@@ -112,11 +110,36 @@ class InferenceCost:
         f = self._factor() * self.scale
         return profile.seconds(worlds) * f, profile.seconds(worlds * self.lanes[lane]) * f
 
-    def spend(self, calls: dict[str, int], measured: dict[str, float] | None = None) -> tuple[float, dict]:
-        """Pay for one step's calls (``calls[lane]``: deciding worlds).  Returns the step's
-        seconds under the resource model and each lane's call cost (all its lanes together)."""
+    def begin(self, calls: dict[str, int]) -> dict:
+        """Start paying for one step's calls (``calls[lane]``: deciding worlds).  ``sleep`` costs
+        start sleeping now, on background threads (the caller's own work — e.g. the real policy
+        forward this cost stands for — overlaps them, as a client of remote inference would);
+        ``end`` waits for them."""
+        token = {"calls": {lane: n for lane, n in calls.items() if n > 0}, "costs": {}, "futures": []}
+        for lane, n in token["calls"].items():
+            if self.profiles[lane] is not None:
+                token["costs"][lane] = self.call_seconds(lane, n)
+        if self.mode == "sleep" and token["costs"]:
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(self.lanes)),
+                                                                   thread_name_prefix="war-lane")
+            if self.resource == "parallel":
+                token["futures"] = [self._pool.submit(_spend_real, "sleep", c[0]) for c in token["costs"].values()]
+            else:
+                total = sum(c[1] for c in token["costs"].values())
+                token["futures"] = [self._pool.submit(_spend_real, "sleep", total)]
+        return token
+
+    def end(self, token: dict, measured: dict[str, float] | None = None) -> tuple[float, dict]:
+        """Finish paying (``measured[lane]``: real call seconds, the cost of undeclared lanes).
+        Returns the step's seconds under the resource model and each lane's call cost (all its
+        lanes together)."""
         measured = measured or {}
-        costs = {lane: self.call_seconds(lane, n, measured.get(lane, 0.0)) for lane, n in calls.items() if n > 0}
+        costs = dict(token["costs"])
+        for lane in token["calls"]:
+            if lane not in costs:
+                m = measured.get(lane, 0.0)
+                costs[lane] = (m, m)
         if not costs:
             return 0.0, {}
         if self.resource == "parallel":
@@ -125,16 +148,16 @@ class InferenceCost:
             seconds = sum(c[1] for c in costs.values())
         if self.virtual:
             self.clock.advance(seconds)
-        elif self.mode in ("sleep", "busy"):
-            declared = {lane: c for lane, c in costs.items() if self.profiles[lane] is not None}
-            if self.resource == "parallel" and self._pool is not None and len(declared) > 1:
-                futures = [self._pool.submit(_spend_real, self.mode, c[0]) for c in declared.values()]
-                for fut in futures:
-                    fut.result()
-            else:
-                for c in declared.values():
-                    _spend_real(self.mode, c[0] if self.resource == "parallel" else c[1])
+        elif self.mode == "sleep":
+            for fut in token["futures"]:
+                fut.result()
+        elif self.mode == "busy":  # one device: the declared calls run in turn (shared only)
+            _spend_real("busy", sum(c[1] for c in token["costs"].values()))
         return seconds, {lane: c[1] for lane, c in costs.items()}
+
+    def spend(self, calls: dict[str, int], measured: dict[str, float] | None = None) -> tuple[float, dict]:
+        """``begin`` then ``end``: pay for one step's calls at once."""
+        return self.end(self.begin(calls), measured)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -457,34 +480,36 @@ class Collector:
             raise RuntimeError("step: call begin_window() first")
         r = self.t - self._window_start
         self._new_row()
-        calls, measured = {}, {}
+        # who decides: at a window's first step only worlds without an action in force (the
+        # others' boundary decisions were closed by end_window; a re-planned schedule waits a step)
+        plan = []
         for g in self.groups:
-            p = self.pending[g]
-            # at a window's first step only worlds without an action in force decide: the others'
-            # boundary decisions were closed by end_window (a re-planned schedule waits a step)
-            dec = ~p.active if r == 0 else self.decides_now(g)
-            masks = [(g, dec, False)]
+            dec = ~self.pending[g].active if r == 0 else self.decides_now(g)
+            plan.append((g, g, dec, False))
             if g in self.draft_groups:
-                masks.append((g + DRAFT, ~dec, True))
-            for lane, mask, is_draft in masks:
-                n = int(mask.sum())
-                if n == 0:
-                    continue
-                idx = slice(None) if n == self.E else mask
-                obs_g, state = self.obs[g][idx], self.state[idx]
-                t0 = time.perf_counter()
-                fn = self.policy.draft if is_draft else self.policy.act
-                actions, logp, values = fn(g, obs_g, state)
-                measured[lane] = time.perf_counter() - t0
-                calls[lane] = n
-                closing = mask & p.active
-                if bool(closing.any()):
-                    nv = values if bool(closing.all()) else values[closing[mask]]
-                    self._close(g, closing, r - 1, nv)
-                self._open(g, idx, obs_g, state, actions, logp, values, is_draft)
-                self._decisions[lane] += n * self.groups[g].n_agents
-                self._calls[lane] += 1
-        seconds, per_lane = self.cost.spend(calls, measured)
+                plan.append((g + DRAFT, g, ~dec, True))
+        calls = {lane: int(mask.sum()) for lane, _, mask, _ in plan}
+        token = self.cost.begin(calls)
+        measured = {}
+        for lane, g, mask, is_draft in plan:
+            n = calls[lane]
+            if n == 0:
+                continue
+            p = self.pending[g]
+            idx = slice(None) if n == self.E else mask
+            obs_g, state = self.obs[g][idx], self.state[idx]
+            t0 = time.perf_counter()
+            fn = self.policy.draft if is_draft else self.policy.act
+            actions, logp, values = fn(g, obs_g, state)
+            measured[lane] = time.perf_counter() - t0
+            closing = mask & p.active
+            if bool(closing.any()):
+                nv = values if bool(closing.all()) else values[closing[mask]]
+                self._close(g, closing, r - 1, nv)
+            self._open(g, idx, obs_g, state, actions, logp, values, is_draft)
+            self._decisions[lane] += n * self.groups[g].n_agents
+            self._calls[lane] += 1
+        seconds, per_lane = self.cost.end(token, measured)
         self._inf_s += seconds
         for lane, cost in per_lane.items():  # online cost estimates: what each call cost
             model = self.cost_models.get(lane)
