@@ -72,6 +72,17 @@ class TrainConfig:
     agent_id: bool = _f(False, "append a one-hot agent index (within its group) to each actor input")
     policy_gain: float = _f(0.01, "orthogonal init gain of the policy head")
 
+    # ---------------------------------------------------------------- distributed (torchrun)
+    dist_straggler: str = _f("off", "under torchrun: 'off' (synchronous: K ranks compute what one process with "
+                                    "num_envs worlds computes), 'preempt' (DD-PPO: stop slow ranks early) or "
+                                    "'war' (per-rank rollout quotas from measured speed, plus preemption)")
+    dist_sync_frac: float = _f(0.6, "DD-PPO preemption: slow ranks stop once this fraction of ranks "
+                                    "(rounded up) has finished its rollout")
+    dist_min_frac: float = _f(0.25, "DD-PPO preemption: a rank stops only after collecting this fraction of its "
+                                    "rollout (also the smallest WAR quota)")
+    dist_rank_weights: str = _f("samples", "straggler modes: 'samples' (every transition weighs the same) or "
+                                           "'balanced' (each rank keeps its lock-step share, as DD-PPO's average)")
+
     # ---------------------------------------------------------------- run outputs
     checkpoint_every: int = _f(20, "write a checkpoint every N updates (0: only at the end)")
     eval_episodes: int = _f(100, "episodes of the final greedy evaluation (0: skip)")
@@ -121,6 +132,14 @@ class TrainConfig:
             raise ValueError(f"activation: expected 'tanh' or 'relu', got {self.activation!r}")
         if self.precision not in ("float32", "float64"):
             raise ValueError(f"precision: expected 'float32' or 'float64', got {self.precision!r}")
+        if self.dist_straggler not in ("off", "preempt", "war"):
+            raise ValueError(f"dist_straggler: expected 'off', 'preempt' or 'war', got {self.dist_straggler!r}")
+        if self.dist_rank_weights not in ("samples", "balanced"):
+            raise ValueError(f"dist_rank_weights: expected 'samples' or 'balanced', got {self.dist_rank_weights!r}")
+        for name in ("dist_sync_frac", "dist_min_frac"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 < value <= 1.0:
+                raise ValueError(f"{name}: expected a number in (0, 1], got {value!r}")
         if not isinstance(self.env_kwargs, dict):
             raise ValueError(f"env_kwargs: expected a dict, got {type(self.env_kwargs).__name__}")
         if not isinstance(self.scenario, str) or not self.scenario:

@@ -13,6 +13,10 @@ agents) and one centralized critic per group.  Read it like CleanRL's ``ppo.py``
    normalized targets for the critic, each with its own gradient clip;
 5. log, checkpoint (exactly resumable), and at the end evaluate, plot and render.
 
+Under ``torchrun`` the same loop runs on every rank (data-parallel): the ``dist`` hooks
+(``war_train.distributed``) split the worlds, all-reduce gradients and batch statistics and let
+rank 0 write the outputs; in one process they are the identity.
+
 Choice for several groups (PredatorPrey: ``adversary`` + ``agent``): every group has its own
 actor *and its own critic* (all critics see the same global state); they are trained together
 on the same rollouts, each on its own group's rewards.
@@ -29,7 +33,7 @@ import gymnasium
 import torch
 from torch import nn
 
-from war_train import losses
+from war_train import distributed, losses
 from war_train.checkpoint import load_checkpoint, save_checkpoint
 from war_train.config import TrainConfig, config_to_dict
 from war_train.metrics import EpisodeStats, summarize
@@ -134,8 +138,12 @@ def metric_columns(env, groups) -> list[str]:
     return cols
 
 
-def _check_env(env, cfg: TrainConfig) -> None:
-    if env.num_envs != cfg.num_envs:
+def _check_env(env, cfg: TrainConfig, dist) -> None:
+    n = len(dist.worlds(cfg.num_envs))
+    if env.num_envs != n and dist.active:
+        raise ValueError(f"num_envs: rank {dist.rank} of {dist.world_size} steps {n} of the config's {cfg.num_envs} "
+                         f"worlds but its env has {env.num_envs}; make it with war_train.run.make_env(config, dist)")
+    if env.num_envs != cfg.num_envs and not dist.active:
         raise ValueError(f"num_envs: the env has {env.num_envs} worlds but config.num_envs is {cfg.num_envs}; "
                          f"make the env with num_envs={cfg.num_envs} (or set config.num_envs={env.num_envs})")
     mode = getattr(env, "autoreset_mode", None)
@@ -143,13 +151,13 @@ def _check_env(env, cfg: TrainConfig) -> None:
         raise ValueError(f"autoreset_mode: war_train needs SAME_STEP autoreset (the batch API default), "
                          f"got {getattr(mode, 'name', mode)}")
     env_dev = getattr(env, "torch_device", torch.device("cpu"))
-    if torch.device(cfg.device) != env_dev:
+    if dist.device(cfg.device) != env_dev:
         raise ValueError(f"device: the env runs on {env_dev} but config.device is {cfg.device!r}; use the same device")
 
 
 # ----------------------------------------------------------------------------- train
 def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] | None = None, *,
-          run_dir=None, resume=None) -> TrainResult:
+          run_dir=None, resume=None, dist=None) -> TrainResult:
     """Train MAPPO on ``env`` (a war_envs batched env with ``config.num_envs`` worlds).
 
     ``progress_fn(row)`` is called after every update with that update's metrics; returning
@@ -159,12 +167,18 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
     run folder) to continue from exactly; its config must equal ``config`` except for
     ``total_env_steps``, ``checkpoint_every``, ``progress``, ``tensorboard``, ``gif`` and
     ``eval_episodes``.
+
+    ``dist``: a ``war_train.distributed`` context (default: ``distributed.current()``, i.e. the
+    torchrun rank this process is, or one process).  Under torchrun every rank calls ``train``
+    with the same arguments and its own env (``war_train.run.make_env(config, dist)``).
     """
     cfg = config.validate()
-    _check_env(env, cfg)
+    dist = distributed.current() if dist is None else dist
+    _check_env(env, cfg, dist)
+    dist.setup(cfg, env)
     torch.set_num_threads(cfg.torch_threads)
-    device = torch.device(cfg.device)
-    E, T = cfg.num_envs, cfg.rollout_length
+    device = dist.device(cfg.device)
+    E, T = env.num_envs, cfg.rollout_length   # this process's worlds (all of them in one process)
     groups = dict(env.groups)
     state_dim = env.state_dim
     run_dir = pathlib.Path(run_dir) if run_dir is not None else None
@@ -176,11 +190,11 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
                   for g, p in policies.items()}
     vnorm = {g: ValueNorm(cfg.value_norm_beta, enabled=cfg.value_norm) for g in groups}
     gen = torch.Generator(device=device)
-    gen.manual_seed(cfg.seed)
+    gen.manual_seed(dist.generator_seed(cfg.seed))
     stats = EpisodeStats(env)
 
-    # --- the env's first observations (or the checkpointed ones)
-    obs = {g: o.clone() for g, o in env.reset(seed=cfg.seed).items()}
+    # --- the env's first observations (or the checkpointed ones); rank r's worlds are seeded s + r·E/K
+    obs = {g: o.clone() for g, o in env.reset(seed=cfg.seed + dist.worlds(cfg.num_envs).start).items()}
     starts = torch.ones(E, dtype=torch.bool, device=device)  # a new episode begins at the current obs
     actor_h = {g: p.initial_hidden(E, device)[0] for g, p in policies.items()}
     critic_h = {g: p.initial_hidden(E, device)[1] for g, p in policies.items()}
@@ -188,6 +202,7 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
     if resume is not None:
         ckpt = load_checkpoint(resume)
         _check_resume(ckpt, cfg, env)
+        ckpt = dist.local_checkpoint(ckpt)   # this rank's worlds (and generator)
         for g, p in policies.items():
             p.actor.load_state_dict(ckpt["actors"][g])
             p.critic.load_state_dict(ckpt["critics"][g])
@@ -205,9 +220,9 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
         update, env_steps, wall_before = int(ckpt["update"]), int(ckpt["env_steps"]), float(ckpt["wall_s"])
 
     # --- outputs
-    columns = metric_columns(env, groups)
+    columns = metric_columns(env, groups) + dist.columns(groups)
     csv_log = tb = None
-    if run_dir is not None:
+    if run_dir is not None and dist.is_main:
         from war_train.runlog import MetricsCSV, TensorBoard
 
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -216,22 +231,24 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
     from war_train.runlog import ProgressBar
 
     key = "onpolicy_episode_reward" if "onpolicy_episode_reward" in columns else "episode_return"
-    bar = ProgressBar(cfg.num_updates * cfg.batch_env_steps, env.env_id or "train", enabled=cfg.progress)
+    bar = ProgressBar(cfg.num_updates * cfg.batch_env_steps, env.env_id or "train", enabled=cfg.progress and dist.is_main)
 
     # --- rollout buffers (time-major), reused every update
     def zeros(*shape, dtype=torch.float32):
         return torch.zeros(*shape, dtype=dtype, device=device)
 
-    buf_obs = {g: zeros(T, E, s.n_agents, s.obs_dim) for g, s in groups.items()}
-    buf_act = {g: zeros(T, E, s.n_agents, dtype=torch.long) for g, s in groups.items()}
-    buf_logp = {g: zeros(T, E, s.n_agents) for g, s in groups.items()}
-    buf_val = {g: zeros(T, E, s.n_agents) for g, s in groups.items()}        # critic outputs (normalized)
-    buf_rew = {g: zeros(T, E, s.n_agents) for g, s in groups.items()}
-    buf_boot = {g: zeros(T, E, s.n_agents) for g, s in groups.items()}       # V(final state), denormalized
-    buf_state = zeros(T, E, state_dim)
-    buf_term = zeros(T, E, dtype=torch.bool)
-    buf_trunc = zeros(T, E, dtype=torch.bool)
-    buf_starts = zeros(T, E, dtype=torch.bool)
+    cap = dist.max_rollout_length(T)     # == T, except for WAR per-rank quotas
+    buf_obs = {g: zeros(cap, E, s.n_agents, s.obs_dim) for g, s in groups.items()}
+    buf_act = {g: zeros(cap, E, s.n_agents, dtype=torch.long) for g, s in groups.items()}
+    buf_logp = {g: zeros(cap, E, s.n_agents) for g, s in groups.items()}
+    buf_val = {g: zeros(cap, E, s.n_agents) for g, s in groups.items()}        # critic outputs (normalized)
+    buf_rew = {g: zeros(cap, E, s.n_agents) for g, s in groups.items()}
+    buf_boot = {g: zeros(cap, E, s.n_agents) for g, s in groups.items()}       # V(final state), denormalized
+    buf_state = zeros(cap, E, state_dim)
+    buf_term = zeros(cap, E, dtype=torch.bool)
+    buf_trunc = zeros(cap, E, dtype=torch.bool)
+    buf_starts = zeros(cap, E, dtype=torch.bool)
+    full = (buf_obs, buf_act, buf_logp, buf_val, buf_rew, buf_boot, buf_state, buf_term, buf_trunc, buf_starts)
 
     history: list[dict] = []
     stopped_early = False
@@ -251,15 +268,20 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
         critic_h0 = {g: (h.clone() if h is not None else None) for g, h in critic_h.items()}
 
         # ---------------------------------------------------------------- 1. rollout
+        # (a straggler mode may change this rank's rollout length: WAR quota, DD-PPO preemption)
+        buf_obs, buf_act, buf_logp, buf_val, buf_rew, buf_boot, buf_state, buf_term, buf_trunc, buf_starts = full
+        T = dist.begin_rollout(cfg.rollout_length)
         state = joint_state(obs)  # == env.state() (see tests)
         with torch.no_grad():
             for t in range(T):
+                if dist.stop_collecting(t):
+                    break
                 buf_state[t] = state
                 buf_starts[t] = starts
                 actions = {}
                 for g, p in policies.items():
                     logits, actor_h[g] = p.logits(obs[g], actor_h[g], starts)
-                    actions[g], buf_logp[g][t] = sample_categorical(logits, gen)
+                    actions[g], buf_logp[g][t] = dist.sample(logits, gen)
                     buf_act[g][t] = actions[g]
                     buf_obs[g][t] = obs[g]
                     buf_val[g][t], critic_h[g] = p.value(state, critic_h[g], starts)
@@ -283,8 +305,12 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
                 state = joint_state(obs)
                 starts = term_w | trunc_w
             last_val = {g: p.value(state, critic_h[g], starts)[0] for g, p in policies.items()}
-        env_steps += E * T
-        session_steps += E * T
+        T, batch_steps = dist.end_rollout(E)   # steps this rank collected, env steps of all ranks
+        if T < cap:   # learn from the rows collected
+            buf_obs, buf_act, buf_logp, buf_val, buf_rew, buf_boot, buf_state, buf_term, buf_trunc, buf_starts = (
+                {g: b[:T] for g, b in x.items()} if isinstance(x, dict) else x[:T] for x in full)
+        env_steps += batch_steps
+        session_steps += batch_steps
 
         # ---------------------------------------------------------------- 2. advantages
         row_diag: dict[str, float] = {}
@@ -295,21 +321,20 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
                 next_values = torch.where(buf_trunc[..., None], buf_boot[g], next_values)
                 advantages, returns = losses.gae(buf_rew[g], values, next_values, buf_term[..., None],
                                                  buf_trunc[..., None], cfg.gamma, cfg.gae_lambda)
-                vnorm[g].update(returns)
+                dist.update_valuenorm(vnorm[g], returns)   # (statistics of every rank's returns)
                 targets = vnorm[g].normalize(returns)
                 if cfg.norm_advantages:
-                    advantages = losses.normalize_advantages(advantages)
-                row_diag[f"{g}/explained_variance"] = losses.explained_variance(values, returns)
-                row_diag[f"{g}/value_mean"] = float(values.mean())
+                    advantages = dist.normalize_advantages(advantages)
+                row_diag[f"{g}/explained_variance"] = dist.explained_variance(values, returns)
+                row_diag[f"{g}/value_mean"] = dist.mean(values)
 
             # ------------------------------------------------------------ 3. PPO epochs
             sums = {k: 0.0 for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac",
                                      "grad_norm_actor", "grad_norm_critic")}
             n_mb = 0
-            units = E if p.recurrent else T * E       # minibatches split worlds (GRU) or (t, world) pairs
             for _ in range(cfg.epochs):
-                perm = torch.randperm(units, generator=gen, device=device)
-                for mb in perm.chunk(cfg.num_minibatches):
+                # minibatches split worlds (GRU) or (t, world) pairs; under torchrun each rank's part of them
+                for mb in dist.minibatches(T, E, p.recurrent, cfg.num_minibatches, gen, device):
                     if p.recurrent:
                         B, n = len(mb), p.n_agents
                         x = p.actor_input(buf_obs[g][:, mb]).reshape(T, B * n, -1)
@@ -330,6 +355,7 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
                     actor_loss = pg_loss - cfg.entropy_coef * entropy
                     actor_opt[g].zero_grad(set_to_none=True)
                     actor_loss.backward()
+                    dist.reduce_grads(p.actor.parameters(), new_logp.numel())   # all-reduce before clipping
                     gn_a = _clip_grad(p.actor.parameters(), cfg.max_grad_norm)
                     actor_opt[g].step()
 
@@ -337,22 +363,25 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
                                                cfg.use_huber_loss, cfg.huber_delta, cfg.clip_value_loss)
                     critic_opt[g].zero_grad(set_to_none=True)
                     (cfg.value_coef * v_loss).backward()
+                    dist.reduce_grads(p.critic.parameters(), new_logp.numel())
                     gn_c = _clip_grad(p.critic.parameters(), cfg.max_grad_norm)
                     critic_opt[g].step()
 
                     n_mb += 1
-                    sums["policy_loss"] += float(pg_loss.detach())
-                    sums["value_loss"] += float(v_loss.detach())
-                    sums["entropy"] += float(entropy.detach())
-                    sums["approx_kl"] += float(pg_stats["approx_kl"])
-                    sums["clipfrac"] += float(pg_stats["clipfrac"])
+                    sums["policy_loss"] += dist.share(pg_loss.detach())   # (this rank's share of the minibatch)
+                    sums["value_loss"] += dist.share(v_loss.detach())
+                    sums["entropy"] += dist.share(entropy.detach())
+                    sums["approx_kl"] += dist.share(pg_stats["approx_kl"])
+                    sums["clipfrac"] += dist.share(pg_stats["clipfrac"])
                     sums["grad_norm_actor"] += gn_a
                     sums["grad_norm_critic"] += gn_c
+            sums = dist.sum_stats(sums, skip=("grad_norm_actor", "grad_norm_critic"))
             row_diag.update({f"{g}/{k}": v / n_mb for k, v in sums.items()})
 
         # ---------------------------------------------------------------- 4. log
         wall = wall_before + (time.perf_counter() - t_start)
-        ep = summarize(stats.pop())
+        ep = summarize(dist.gather_episodes(stats.pop()))   # every rank's finished episodes
+        row_diag.update(dist.metrics())
         row = {"update": update, "env_steps": env_steps, "agent_steps": env_steps * n_agents_total,
                "wall_s": wall, "env_steps_per_s": session_steps / max(time.perf_counter() - t_start, 1e-9),
                "lr": actor_opt[first].param_groups[0]["lr"], "critic_lr": critic_opt[first].param_groups[0]["lr"]}
@@ -365,7 +394,7 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
             csv_log.write(row)
             tb.write(row, env_steps)
         bar.update(env_steps, session_steps, row.get(key), "on-policy reward" if key != "episode_return" else "return")
-        stop = progress_fn(row) is False if progress_fn is not None else False
+        stop = dist.any(progress_fn(row) is False if progress_fn is not None else False)
 
         # ---------------------------------------------------------------- 5. checkpoint
         last = update >= cfg.num_updates
@@ -387,7 +416,9 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
                 "critic_h": {g: h for g, h in critic_h.items() if h is not None},
                 "episode_stats": stats.state_dict(),
             }
-            checkpoint_path = save_checkpoint(run_dir / "checkpoint.pt", payload)
+            payload = dist.gather_checkpoint(payload)   # every rank's worlds, to rank 0
+            if payload is not None:
+                checkpoint_path = save_checkpoint(run_dir / "checkpoint.pt", payload)
         if stop:
             stopped_early = not last
             break
@@ -409,7 +440,7 @@ def _clip_grad(params, max_norm: float) -> float:
 
 def env_signature(env, cfg: TrainConfig) -> dict:
     """What a checkpoint needs to rebuild (and check) the env and the policies."""
-    return {"id": env.env_id, "num_envs": env.num_envs, "state_dim": env.state_dim,
+    return {"id": env.env_id, "num_envs": cfg.num_envs, "state_dim": env.state_dim,
             "groups": {g: {"n_agents": s.n_agents, "obs_dim": s.obs_dim, "n_actions": _discrete_n(g, s.action_space)}
                        for g, s in env.groups.items()},
             "max_cycles": int(getattr(env, "max_cycles", cfg.rollout_length))}
@@ -422,7 +453,8 @@ RESUMABLE_CHANGES = ("total_env_steps", "checkpoint_every", "progress", "tensorb
 def _check_resume(ckpt: dict, cfg: TrainConfig, env) -> None:
     saved = ckpt["config"]
     now = config_to_dict(cfg)
-    diff = sorted(k for k in now if k not in RESUMABLE_CHANGES and saved.get(k) != now[k])
+    default = config_to_dict(TrainConfig())   # (a field newer than the checkpoint has its default there)
+    diff = sorted(k for k in now if k not in RESUMABLE_CHANGES and saved.get(k, default[k]) != now[k])
     if diff:
         raise ValueError("resume: the checkpoint was trained with a different config: " +
                          ", ".join(f"{k}={saved.get(k)!r} (now {now[k]!r})" for k in diff))

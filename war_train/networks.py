@@ -101,11 +101,15 @@ def with_agent_id(obs: torch.Tensor) -> torch.Tensor:
     return torch.cat([obs, eye], dim=-1)
 
 
-def sample_categorical(logits: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_categorical(logits: torch.Tensor, generator: torch.Generator,
+                       u: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Draw one action per row of ``logits[..., n]`` by inverse CDF from ``generator``
-    (reproducible); returns ``(actions (int64), log-probs)``."""
+    (reproducible); returns ``(actions (int64), log-probs)``.  ``u[..., 1]``: uniforms drawn
+    already (then ``generator`` is not used; data-parallel ranks draw every world's uniforms
+    and pass their own rows)."""
     logp = torch.log_softmax(logits, dim=-1)
     cdf = logp.exp().cumsum(-1)
-    u = torch.rand(cdf.shape[:-1] + (1,), generator=generator, dtype=cdf.dtype, device=cdf.device)
+    if u is None:
+        u = torch.rand(cdf.shape[:-1] + (1,), generator=generator, dtype=cdf.dtype, device=cdf.device)
     actions = (cdf < u * cdf[..., -1:]).sum(-1).clamp(max=logits.shape[-1] - 1)
     return actions, logp.gather(-1, actions.unsqueeze(-1)).squeeze(-1)

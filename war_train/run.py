@@ -3,7 +3,8 @@
 ``run_training(config, out="runs")`` writes ``runs/<scenario>__<seed>__<time>/``:
 ``config.json``, ``metrics.csv``, ``tb/`` (TensorBoard), ``checkpoint.pt``,
 ``learning_curve.png``, ``eval.json`` and ``episode.gif``.  The CLI's ``train`` and the main
-job call it.
+job call it.  Under ``torchrun`` every rank runs it: each steps its share of the worlds
+(``war_train.distributed``), rank 0 picks the run folder and writes every output.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 import time
 
 import war_envs
+from war_train import distributed
 from war_train.config import TrainConfig, config_to_dict
 from war_train.evaluate import EVAL_SEED_OFFSET, evaluation_suite, render_gif
 from war_train.mappo import train
@@ -24,10 +26,13 @@ from war_train.runlog import read_metrics
 __all__ = ["make_env", "new_run_dir", "run_training", "finish_run", "format_eval"]
 
 
-def make_env(config: TrainConfig):
-    """The batched env ``config`` trains on (``num_envs`` worlds, seeded ``seed``)."""
-    return war_envs.make(config.scenario, num_envs=config.num_envs, seed=config.seed, device=config.device,
-                         precision=config.precision, **config.env_kwargs)
+def make_env(config: TrainConfig, dist=None):
+    """The batched env ``config`` trains on (``num_envs`` worlds, seeded ``seed``); on rank r of
+    K (``dist``), its ``num_envs / K`` worlds seeded ``seed + r·num_envs/K`` on the rank's device."""
+    dist = distributed.Local() if dist is None else dist
+    worlds = dist.worlds(config.num_envs)
+    return war_envs.make(config.scenario, num_envs=len(worlds), seed=config.seed + worlds.start,
+                         device=str(dist.device(config.device)), precision=config.precision, **config.env_kwargs)
 
 
 def new_run_dir(out, config: TrainConfig) -> pathlib.Path:
@@ -44,23 +49,31 @@ def new_run_dir(out, config: TrainConfig) -> pathlib.Path:
 def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, progress_fn=None,
                  log=print) -> pathlib.Path:
     """Train, then ``finish_run``; returns the run folder.  ``resume`` (a checkpoint or run
-    folder) continues that run in its own folder."""
+    folder) continues that run in its own folder.  Under torchrun (``RANK``/``WORLD_SIZE``... set)
+    every rank joins the process group, trains on its worlds, and only rank 0 writes and logs."""
     config.validate()
-    if resume is not None:
-        resume = pathlib.Path(resume)
-        run_dir = resume if resume.is_dir() else resume.parent
-    elif run_dir is None:
-        run_dir = new_run_dir(out, config)
-    run_dir = pathlib.Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.json").write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
-    log(f"war-train: {config.scenario}, {config.num_envs} worlds x {config.rollout_length} steps, "
-        f"{config.total_env_steps:,} env steps -> {run_dir}")
-    env = make_env(config)
-    try:
-        result = train(env, config, progress_fn, run_dir=run_dir, resume=resume)
-    finally:
-        env.close()
+    with distributed.launch(config.device) as dist:
+        if not dist.is_main:
+            log = _quiet
+        if resume is not None:
+            resume = pathlib.Path(resume)
+            run_dir = resume if resume.is_dir() else resume.parent
+        elif run_dir is None:
+            run_dir = new_run_dir(out, config) if dist.is_main else None
+        run_dir = pathlib.Path(dist.broadcast(str(run_dir)))   # rank 0's folder
+        if dist.is_main:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            (run_dir / "config.json").write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
+        ranks = f" on {dist.world_size} ranks ({config.num_envs // dist.world_size} worlds each)" if dist.active else ""
+        log(f"war-train: {config.scenario}, {config.num_envs} worlds x {config.rollout_length} steps{ranks}, "
+            f"{config.total_env_steps:,} env steps -> {run_dir}")
+        env = make_env(config, dist)
+        try:
+            result = train(env, config, progress_fn, run_dir=run_dir, resume=resume, dist=dist)
+        finally:
+            env.close()
+        if not dist.is_main:
+            return run_dir
     if result.stopped_early:
         log(f"stopped early at {result.history[-1]['env_steps']:,} env steps; resume with "
             f"`war-train train --resume {run_dir}`")
@@ -117,6 +130,10 @@ def _num(x) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     return f"{x:.3f}" if abs(x) < 10 else f"{x:.2f}"
+
+
+def _quiet(msg: str) -> None:
+    """The log of ranks other than 0."""
 
 
 def _stderr(msg: str) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["EPS", "MIN_VAR", "valuenorm_init", "valuenorm_update", "valuenorm_stats",
+__all__ = ["EPS", "MIN_VAR", "valuenorm_init", "valuenorm_update", "valuenorm_update_moments", "valuenorm_stats",
            "normalize", "denormalize", "ValueNorm"]
 
 EPS = 1e-5
@@ -34,6 +34,19 @@ def valuenorm_update(state: dict[str, torch.Tensor], x: torch.Tensor, beta: floa
     return {
         "mean": state["mean"] * beta + x.mean() * (1.0 - beta),
         "mean_sq": state["mean_sq"] * beta + (x * x).mean() * (1.0 - beta),
+        "debias": state["debias"] * beta + (1.0 - beta),
+    }
+
+
+def valuenorm_update_moments(state: dict[str, torch.Tensor], mean: float, mean_sq: float,
+                             beta: float) -> dict[str, torch.Tensor]:
+    """``valuenorm_update`` from a batch's moments ``mean(x)`` and ``mean(x^2)`` (e.g. summed over
+    data-parallel ranks) instead of the batch itself."""
+    m = torch.tensor(mean, dtype=torch.float64)
+    q = torch.tensor(mean_sq, dtype=torch.float64)
+    return {
+        "mean": state["mean"] * beta + m * (1.0 - beta),
+        "mean_sq": state["mean_sq"] * beta + q * (1.0 - beta),
         "debias": state["debias"] * beta + (1.0 - beta),
     }
 
@@ -68,6 +81,11 @@ class ValueNorm:
     def update(self, x: torch.Tensor) -> None:
         if self.enabled:
             self.state = valuenorm_update(self.state, x, self.beta)
+
+    def update_moments(self, mean: float, mean_sq: float) -> None:
+        """``update`` from the batch's ``mean(x)`` and ``mean(x^2)`` (all-reduced over ranks)."""
+        if self.enabled:
+            self.state = valuenorm_update_moments(self.state, mean, mean_sq, self.beta)
 
     def normalize(self, x: torch.Tensor) -> torch.Tensor:
         return normalize(self.state, x) if self.enabled else x

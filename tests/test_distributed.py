@@ -1,0 +1,230 @@
+"""Data-parallel MAPPO (``war_train.distributed``): 2 gloo ranks on CPU equal one process.
+
+The ranks are spawned with ``torch.multiprocessing`` and join through the same torchrun
+environment variables (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR``,
+``MASTER_PORT``) that ``torchrun`` sets; every spawned job runs in one pair of processes.
+"""
+
+import math
+import os
+import socket
+
+import pytest
+import torch
+import torch.distributed
+import torch.multiprocessing as mp
+
+import war_envs
+import war_train
+from war_train import distributed
+from war_train.checkpoint import load_checkpoint
+from war_train.run import make_env
+
+torch.set_num_threads(1)
+pytestmark = pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
+                                reason="torch.distributed with gloo is needed")
+
+# name -> (config overrides, updates of the first run, updates after resuming (0: no resume))
+JOBS = {
+    # 16 worlds (8 per rank), 2 epochs x 2 minibatches of (step, world) pairs
+    "spread_mlp": (dict(num_minibatches=2, rollout_length=20), 1, 0),
+    # 2 groups (each its own actor and critic), 4 minibatches
+    "pp_mlp": (dict(scenario="PredatorPrey-v0", num_minibatches=4, rollout_length=20), 1, 0),
+    # GRU, 4 worlds, 4 minibatches of one world each: every minibatch is empty on one rank
+    "spread_gru": (dict(num_envs=4, use_gru=True, num_minibatches=4), 1, 0),
+    # 1 update, checkpoint (rank 0 gathers every rank's worlds), resume on 2 ranks for a 2nd
+    "spread_resume": (dict(num_minibatches=3, rollout_length=20, checkpoint_every=1), 1, 2),
+}
+#: one PPO update (rollout + epochs of minibatch steps): parameters agree to this
+UPDATE_TOL = 1e-6
+#: after several updates: the ranks' forward passes run on E/K rows, whose float32 results may
+#: differ from those on E rows in the last bit (BLAS kernels depend on the batch size), and Adam
+#: (eps 1e-5) turns differences in near-zero gradient entries into update differences
+RUN_TOL = 1e-5
+
+
+def config(name, updates, jobs=JOBS):
+    kw = dict(jobs[name][0])
+    E = kw.get("num_envs", 16)
+    T = kw.get("rollout_length", 25)
+    return war_train.preset_config("smoke", **kw, total_env_steps=E * T * updates)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def summary(result):
+    return {"history": [{k: v for k, v in r.items() if k not in ("wall_s", "env_steps_per_s")}
+                        for r in result.history],
+            "params": {g: {k: v.detach().clone() for k, v in p.state_dict().items()}
+                       for g, p in result.policies.items()}}
+
+
+def _worker(rank, world_size, port, out_dir, jobs):
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank),
+                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    torch.set_num_threads(1)
+    results = {}
+    with distributed.launch("cpu") as dist:
+        assert isinstance(dist, distributed.DataParallel) and dist.world_size == world_size
+        for name, (_, first, resumed) in jobs.items():
+            run_dir = os.path.join(out_dir, name)
+            cfg = config(name, first, jobs)
+            with make_env(cfg, dist) as env:
+                assert env.num_envs == cfg.num_envs // world_size
+                res = war_train.train(env, cfg, run_dir=run_dir)
+            if resumed:
+                cfg = config(name, resumed, jobs)
+                with make_env(cfg, dist) as env:
+                    res = war_train.train(env, cfg, run_dir=run_dir, resume=run_dir)
+            results[name] = summary(res)
+    torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dist")
+    mp.spawn(_worker, args=(2, free_port(), str(out), JOBS), nprocs=2, join=True)
+    return out, [torch.load(out / f"rank{r}.pt", weights_only=False) for r in range(2)]
+
+
+def single(name, updates, run_dir=None, resume=None, jobs=JOBS):
+    cfg = config(name, updates, jobs)
+    with war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed, **cfg.env_kwargs) as env:
+        return war_train.train(env, cfg, run_dir=run_dir, resume=resume)
+
+
+def assert_rows_close(a, b):
+    assert len(a) == len(b)
+    for ra, rb in zip(a, b):
+        assert ra.keys() == rb.keys()
+        for k in ra:
+            x, y = ra[k], rb[k]
+            if isinstance(x, float) and math.isnan(x):
+                assert math.isnan(y), k
+            elif k.endswith("grad_norm_actor") or k.endswith("grad_norm_critic"):
+                assert y == pytest.approx(x, rel=1e-4, abs=1e-6), k
+            else:
+                assert y == pytest.approx(x, rel=1e-5, abs=1e-6), k
+
+
+def max_param_diff(a, b):
+    return max(float((a[g][k] - b[g][k]).abs().max()) for g in a for k in a[g])
+
+
+@pytest.mark.parametrize("name", ["spread_mlp", "pp_mlp", "spread_gru"])
+def test_two_ranks_make_the_parameter_update_of_one_process(two_ranks, name):
+    _, ranks = two_ranks
+    _, updates, _ = JOBS[name]
+    ref = summary(single(name, updates))
+    for r in ranks:  # every rank holds the same parameters: those of one process with all the worlds
+        assert max_param_diff(ref["params"], r[name]["params"]) <= UPDATE_TOL
+        assert_rows_close(ref["history"], r[name]["history"])
+    assert ranks[0][name]["history"][-1]["env_steps"] == config(name, updates).num_envs * config(name, updates).rollout_length * updates
+
+
+def test_rank0_writes_one_checkpoint_of_all_worlds_and_resume_is_exact(two_ranks, tmp_path):
+    out, ranks = two_ranks
+    run = out / "spread_resume"
+    # one set of outputs, written by rank 0
+    files = sorted(p.name for p in run.iterdir() if not p.name.startswith("."))
+    assert files == ["checkpoint.pt", "metrics.csv"]
+    lines = (run / "metrics.csv").read_text().strip().splitlines()
+    assert len(lines) == 1 + 2  # header + one row per update (first run + resumed run)
+    ckpt = load_checkpoint(run)
+    assert ckpt["distributed"]["world_size"] == 2
+    assert ckpt["starts"].shape[0] == ckpt["env"]["num_envs"] == 16
+    # 2 ranks x (1 update, checkpoint, resume, 1 update) == one process x 2 updates
+    ref = single("spread_resume", 2, run_dir=tmp_path / "one")
+    assert max_param_diff(summary(ref)["params"], ranks[0]["spread_resume"]["params"]) <= RUN_TOL
+    one = load_checkpoint(tmp_path / "one")
+    for k in one["env_state"]:
+        assert torch.equal(one["env_state"][k], ckpt["env_state"][k]), k
+    for g in one["obs"]:
+        assert torch.equal(one["obs"][g], ckpt["obs"][g])
+    assert torch.equal(one["generator"], ckpt["generator"])
+    # the 2-rank checkpoint resumes in one process too (the same worlds, the same generator)
+    first = load_checkpoint(run)  # written after update 2; resume a copy for a 3rd update in one process
+    three = single("spread_resume", 3, run_dir=tmp_path / "one")
+    cont = single("spread_resume", 3, run_dir=run, resume=run)
+    assert first["update"] == 2
+    assert max_param_diff(summary(three)["params"], summary(cont)["params"]) <= RUN_TOL
+
+
+# ----------------------------------------------------------------------------- no processes needed
+def test_local_context_is_the_identity():
+    ctx = distributed.current()
+    assert isinstance(ctx, distributed.Local) and not ctx.active and ctx.is_main
+    assert ctx.worlds(12) == range(12)
+    x = torch.randn(5, 3)
+    assert torch.equal(ctx.normalize_advantages(x), war_train.losses.normalize_advantages(x))
+
+
+def test_torchrun_env_detection(monkeypatch):
+    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(k, raising=False)
+    assert distributed.torchrun_env() is None
+    assert isinstance(distributed.init_from_env(), distributed.Local)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(ValueError, match="RANK"):
+        distributed.torchrun_env()
+    monkeypatch.setenv("RANK", "2")
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", "29500")
+    with pytest.raises(ValueError, match="RANK=2"):
+        distributed.torchrun_env()
+    monkeypatch.setenv("RANK", "1")
+    assert distributed.torchrun_env() == {"rank": 1, "world_size": 2, "local_rank": 0,
+                                          "master_addr": "127.0.0.1", "master_port": 29500}
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    monkeypatch.setenv("RANK", "0")
+    assert isinstance(distributed.init_from_env(), distributed.Local)  # one rank: no process group
+
+
+def test_preemption_rule_is_dd_ppos():
+    due = distributed.preemption_due
+    # 0.6 of 4 ranks -> 3 must have finished; at least 25 % of 20 steps -> 5
+    assert not due(2, 4, 0.6, 10, 20, 0.25)
+    assert due(3, 4, 0.6, 5, 20, 0.25)
+    assert not due(3, 4, 0.6, 4, 20, 0.25)
+    # 2 ranks: 0.6 needs both (never preempts); 0.5 needs one
+    assert not due(1, 2, 0.6, 19, 20, 0.25)
+    assert due(1, 2, 0.5, 5, 20, 0.25)
+
+
+def test_rank_quotas_follow_speed_and_are_scale_invariant():
+    q = distributed.rank_quotas([1e-3, 3e-3], [8, 8], 20, min_frac=0.25)
+    assert q == [30, 10]  # 3x faster rank: 3/4 of the 2 x 8 x 20 world-steps
+    assert distributed.rank_quotas([5.0, 15.0], [8, 8], 20, min_frac=0.25) == q
+    assert distributed.rank_quotas([1e-3, 1e-3], [8, 8], 20, min_frac=0.25) == [20, 20]
+    # clamped to [min_frac T, 2 T]
+    assert distributed.rank_quotas([1e-3, 1.0], [8, 8], 20, min_frac=0.25) == [40, 5]
+
+
+def test_rank_weights():
+    assert distributed.rank_weights([300, 100], [8, 8], "samples") == [1.0, 1.0]
+    w = distributed.rank_weights([300, 100], [8, 8], "balanced")
+    assert 300 * w[0] == pytest.approx(100 * w[1])  # each rank carries its lock-step half
+
+
+def test_uneven_split_is_a_clear_error(monkeypatch):
+    class Fake(distributed.DataParallel):
+        def __init__(self):  # no process group needed for worlds()
+            self.rank, self.world_size = 1, 3
+
+    with pytest.raises(ValueError, match="num_envs: 16 worlds cannot be split evenly over 3 ranks"):
+        Fake().worlds(16)
+    assert Fake().worlds(12) == range(4, 8)
+
+
+def test_config_validates_distributed_fields():
+    with pytest.raises(ValueError, match="dist_straggler"):
+        war_train.preset_config("smoke", dist_straggler="fast")
+    with pytest.raises(ValueError, match="dist_sync_frac"):
+        war_train.preset_config("smoke", dist_sync_frac=0.0)
+    with pytest.raises(ValueError, match="dist_rank_weights"):
+        war_train.preset_config("smoke", dist_rank_weights="x")
