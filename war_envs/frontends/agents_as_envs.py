@@ -315,7 +315,7 @@ class AgentsAsEnvs(gymnasium.vector.VectorEnv):
         return self.call(name)
 
     def close_extras(self, **kwargs) -> None:
-        if self._owned and getattr(self, "batched", None) is not None:
+        if getattr(self, "_owned", False) and getattr(self, "batched", None) is not None:
             self.batched.close()
 
     def _check_open(self) -> None:
