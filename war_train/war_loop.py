@@ -424,6 +424,7 @@ class WarTrainer:
     def _row(self, rnd, diag, collect_s, learn_s, period) -> dict:
         steps = sum(w.env_steps for w in rnd.windows)
         self.env_steps += steps
+        window_s = rnd.seconds  # rates per modelled second of this round's own collection
         decisions = {lane: sum(w.decisions.get(lane, 0) for w in rnd.windows) for lane in self.lanes}
         agent_tr = sum(w.agent_transitions for w in rnd.windows)
         row = {k: v for k, v in diag.items() if not k.startswith("_")}
@@ -431,13 +432,13 @@ class WarTrainer:
                     "agent_steps": self.env_steps * sum(self.n_agents.values()),
                     "model_s": self.model_s, "collect_s": collect_s, "learn_s": learn_s, "batch_s": period,
                     "window_steps": max(w.steps for w in rnd.windows),
-                    "model_env_steps_per_s": steps / collect_s if collect_s > 0 else float("nan"),
-                    "agent_transitions_per_s": agent_tr / collect_s if collect_s > 0 else float("nan"),
+                    "model_env_steps_per_s": steps / window_s if window_s > 0 else float("nan"),
+                    "agent_transitions_per_s": agent_tr / window_s if window_s > 0 else float("nan"),
                     "preempted": rnd.preempted,
                     "lr": self.actor_opt[next(iter(self.groups))].param_groups[0]["lr"],
                     "critic_lr": self.critic_opt[next(iter(self.groups))].param_groups[0]["lr"]})
         for lane in self.lanes:
-            row[f"decisions_per_s/{lane}"] = decisions[lane] / collect_s if collect_s > 0 else float("nan")
+            row[f"decisions_per_s/{lane}"] = decisions[lane] / window_s if window_s > 0 else float("nan")
             row[f"tau_ms/{lane}"] = 1e3 * self.cost_models[lane].per_decision(self.lanes[lane] * self.E_worker)
         for g in self.groups:
             row[f"interval/{g}"] = self.schedule.interval[g]
