@@ -82,13 +82,20 @@ MAX_CELLS_PER_SIDE = 1024
 
 
 class _Default:
-    """Marks an argument the caller did not pass (so a preset can fill it)."""
+    """The default of an argument the caller did not pass (so a preset can replace it); it
+    shows as its value in signatures and help()."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value) -> None:
+        self.value = value
 
     def __repr__(self) -> str:
-        return "<default>"
+        return repr(self.value)
 
 
-_D = _Default()
+def _d(name: str) -> _Default:
+    return _Default(TAG_DEFAULTS[name])
 
 
 class Tag(BatchedEnv):
@@ -186,19 +193,37 @@ class Tag(BatchedEnv):
     #: the argument ``gym.make_vec(max_episode_steps=...)`` sets
     episode_length_kwarg = "episode_length"
 
-    def __init__(self, *, preset: str | None = None, num_taggers: int = _D, num_runners: int = _D,
-                 grid_length: float = _D, episode_length: int = _D, max_speed: float = _D,
-                 skill_level_runner: float = _D, skill_level_tagger: float = _D,
-                 max_acceleration: float = _D, min_acceleration: float = _D, max_turn: float = _D,
-                 min_turn: float = _D, num_acceleration_levels: int = _D, num_turn_levels: int = _D,
-                 edge_hit_penalty: float = _D, use_full_observation: bool = _D,
-                 num_other_agents_observed: int = _D, tagging_distance: float = _D,
-                 tag_reward_for_tagger: float = _D, step_penalty_for_tagger: float = _D,
-                 tag_penalty_for_runner: float = _D, step_reward_for_runner: float = _D,
-                 end_of_game_reward_for_runner: float = _D,
-                 runner_exits_game_after_tagged: bool = _D, cell_size: float | None = None,
-                 **kwargs) -> None:
-        given = {k: val for k, val in locals().items() if k in TAG_DEFAULTS and val is not _D}
+    def __init__(
+        self,
+        *,
+        preset: str | None = None,
+        num_taggers: int = _d("num_taggers"),
+        num_runners: int = _d("num_runners"),
+        grid_length: float = _d("grid_length"),
+        episode_length: int = _d("episode_length"),
+        max_speed: float = _d("max_speed"),
+        skill_level_runner: float = _d("skill_level_runner"),
+        skill_level_tagger: float = _d("skill_level_tagger"),
+        max_acceleration: float = _d("max_acceleration"),
+        min_acceleration: float = _d("min_acceleration"),
+        max_turn: float = _d("max_turn"),
+        min_turn: float = _d("min_turn"),
+        num_acceleration_levels: int = _d("num_acceleration_levels"),
+        num_turn_levels: int = _d("num_turn_levels"),
+        edge_hit_penalty: float = _d("edge_hit_penalty"),
+        use_full_observation: bool = _d("use_full_observation"),
+        num_other_agents_observed: int = _d("num_other_agents_observed"),
+        tagging_distance: float = _d("tagging_distance"),
+        tag_reward_for_tagger: float = _d("tag_reward_for_tagger"),
+        step_penalty_for_tagger: float = _d("step_penalty_for_tagger"),
+        tag_penalty_for_runner: float = _d("tag_penalty_for_runner"),
+        step_reward_for_runner: float = _d("step_reward_for_runner"),
+        end_of_game_reward_for_runner: float = _d("end_of_game_reward_for_runner"),
+        runner_exits_game_after_tagged: bool = _d("runner_exits_game_after_tagged"),
+        cell_size: float | None = None,
+        **kwargs,
+    ) -> None:
+        given = {k: val for k, val in locals().items() if k in TAG_DEFAULTS and not isinstance(val, _Default)}
         if preset is not None:
             v.check_choice("preset", preset, list(PRESETS))
         args = {**TAG_DEFAULTS, **(PRESETS[preset] if preset is not None else {}), **given}
