@@ -158,7 +158,8 @@ def _check_env(env, cfg: TrainConfig, dist) -> None:
 # ----------------------------------------------------------------------------- train
 def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] | None = None, *,
           run_dir=None, resume=None, dist=None) -> TrainResult:
-    """Train MAPPO on ``env`` (a war_envs batched env with ``config.num_envs`` worlds).
+    """Train MAPPO on ``env`` (a war_envs batched env with ``config.num_envs`` worlds, SAME_STEP
+    autoreset, on ``config.device``; it is reset with ``config.seed``).
 
     ``progress_fn(row)`` is called after every update with that update's metrics; returning
     ``False`` stops training after writing a checkpoint (as a preemption would).  With
