@@ -16,6 +16,7 @@ import torch.multiprocessing as mp
 
 import war_envs
 import war_train
+from war_envs.war import CostProfile
 from war_train import distributed
 from war_train.checkpoint import load_checkpoint
 from war_train.run import make_env
@@ -35,6 +36,12 @@ JOBS = {
     # 1 update, checkpoint (rank 0 gathers every rank's worlds), resume on 2 ranks for a 2nd
     "spread_resume": (dict(num_minibatches=3, rollout_length=20, checkpoint_every=1), 1, 2),
 }
+#: straggler modes, rank 1 slowed by a declared sleep per world-step (ms): name -> (overrides, first, resumed, ms)
+STRAGGLER_JOBS = {
+    "preempt": (dict(dist_straggler="preempt", dist_sync_frac=0.5, num_minibatches=2, rollout_length=20,
+                     checkpoint_every=1), 2, 3, 2.0),
+    "war": (dict(dist_straggler="war", num_minibatches=2, rollout_length=20, dist_rank_weights="balanced"), 3, 0, 2.0),
+}
 #: one PPO update (rollout + epochs of minibatch steps): parameters agree to this
 UPDATE_TOL = 1e-6
 #: after several updates: the ranks' forward passes run on E/K rows, whose float32 results may
@@ -43,8 +50,8 @@ UPDATE_TOL = 1e-6
 RUN_TOL = 1e-5
 
 
-def config(name, updates, jobs=JOBS):
-    kw = dict(jobs[name][0])
+def config(name, updates, jobs=None):
+    kw = dict((jobs or {**JOBS, **STRAGGLER_JOBS})[name][0])
     E = kw.get("num_envs", 16)
     T = kw.get("rollout_length", 25)
     return war_train.preset_config("smoke", **kw, total_env_steps=E * T * updates)
@@ -63,35 +70,42 @@ def summary(result):
                        for g, p in result.policies.items()}}
 
 
-def _worker(rank, world_size, port, out_dir, jobs):
+def _worker(rank, world_size, port, out_dir, jobs, straggler_jobs=None):
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank),
                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(1)
     results = {}
     with distributed.launch("cpu") as dist:
         assert isinstance(dist, distributed.DataParallel) and dist.world_size == world_size
-        for name, (_, first, resumed) in jobs.items():
+        jobs = {**{k: (*v, 0.0) for k, v in jobs.items()}, **(straggler_jobs or {})}
+        for name, (_, first, resumed, slow_ms) in jobs.items():
             run_dir = os.path.join(out_dir, name)
+            dist.step_cost = CostProfile(per_decision_ms=slow_ms, mode="sleep") if rank == 1 and slow_ms else None
+            seen = len(dist.history)
             cfg = config(name, first, jobs)
             with make_env(cfg, dist) as env:
                 assert env.num_envs == cfg.num_envs // world_size
                 res = war_train.train(env, cfg, run_dir=run_dir)
+            rows = list(res.history)
             if resumed:
                 cfg = config(name, resumed, jobs)
                 with make_env(cfg, dist) as env:
                     res = war_train.train(env, cfg, run_dir=run_dir, resume=run_dir)
+                rows += res.history
+            res.history = rows  # the first run's rows, then the resumed run's
             results[name] = summary(res)
+            results[name]["rollouts"] = dist.history[seen:]
     torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
 
 
 @pytest.fixture(scope="module")
 def two_ranks(tmp_path_factory):
     out = tmp_path_factory.mktemp("dist")
-    mp.spawn(_worker, args=(2, free_port(), str(out), JOBS), nprocs=2, join=True)
+    mp.spawn(_worker, args=(2, free_port(), str(out), JOBS, STRAGGLER_JOBS), nprocs=2, join=True)
     return out, [torch.load(out / f"rank{r}.pt", weights_only=False) for r in range(2)]
 
 
-def single(name, updates, run_dir=None, resume=None, jobs=JOBS):
+def single(name, updates, run_dir=None, resume=None, jobs=None):
     cfg = config(name, updates, jobs)
     with war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed, **cfg.env_kwargs) as env:
         return war_train.train(env, cfg, run_dir=run_dir, resume=resume)
@@ -152,6 +166,58 @@ def test_rank0_writes_one_checkpoint_of_all_worlds_and_resume_is_exact(two_ranks
     cont = single("spread_resume", 3, run_dir=run, resume=run)
     assert first["update"] == 2
     assert max_param_diff(summary(three)["params"], summary(cont)["params"]) <= RUN_TOL
+
+
+def check_straggler_rollouts(rollouts, rows, T, min_frac=0.25, cap=None):
+    E = 8  # worlds per rank
+    assert len(rollouts) == len(rows)
+    for h, row in zip(rollouts, rows):
+        steps = h["steps"]
+        assert all(s >= math.ceil(min_frac * T) for s in steps), steps
+        assert all(s <= (cap or T) for s in steps), steps
+        # a preempted rank stopped short; a rank that was not preempted reached its target
+        assert row["preempted"] == sum(h["preempted"])
+        assert row["rollout_steps_min"] == min(steps) and row["rollout_steps_max"] == max(steps)
+        assert row["share/rank0"] == pytest.approx(steps[0] / sum(steps))
+        assert row["share/rank0"] + row["share/rank1"] == pytest.approx(1.0)
+        assert row["share/agent"] == 1.0 and row["staleness_max"] == 0.0 and row["dropped_frac"] == 0.0
+        assert 0 < row["ess_frac"] <= 1.0 + 1e-12
+    env_steps = [E * sum(h["steps"]) for h in rollouts]
+    assert [r["env_steps"] for r in rows] == [sum(env_steps[:i + 1]) for i in range(len(rows))]
+
+
+def test_dd_ppo_preemption_across_ranks(two_ranks):
+    out, ranks = two_ranks
+    T = 20
+    for r in ranks:  # both ranks log the same rows
+        res = r["preempt"]
+        # (the resumed run's rows follow the first run's)
+        check_straggler_rollouts(res["rollouts"], res["history"], T)
+        assert max(max(h["steps"]) for h in res["rollouts"]) == T  # someone always finishes its rollout
+        for h in res["rollouts"]:  # 2 ranks, sync_frac 0.5: whoever is not done when the other finishes stops
+            assert sum(h["preempted"]) <= 1
+            assert h["steps"][h["preempted"].index(False)] == T
+        assert all(row["ess_frac"] == 1.0 for row in res["history"])  # every sample weighs the same
+    assert ranks[0]["preempt"]["params"].keys() == ranks[1]["preempt"]["params"].keys()
+    assert max_param_diff(ranks[0]["preempt"]["params"], ranks[1]["preempt"]["params"]) == 0.0
+    ckpt = load_checkpoint(out / "preempt")
+    assert ckpt["update"] == 3 and len(ckpt["distributed"]["generators"]) == 2
+    assert not torch.equal(*ckpt["distributed"]["generators"])  # ranks sample from their own streams
+    rows = (out / "preempt" / "metrics.csv").read_text().strip().splitlines()
+    assert len(rows) == 4 and "preempted" in rows[0].split(",")
+
+
+def test_war_rank_quotas(two_ranks):
+    _, ranks = two_ranks
+    res = ranks[0]["war"]
+    check_straggler_rollouts(res["rollouts"], res["history"], 20, cap=40)
+    assert res["rollouts"][0]["steps"] == [20, 20]  # no cost measured yet: lock-step
+    for h in res["rollouts"][1:]:  # measured: the quota follows the measured costs (rank 1 is slower)
+        steps = h["steps"]
+        assert steps[0] >= steps[1] or h["preempted"][1]
+    for row in res["history"]:  # balanced weights: each rank carries half the weight
+        assert row["ess_frac"] <= 1.0
+    assert max_param_diff(ranks[0]["war"]["params"], ranks[1]["war"]["params"]) == 0.0
 
 
 # ----------------------------------------------------------------------------- no processes needed
@@ -219,6 +285,22 @@ def test_uneven_split_is_a_clear_error(monkeypatch):
     with pytest.raises(ValueError, match="num_envs: 16 worlds cannot be split evenly over 3 ranks"):
         Fake().worlds(16)
     assert Fake().worlds(12) == range(4, 8)
+
+
+def test_straggler_checkpoint_needs_the_same_world_size():
+    class Fake(distributed.DataParallel):
+        def __init__(self, rank, world_size, mode):
+            self.rank, self.world_size, self.mode = rank, world_size, mode
+            self.lo, self.hi = rank * 2, rank * 2 + 2
+
+    ckpt = {"env_state": {"p": torch.arange(4)}, "obs": {}, "starts": torch.arange(4), "actor_h": {},
+            "critic_h": {}, "episode_stats": {"returns": torch.arange(4), "sums": {}},
+            "generator": torch.zeros(3), "distributed": {"world_size": 2, "generators": [torch.ones(3), torch.full((3,), 2.0)]}}
+    mine = Fake(1, 2, "preempt").local_checkpoint(ckpt)
+    assert torch.equal(mine["starts"], torch.tensor([2, 3])) and torch.equal(mine["generator"], torch.full((3,), 2.0))
+    assert torch.equal(Fake(1, 2, "off").local_checkpoint(ckpt)["generator"], torch.zeros(3))  # shared stream
+    with pytest.raises(ValueError, match="world size"):
+        Fake(1, 3, "war").local_checkpoint(ckpt)
 
 
 def test_config_validates_distributed_fields():

@@ -229,7 +229,8 @@ class DataParallel(Local):
                              "ranks run in their own processes on wall-clock time")
         self.poll_every = max(1, int(poll_every))
         self.backend = dist.get_backend()
-        self._dev = torch.device("cpu")
+        # where collective buffers live before ``setup`` (NCCL communicates CUDA tensors only)
+        self._dev = torch.device("cuda", self.local_rank) if self.backend == "nccl" else torch.device("cpu")
         self._round = 0
         self._metrics: dict = {}
         self.timings = {"collect_s": 0.0, "wait_s": 0.0, "rollouts": 0, "steps": 0, "preempted": 0}
@@ -267,6 +268,9 @@ class DataParallel(Local):
         if self.mode != "off" and self.store is None:
             raise ValueError(f"dist_straggler={self.mode!r} needs the rendezvous store; initialise with "
                              "war_train.distributed.init_from_env()")
+        # every rank starts together (and a checkpoint rank 0 wrote at the end of a previous
+        # ``train`` call in this job is on disk before anyone resumes from it)
+        self.barrier()
 
     def generator_seed(self, seed: int) -> int:
         if self.mode == "off":
@@ -292,7 +296,7 @@ class DataParallel(Local):
         import torch.distributed as dist
 
         box = [obj if self.is_main else None]
-        dist.broadcast_object_list(box, src=0, device=self._dev if self.backend == "nccl" else None)
+        dist.broadcast_object_list(box, src=0, device=self._dev)
         return box[0]
 
     def barrier(self) -> None:
@@ -641,7 +645,7 @@ def current() -> Local:
     if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
         from torch.distributed.distributed_c10d import _get_default_store
 
-        env = torchrun_env() or {}
-        return DataParallel(dist.get_rank(), dist.get_world_size(), local_rank=env.get("local_rank", 0),
+        local_rank = int(os.environ.get("LOCAL_RANK", "0") or 0)
+        return DataParallel(dist.get_rank(), dist.get_world_size(), local_rank=local_rank,
                             store=dist.PrefixStore("war_train/", _get_default_store()))
     return Local()
