@@ -133,6 +133,10 @@ def analyze(args) -> dict:
     t_sync, s_sync = time_to("sync")
     t_war, s_war = time_to("war")
     total = {arm: sum(rows[n - 1]["model_s"] for rows in runs[arm]) / len(runs[arm]) for arm in runs}
+
+    def war_mean(key):
+        return sum(r[key] for rows in runs["war"] for r in rows[:n]) / (n * len(runs["war"]))
+
     summary = {
         "seeds": {arm: len(runs[arm]) for arm in runs}, "updates": n, "env_steps": runs["sync"][0][n - 1]["env_steps"],
         "random_return": r_rand, "final_return": finals, "final_return_mean": mean,
@@ -141,9 +145,8 @@ def analyze(args) -> dict:
         "env_steps_to_target": {"sync": s_sync, "war": s_war},
         "time_speedup_to_target": t_sync / t_war if t_war and math.isfinite(t_war) else float("nan"),
         "model_s_total": total, "eval_sample_return": evals,
-        "share_commander_war": sum(r["share/commander"] for rows in runs["war"] for r in rows[:n]) / (n * len(runs["war"])),
-        "ess_frac_war": sum(r["ess_frac"] for rows in runs["war"] for r in rows[:n]) / (n * len(runs["war"])),
-        "staleness_mean_war": sum(r["staleness_mean"] for rows in runs["war"] for r in rows[:n]) / (n * len(runs["war"])),
+        "share_commander_war": war_mean("share/commander"), "ess_frac_war": war_mean("ess_frac"),
+        "staleness_mean_war": war_mean("staleness_mean"),
     }
     plot_war_comparison({f"{arm}": runs[arm] for arm in runs}, out / "learning.png",
                         title="Command-v0, commander 50 ms + 9 sentries 5 ms (parallel inference, modelled time)")

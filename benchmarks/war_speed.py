@@ -19,7 +19,9 @@ Part A (modelled, virtual clock): batch time = declared inference under the reso
 the *measured* ``env.step`` time, nothing else (the collector's own Python work and the real
 policy forwards are not counted: the declared cost stands for the forward).  Median over
 ``--batches`` x ``--repeats`` batches.  The timing rounds use a uniform random policy (actions do
-not change the schedule or the costs); the data columns (per-group share of the batch, Kish ESS
+not change the schedule or the costs); sync's and WAR's shared-device times re-price the very
+rounds collected under the parallel model (same decisions, ``WindowBatch.recost``), DD-PPO gets
+a run per model (its preemption depends on the clock).  The data columns (per-group share of the batch, Kish ESS
 of the group-balancing x importance weights, staleness in policy versions, dropped fraction) and
 the learning time come from real MAPPO updates (``--learn-updates``) of each arm.
 ``end-to-end`` adds the measured learning time: collect + learn, or max(collect, learn) for
@@ -98,26 +100,38 @@ def trainer(args, arm: str, ratio: float, resource: str, *, workers=None, worlds
 
 
 def timing(args, arm: str, ratio: float, resource: str) -> dict:
-    """Median modelled batch (round) time over batches x repeats, with a uniform policy."""
-    medians, all_s, env_s, steps = [], [], [], []
+    """Median modelled batch (round) time over batches x repeats, with a uniform policy, under
+    ``resource`` — and, for lock-step and WAR rounds (whose decisions do not depend on the
+    clock), re-costed under the other resource model too (``WindowBatch.recost``)."""
+    other = "shared" if resource == "parallel" else "parallel"
+    times = {resource: [], other: []}
+    medians = {resource: [], other: []}
+    env_s = []
     tr = trainer(args, "sync" if arm == "overlap" else arm, ratio, resource)
     policy = UniformPolicy(seed=1)
     policy.n_agents = tr.n_agents
     for c in tr.collectors:
         c.policy = policy
+    scales = [c.cost.scale for c in tr.collectors]
+    profiles = {lane: tr.profiles[lane] for lane in tr.lanes}
     tr._collect()  # warm-up (first kernel launches)
     for _ in range(args.repeats):
-        times = []
+        per = {resource: [], other: []}
         for _ in range(args.batches):
             rnd = tr._collect()
-            times.append(rnd.seconds)
+            per[resource].append(rnd.seconds)
+            if arm != "ddppo":  # DD-PPO's preemption depends on the clock: its own run per model
+                per[other].append(max(w.recost(profiles, tr.lanes, other, scale=sc)
+                                      for w, sc in zip(rnd.windows, scales)))
             env_s.append(max(w.env_seconds for w in rnd.windows))
-            steps.append(sum(w.steps for w in rnd.windows))
-        medians.append(statistics.median(times))
-        all_s += times
+        for key in per:
+            if per[key]:
+                medians[key].append(statistics.median(per[key]))
+                times[key] += per[key]
     tr.close()
-    return {"batch_s": statistics.median(all_s), "repeat_medians": medians, "env_s": statistics.median(env_s),
-            "worker_steps": statistics.median(steps)}
+    out = {key: {"batch_s": statistics.median(t), "repeat_medians": medians[key], "env_s": statistics.median(env_s)}
+           for key, t in times.items() if t}
+    return out
 
 
 def learning(args, arm: str, ratio: float) -> dict:
@@ -170,6 +184,7 @@ def main(argv=None) -> int:
     parser.add_argument("--ratios", type=str, default=None, help="comma-separated commander/sentry cost ratios "
                                                                   "(default 10,2,5,20; 10 = the article)")
     parser.add_argument("--no-real", action="store_true", help="skip part B (real sleep/busy costs)")
+    parser.add_argument("--real-only", action="store_true", help="run part B only")
     parser.add_argument("--real-batches", type=int, default=20, help="batches per repeat in part B (default 20)")
     parser.add_argument("--sleep-scale", type=float, default=0.05, help="scale of part B's sleep costs (0.05)")
     parser.add_argument("--busy-scale", type=float, default=0.02, help="scale of part B's busy costs (0.02)")
@@ -186,10 +201,13 @@ def main(argv=None) -> int:
     print(f"war_speed: Command-v0, {args.workers} workers x {args.worlds_per_worker} worlds x 25 steps per batch, "
           f"last worker {args.straggler}x slower; sentry {SENTRY_MS} ms/decision; median of "
           f"{args.batches} batches x {args.repeats} repeats", flush=True)
-    for ratio in ratios:
+    for ratio in () if args.real_only else ratios:
         data = {arm: learning(args, arm, ratio) for arm in ARMS}
+        measured = {arm: timing(args, arm, ratio, "parallel") for arm in ("sync", "ddppo", "war")}
+        measured["ddppo_shared"] = timing(args, "ddppo", ratio, "shared")
         for resource in ("parallel", "shared"):
-            times = {arm: timing(args, arm, ratio, resource) for arm in ("sync", "ddppo", "war")}
+            times = {arm: measured[arm][resource] for arm in ("sync", "war")}
+            times["ddppo"] = measured["ddppo" if resource == "parallel" else "ddppo_shared"][resource]
             times["overlap"] = times["sync"]
             for arm in ARMS:
                 t, d = times[arm], data[arm]
@@ -206,6 +224,18 @@ def main(argv=None) -> int:
                     r["e2e_speedup"] = sync_e2e / r["end_to_end_s"]
         print(f"  ratio 1:{ratio:g} done ({time.perf_counter() - t_start:.0f} s)", file=sys.stderr, flush=True)
 
+    if not args.real_only:
+        print_part_a(rows)
+    if not args.no_real:
+        run_part_b(args, rows)
+    print(f"\n({time.perf_counter() - t_start:.0f} s)")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=2)
+    return 0
+
+
+def print_part_a(rows):
     print("\nA. modelled batch time (virtual clock: declared inference + measured env.step), "
           "end-to-end adds measured MAPPO learning")
     head = (f"{'commander':>9} {'resource':>8} {'arm':>7} {'batch s':>8} {'speedup':>7} {'e2e s':>7} {'e2e x':>6} "
@@ -215,35 +245,33 @@ def main(argv=None) -> int:
     print("-" * len(head))
     for r in rows:
         stale = f"{r['stale_mean']:.3f}/{r['stale_p95']:.0f}/{r['stale_max']:.0f}"
-        print(f"{r['commander_ms']:>7.0f}ms {r['resource']:>8} {r['arm']:>7} {r['batch_s']:>8.3f} {r['speedup']:>6.2f}x "
-              f"{r['end_to_end_s']:>7.3f} {r['e2e_speedup']:>5.2f}x {r['learn_s']:>7.3f} {r['share_commander']:>9.4f} "
-              f"{r['interval_commander']:>5.2f} {r['ess_frac']:>6.3f} {stale:>18} {r['dropped']:>7.3f} "
-              f"{r['preempted']:>7.0f}")
+        print(f"{r['commander_ms']:>7.0f}ms {r['resource']:>8} {r['arm']:>7} {r['batch_s']:>8.3f} "
+              f"{r['speedup']:>6.2f}x {r['end_to_end_s']:>7.3f} {r['e2e_speedup']:>5.2f}x {r['learn_s']:>7.3f} "
+              f"{r['share_commander']:>9.4f} {r['interval_commander']:>5.2f} {r['ess_frac']:>6.3f} {stale:>18} "
+              f"{r['dropped']:>7.3f} {r['preempted']:>7.0f}")
 
-    if not args.no_real:
-        print(f"\nB. real time, article case, 1 worker x 10 worlds, real policy networks; sleep costs x{args.sleep_scale} "
-              f"(parallel), busy costs x{args.busy_scale} (shared); median of {args.real_batches} batches x "
-              f"{args.repeats} repeats")
-        head = f"{'costs':>6} {'resource':>8} {'arm':>5} {'batch s':>8} {'speedup':>7} {'modelled':>8} {'overhead/step':>13}"
-        print(head)
-        print("-" * len(head))
-        for mode, resource, scale in (("sleep", "parallel", args.sleep_scale), ("busy", "shared", args.busy_scale)):
-            res = {arm: real_timing(args, arm, mode, resource, scale) for arm in ("sync", "war")}
-            ideal = (12.5 / 3.75) if resource == "parallel" else (23.75 / 15.0)
-            for arm in ("sync", "war"):
-                r = res[arm]
-                row = {"part": "B", "ratio": 10, "resource": resource, "mode": mode, "scale": scale, "arm": arm,
-                       "batch_s": r["batch_s"], "repeat_medians": r["repeat_medians"],
-                       "speedup": res["sync"]["batch_s"] / r["batch_s"], "modelled_speedup": ideal if arm == "war" else 1.0,
-                       "overhead_ms_per_step": r["overhead_ms_per_step"]}
-                rows.append(row)
-                print(f"{mode:>6} {resource:>8} {arm:>5} {row['batch_s']:>8.3f} {row['speedup']:>6.2f}x "
-                      f"{row['modelled_speedup']:>7.2f}x {row['overhead_ms_per_step']:>10.2f} ms")
-    print(f"\n({time.perf_counter() - t_start:.0f} s)")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=2)
-    return 0
+
+def run_part_b(args, rows):
+    print(f"\nB. real time, article case, 1 worker x 10 worlds, real policy networks; sleep costs "
+          f"x{args.sleep_scale} (parallel), busy costs x{args.busy_scale} (shared); median of {args.real_batches} "
+          f"batches x {args.repeats} repeats")
+    head = (f"{'costs':>6} {'resource':>8} {'arm':>5} {'batch s':>8} {'speedup':>7} {'modelled':>8} "
+            f"{'overhead/step':>13}")
+    print(head)
+    print("-" * len(head))
+    for mode, resource, scale in (("sleep", "parallel", args.sleep_scale), ("busy", "shared", args.busy_scale)):
+        res = {arm: real_timing(args, arm, mode, resource, scale) for arm in ("sync", "war")}
+        ideal = (12.5 / 3.75) if resource == "parallel" else (23.75 / 15.0)
+        for arm in ("sync", "war"):
+            r = res[arm]
+            row = {"part": "B", "ratio": 10, "resource": resource, "mode": mode, "scale": scale, "arm": arm,
+                   "batch_s": r["batch_s"], "repeat_medians": r["repeat_medians"],
+                   "speedup": res["sync"]["batch_s"] / r["batch_s"],
+                   "modelled_speedup": ideal if arm == "war" else 1.0,
+                   "overhead_ms_per_step": r["overhead_ms_per_step"]}
+            rows.append(row)
+            print(f"{mode:>6} {resource:>8} {arm:>5} {row['batch_s']:>8.3f} {row['speedup']:>6.2f}x "
+                  f"{row['modelled_speedup']:>7.2f}x {row['overhead_ms_per_step']:>10.2f} ms")
 
 
 if __name__ == "__main__":

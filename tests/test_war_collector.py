@@ -87,6 +87,17 @@ def test_article_case_quota_and_modelled_batch_times(resource, war_s, sync_s):
     env.close()
 
 
+def test_a_window_recosted_under_another_resource_model():
+    env, col = make_collector(schedule=article_schedule(10), resource="parallel")
+    w = col.collect(Trigger(max_steps=25))
+    assert len(w.step_calls) == 25 and w.step_calls[0] == {"commander": 10, "sentry": 10}
+    assert w.recost(ARTICLE, AGENTS, "parallel", env_time=False) == pytest.approx(w.clock_seconds) \
+        == pytest.approx(3.75)
+    assert w.recost(ARTICLE, AGENTS, "shared", env_time=False) == pytest.approx(15.0)
+    assert w.recost(ARTICLE, AGENTS, "shared", scale=0.1, env_time=False) == pytest.approx(1.5)
+    env.close()
+
+
 def test_staggered_decisions_keep_the_per_step_load_flat():
     sched = article_schedule(40)
     env, col = make_collector(E=40, schedule=sched)

@@ -142,6 +142,7 @@ def test_cli_trains_command_with_war(tmp_path, capsys):
     assert "workers" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_war_speed_benchmark_smoke(tmp_path, capsys):
     import importlib.util
     import pathlib

@@ -276,10 +276,28 @@ class WindowBatch:
     calls: dict[str, int]           # policy calls per lane
     reason: str | None              # what ended the window: batch / steps / wait / preempted
     preempted: bool = False
+    step_calls: list = dataclasses.field(default_factory=list)  # per step: {lane: deciding worlds}
+    step_env_seconds: list = dataclasses.field(default_factory=list)  # per step: measured env.step
 
     @property
     def env_steps(self) -> int:
         return self.steps * self.num_envs
+
+    def recost(self, profiles: dict, lanes: dict[str, int], resource: str, *, scale: float = 1.0,
+               env_time: bool = True) -> float:
+        """This window's duration had its declared costs been paid under ``resource`` (no
+        jitter): the same decisions, re-priced — e.g. a window collected under ``"parallel"``
+        on a ``"shared"`` device."""
+        v.check_choice("resource", resource, RESOURCES)
+        total = 0.0
+        for calls, env_s in zip(self.step_calls, self.step_env_seconds):
+            costs = [(profiles[lane].seconds(n) * scale, profiles[lane].seconds(n * lanes[lane]) * scale)
+                     for lane, n in calls.items() if n > 0]
+            if costs:
+                total += max(c[0] for c in costs) if resource == "parallel" else sum(c[1] for c in costs)
+            if env_time:
+                total += env_s
+        return total
 
     @property
     def agent_transitions(self) -> int:
@@ -454,6 +472,7 @@ class Collector:
         self._inf_s = 0.0
         self._decisions = {lane: 0 for lane in self.lanes}
         self._calls = {lane: 0 for lane in self.lanes}
+        self._step_calls, self._step_env = [], []
 
     @property
     def window_steps(self) -> int:
@@ -520,6 +539,8 @@ class Collector:
         next_obs, rew, term, trunc, info = self.env.step(self.held)
         env_s = time.perf_counter() - t0
         self._env_s += env_s
+        self._step_calls.append({lane: n for lane, n in calls.items() if n > 0})
+        self._step_env.append(env_s)
         if self.cost.virtual and self.env_time:
             self.clock.advance(env_s)
         term_w, trunc_w = term[self._first][:, 0].clone(), trunc[self._first][:, 0].clone()
@@ -580,7 +601,8 @@ class Collector:
             batches[g] = batch
         out = WindowBatch(groups=batches, steps=T, num_envs=self.E, clock_seconds=self.elapsed,
                           env_seconds=self._env_s, inference_seconds=self._inf_s, decisions=dict(self._decisions),
-                          calls=dict(self._calls), reason=reason, preempted=preempted)
+                          calls=dict(self._calls), reason=reason, preempted=preempted,
+                          step_calls=self._step_calls, step_env_seconds=self._step_env)
         self._rows = None
         return out
 
