@@ -476,15 +476,11 @@ class DataParallel(Local):
         out.update(zip(keys, self._sum([sums[k] for k in keys])))
         return out
 
-    def _weights_local(self) -> float:
-        return self._weight
-
     def update_valuenorm(self, vnorm, returns: torch.Tensor) -> None:
         if not vnorm.enabled:
             return
-        x = returns.detach().to(torch.float64)
-        w = self._weight
-        s, s2, n = self._sum([w * float(x.sum()), w * float((x * x).sum()), w * x.numel()])
+        x = returns.detach().to(torch.float64)   # moments of the union of the ranks' returns
+        s, s2, n = self._sum([float(x.sum()), float((x * x).sum()), x.numel()])
         vnorm.update_moments(s / n, s2 / n)
 
     def normalize_advantages(self, advantages: torch.Tensor) -> torch.Tensor:
