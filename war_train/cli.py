@@ -156,6 +156,12 @@ def _cmd_train(args) -> int:
     if war is not None:
         if args.resume:
             raise ValueError("--resume: WAR runs do not resume; start a new run")
+        from war_train.distributed import torchrun_env
+
+        launch = torchrun_env()
+        if launch is not None and launch["world_size"] > 1:
+            raise ValueError("--war/--arm: WAR arms run in one process; under torchrun use "
+                             "--dist-straggler war for rank-level WAR quotas")
         from war_train.war_loop import run_war_training
 
         run_war_training(config, war, args.out, run_dir=args.run_dir)
