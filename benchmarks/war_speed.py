@@ -35,7 +35,8 @@ group, overlapping the collector's work as a remote-inference client would), ``b
 shared model (CPU burnt in turn; Python threads cannot burn CPU in parallel) — scaled by
 ``--sleep-scale`` / ``--busy-scale`` (quotas are invariant to scaling every cost by a constant;
 the fixed per-step overhead of the env and the collector is not, so real speedups sit below the
-modelled ones by that overhead, printed per step).
+modelled ones by that overhead, printed per step).  Sync and WAR batches are interleaved so that
+both see the same machine load.
 
     python benchmarks/war_speed.py [--quick] [--json out.json]
 """
@@ -148,22 +149,31 @@ def learning(args, arm: str, ratio: float) -> dict:
             "interval_commander": tail[-1]["interval/commander"]}
 
 
-def real_timing(args, arm: str, mode: str, resource: str, scale: float) -> dict:
-    tr = trainer(args, arm, 10, resource, workers=1, worlds=10, mode=mode, scale=scale)
-    tr._collect()
-    medians, all_s, overhead = [], [], []
+def real_timing(args, mode: str, resource: str, scale: float) -> dict:
+    """Real batch times of sync and WAR, their batches interleaved (sync, WAR, sync, ...) so that
+    both see the same machine load."""
+    trainers = {arm: trainer(args, arm, 10, resource, workers=1, worlds=10, mode=mode, scale=scale)
+                for arm in ("sync", "war")}
+    for tr in trainers.values():
+        tr._collect()
+    times = {arm: [] for arm in trainers}
+    medians = {arm: [] for arm in trainers}
+    overhead = {arm: [] for arm in trainers}
     for _ in range(args.repeats):
-        times = []
+        per = {arm: [] for arm in trainers}
         for _ in range(args.real_batches):
-            rnd = tr._collect()
-            w = rnd.windows[0]
-            times.append(rnd.seconds)
-            overhead.append((rnd.seconds - w.inference_seconds) / max(w.steps, 1))
-        medians.append(statistics.median(times))
-        all_s += times
-    tr.close()
-    return {"batch_s": statistics.median(all_s), "repeat_medians": medians,
-            "overhead_ms_per_step": 1e3 * statistics.median(overhead)}
+            for arm, tr in trainers.items():
+                rnd = tr._collect()
+                w = rnd.windows[0]
+                per[arm].append(rnd.seconds)
+                overhead[arm].append((rnd.seconds - w.inference_seconds) / max(w.steps, 1))
+        for arm in trainers:
+            medians[arm].append(statistics.median(per[arm]))
+            times[arm] += per[arm]
+    for tr in trainers.values():
+        tr.close()
+    return {arm: {"batch_s": statistics.median(times[arm]), "repeat_medians": medians[arm],
+                  "overhead_ms_per_step": 1e3 * statistics.median(overhead[arm])} for arm in trainers}
 
 
 def fmt(x, spec=".3f"):
@@ -254,13 +264,13 @@ def print_part_a(rows):
 def run_part_b(args, rows):
     print(f"\nB. real time, article case, 1 worker x 10 worlds, real policy networks; sleep costs "
           f"x{args.sleep_scale} (parallel), busy costs x{args.busy_scale} (shared); median of {args.real_batches} "
-          f"batches x {args.repeats} repeats")
+          f"batches x {args.repeats} repeats, sync and WAR batches interleaved")
     head = (f"{'costs':>6} {'resource':>8} {'arm':>5} {'batch s':>8} {'speedup':>7} {'modelled':>8} "
             f"{'overhead/step':>13}")
     print(head)
     print("-" * len(head))
     for mode, resource, scale in (("sleep", "parallel", args.sleep_scale), ("busy", "shared", args.busy_scale)):
-        res = {arm: real_timing(args, arm, mode, resource, scale) for arm in ("sync", "war")}
+        res = real_timing(args, mode, resource, scale)
         ideal = (12.5 / 3.75) if resource == "parallel" else (23.75 / 15.0)
         for arm in ("sync", "war"):
             r = res[arm]
