@@ -18,7 +18,6 @@ about -120; see docs/training.md).
 from __future__ import annotations
 
 import argparse
-import os
 
 import war_train
 from war_train.run import run_training
@@ -33,8 +32,8 @@ def main(argv=None) -> None:
     parser.add_argument("--total-steps", type=int, default=MAIN_JOB_ENV_STEPS,
                         help=f"env steps to train for (default: {MAIN_JOB_ENV_STEPS:,})")
     parser.add_argument("--seed", type=int, default=1, help="seed (default: 1)")
-    parser.add_argument("--torch-threads", type=int, default=min(2, os.cpu_count() or 1),
-                        help="torch threads (default: min(2, cores))")
+    parser.add_argument("--torch-threads", type=int, default=1,
+                        help="torch threads (default: 1; more only pays off on an otherwise idle machine)")
     parser.add_argument("--out", default="runs", help="parent folder of the run folder (default: runs)")
     args = parser.parse_args(argv)
     config = war_train.preset_config(args.scenario, total_env_steps=args.total_steps, seed=args.seed,
