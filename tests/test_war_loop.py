@@ -137,7 +137,7 @@ def test_cli_trains_command_with_war(tmp_path, capsys):
                  "war_config.json", "staleness.jsonl"):
         assert (run_dir / name).is_file(), name
     assert json.loads((run_dir / "war_config.json").read_text())["resource"] == "shared"
-    assert main(["eval", str(run_dir), "--episodes", "4"]) == 0
+    assert set(json.loads((run_dir / "eval.json").read_text())["results"]) >= {"greedy", "sample", "random"}
     assert main(["train", "Command-v0", "--arm", "ddppo", "--print-config"]) == 2  # needs >= 2 workers
     assert "workers" in capsys.readouterr().err
 
