@@ -37,14 +37,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import math
 import time
 
 import numpy as np
 import torch
 
 from war_envs.core import validation as v
-from war_envs.war.costs import CostModel, CostProfile, VirtualClock, WallClock
+from war_envs.war.costs import CostModel, VirtualClock, WallClock
 from war_envs.war.scheduler import Schedule
 
 __all__ = ["RESOURCES", "InferenceCost", "Trigger", "GroupBatch", "WindowBatch", "Collector", "stitch",
@@ -333,13 +332,6 @@ class _Pending:
         self.traj = z(E, dtype=torch.long)
         self.start = z(E, dtype=torch.long)
         self.draft = torch.zeros(E, dtype=torch.bool, device=device)
-
-    def state_dict(self) -> dict:
-        return {k: val.clone() for k, val in vars(self).items()}
-
-    def load_state_dict(self, state: dict) -> None:
-        for k, val in state.items():
-            setattr(self, k, val.clone())
 
 
 class Collector:
