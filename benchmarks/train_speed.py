@@ -147,7 +147,7 @@ def _train_war(cfg: dict, tracker: Tracker) -> int:
 
     torch.set_num_threads(cfg["threads"])
     config = war_train.preset_config("Spread-v0", seed=cfg["seed"], torch_threads=cfg["threads"],
-                                     total_env_steps=10 ** 9, progress=False, tensorboard=False)
+                                     progress=False, tensorboard=False)  # the preset's budget and schedule
     env = war_envs.make(config.scenario, num_envs=config.num_envs, seed=config.seed, **config.env_kwargs)
     steps = [0]
 
@@ -433,8 +433,9 @@ def parse_args(argv=None):
                                                    f"--quick {QUICK_BUDGET_S:.0f})")
     p.add_argument("--quick", action="store_true", help="short budget and an easier target (a few minutes in all)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
-                   help="torch/XLA threads per trainer (default: all available cores)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch/XLA threads per trainer (default: 1; on a shared 2-core machine more "
+                        "threads thrash: a run with 2 under load was 10x slower)")
     p.add_argument("--venv-dir", help="where peer venvs live (default ~/.cache/war-envs/bench-venvs)")
     p.add_argument("--no-install", action="store_true", help="skip peers that are not installed yet")
     p.add_argument("--json", metavar="PATH", help="write the rows (with learning curves) as JSON")
