@@ -11,8 +11,9 @@ episode reward"), ``tb/`` (TensorBoard), ``checkpoint.pt`` (exactly resumable),
                                 [--torch-threads T] [--out runs]
 
 It is ``war-train train Spread-v0 --total-steps ...`` with the Spread preset: the same
-defaults except a shorter budget (the preset's full budget reaches the on-policy level of
-about -120; see docs/training.md).
+settings with a shorter budget (1 M instead of 10 M env steps: from about -210 to about -150
+on-policy reward; the full budget reaches -124, and -119 on the on-policy code's start states;
+see docs/training.md).
 """
 
 from __future__ import annotations
