@@ -66,7 +66,7 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
             (run_dir / "config.json").write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
         ranks = f" on {dist.world_size} ranks ({config.num_envs // dist.world_size} worlds each)" if dist.active else ""
         log(f"war-train: {config.scenario}, {config.num_envs} worlds x {config.rollout_length} steps{ranks}, "
-            f"{config.total_env_steps:,} env steps -> {run_dir}")
+            f"{config.num_updates} updates = {config.num_updates * config.batch_env_steps:,} env steps -> {run_dir}")
         env = make_env(config, dist)
         try:
             result = train(env, config, progress_fn, run_dir=run_dir, resume=resume, dist=dist)
