@@ -332,6 +332,31 @@ def begin_pending_reset(
 # ---------------------------------------------------------------------------------------------
 
 
+@wp.func
+def landmark_coverage(
+    e: int,
+    capture_radius: Any,
+    agent_pos: wp.array3d(dtype=Any),
+    landmark_pos: wp.array3d(dtype=Any),
+    landmark_min_dist_out: wp.array2d(dtype=Any),
+):
+    """G = -sum_l min_a |a - l| (each min written to landmark_min_dist_out) and the number of
+    landmarks with an agent closer than capture_radius, as (G, count as a float)."""
+    total = type(capture_radius)(0.0)
+    occupied = type(capture_radius)(0.0)
+    for l in range(landmark_pos.shape[1]):
+        lx = landmark_pos[e, l, 0]
+        ly = landmark_pos[e, l, 1]
+        min_dist = distance(agent_pos[e, 0, 0], agent_pos[e, 0, 1], lx, ly)
+        for a in range(1, agent_pos.shape[1]):
+            min_dist = wp.min(min_dist, distance(agent_pos[e, a, 0], agent_pos[e, a, 1], lx, ly))
+        landmark_min_dist_out[e, l] = min_dist
+        total = total - min_dist
+        if min_dist < capture_radius:
+            occupied = occupied + type(capture_radius)(1.0)
+    return wp.vector(total, occupied)
+
+
 @wp.kernel
 def spread_reward_done(
     # Params
@@ -373,18 +398,9 @@ def spread_reward_done(
         occupied_out[e] = 0
         begin_pending_reset(e, terminated, truncated, reset_now)
         return
-    global_reward = zero
-    occupied = int(0)
-    for l in range(landmark_pos.shape[1]):
-        lx = landmark_pos[e, l, 0]
-        ly = landmark_pos[e, l, 1]
-        min_dist = distance(agent_pos[e, 0, 0], agent_pos[e, 0, 1], lx, ly)
-        for a in range(1, num_agents):
-            min_dist = wp.min(min_dist, distance(agent_pos[e, a, 0], agent_pos[e, a, 1], lx, ly))
-        landmark_min_dist_out[e, l] = min_dist
-        global_reward = global_reward - min_dist
-        if min_dist < capture_radius:
-            occupied += 1
+    coverage = landmark_coverage(e, capture_radius, agent_pos, landmark_pos, landmark_min_dist_out)
+    global_reward = coverage[0]
+    occupied = int(coverage[1])
     penalty = curriculum == 0 or curriculum_stage[0] >= 1
     one = type(local_ratio)(1.0)
     for i in range(num_agents):
@@ -649,18 +665,9 @@ def command_reward_done(
         occupied_out[e] = 0
         begin_pending_reset(e, terminated, truncated, reset_now)
         return
-    team = zero
-    occupied = int(0)
-    for l in range(landmark_pos.shape[1]):
-        lx = landmark_pos[e, l, 0]
-        ly = landmark_pos[e, l, 1]
-        min_dist = distance(agent_pos[e, 0, 0], agent_pos[e, 0, 1], lx, ly)
-        for a in range(1, num_agents):
-            min_dist = wp.min(min_dist, distance(agent_pos[e, a, 0], agent_pos[e, a, 1], lx, ly))
-        landmark_min_dist_out[e, l] = min_dist
-        team = team - min_dist
-        if min_dist < capture_radius:
-            occupied += 1
+    coverage = landmark_coverage(e, capture_radius, agent_pos, landmark_pos, landmark_min_dist_out)
+    team = coverage[0]
+    occupied = int(coverage[1])
     for i in range(num_agents):
         collisions_out[e, i] = 0
     pairs = int(0)
