@@ -196,7 +196,7 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         if self._needs_reset:
             raise RuntimeError(f"{self.env_id}: render() called before reset(); call reset() first")
         if not hasattr(self.batched, "render_frame"):
-            raise NotImplementedError(f"{self.env_id}: this scenario has no renderer")
+            raise TypeError(f"render_mode: {self.env_id} has no renderer (its batched env defines no render_frame); use render_mode=None")
         cam = self._original_cam_range if self.dynamic_rescaling else None
         frame = self.batched.render_frame(0, original_cam_range=cam)
         if self.render_mode == "rgb_array":
