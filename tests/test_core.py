@@ -221,6 +221,20 @@ def test_spread_task_metrics_recompute_the_reward():
         assert torch.equal(info["occupied_landmarks"], (d < 0.1).sum(dim=1).int())
 
 
+def test_spread_landmark_range_scales_the_landmark_starts_only():
+    # landmark_range=r draws landmarks from U[-r, r)^2 (0.8: the MAPPO paper's on-policy code);
+    # agents keep U[-1, 1)^2, and the default (1.0) is mpe2's distribution (see the reference tests).
+    wide = war_envs.make("Spread-v0", num_envs=4096, seed=3)
+    narrow = war_envs.make("Spread-v0", num_envs=4096, seed=3, landmark_range=0.8)
+    wide.reset(seed=3)
+    narrow.reset(seed=3)
+    w, n = wide.get_state(), narrow.get_state()
+    assert torch.equal(w["agent_pos"], n["agent_pos"])
+    assert float(n["landmark_pos"].abs().max()) < 0.8 < float(w["landmark_pos"].abs().max())
+    assert float(n["landmark_pos"].abs().max()) > 0.79
+    torch.testing.assert_close(n["landmark_pos"], w["landmark_pos"] * 0.8, rtol=0, atol=1e-6)
+
+
 def test_predator_prey_metrics():
     env = war_envs.make("PredatorPrey-v0", num_envs=1, precision="float64")
     env.reset(seed=0)

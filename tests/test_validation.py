@@ -31,6 +31,7 @@ import war_envs
     ({"N": 0}, ValueError, "N: expected an int >= 1"),
     ({"local_ratio": 1.5}, ValueError, r"local_ratio: expected a float in \[0.0, 1.0\]"),
     ({"local_ratio": float("nan")}, ValueError, "local_ratio: expected a finite float"),
+    ({"landmark_range": -0.1}, ValueError, r"landmark_range: expected a float in \[0.0, 1.0\]"),
     ({"max_cycles": 0}, ValueError, "max_cycles"),
     ({"continuous_actions": "yes"}, TypeError, "continuous_actions: expected a bool"),
     ({"num_agent_neighbors": 0}, ValueError, "num_agent_neighbors"),

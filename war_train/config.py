@@ -53,6 +53,7 @@ class TrainConfig:
     gae_lambda: float = _f(0.95, "GAE lambda")
     clip_coef: float = _f(0.2, "PPO ratio clip (also the value clip, in normalized units)")
     entropy_coef: float = _f(0.01, "entropy bonus coefficient")
+    anneal_entropy: bool = _f(False, "decay the entropy coefficient linearly to 0 over the run")
     value_coef: float = _f(1.0, "value loss coefficient")
     max_grad_norm: float = _f(10.0, "gradient norm clip, actor and critic separately (<= 0: off)")
     use_huber_loss: bool = _f(True, "Huber value loss (else squared error)")

@@ -9,6 +9,7 @@ others.  ``render_gif`` writes one greedy episode as an animated GIF.
 
 from __future__ import annotations
 
+import copy
 import pathlib
 
 import torch
@@ -29,6 +30,13 @@ MODES = ("greedy", "sample", "random")
 ONPOLICY_LANDMARK_SCALE = 0.8
 
 
+def _cpu_policies(policies: dict) -> dict:
+    """Evaluation envs run on the CPU: policies trained on a GPU are evaluated through CPU copies
+    (the originals stay where they are)."""
+    return {g: (copy.deepcopy(p).cpu() if any(t.device.type != "cpu" for t in p.parameters()) else p)
+            for g, p in policies.items()}
+
+
 def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int, seed: int,
                  modes: dict[str, str], precision: str = "float32",
                  landmark_scale: float | None = None) -> dict[str, torch.Tensor]:
@@ -42,6 +50,7 @@ def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int,
     """
     if episodes < 1:
         raise ValueError(f"episodes: expected >= 1, got {episodes}")
+    policies = _cpu_policies(policies)
     env = war_envs.make(scenario, num_envs=episodes, seed=seed, precision=precision, **env_kwargs)
     try:
         for g in env.groups:
@@ -118,6 +127,7 @@ def render_gif(policies: dict, scenario: str, env_kwargs: dict, path, seed: int 
     (``size`` x ``size`` pixels; mpe2 draws 700)."""
     if mode not in MODES:
         raise ValueError(f"mode: expected one of {MODES}, got {mode!r}")
+    policies = _cpu_policies(policies)
     from war_envs.render import GifWriter, camera_range
 
     env = war_envs.make(scenario, num_envs=1, seed=seed, autoreset_mode="disabled", **env_kwargs)

@@ -265,6 +265,7 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
             for g in groups:
                 actor_opt[g].param_groups[0]["lr"] = frac * cfg.lr
                 critic_opt[g].param_groups[0]["lr"] = frac * cfg.critic_lr
+        entropy_coef = cfg.entropy_coef * (1.0 - (update - 1) / cfg.num_updates if cfg.anneal_entropy else 1.0)
         actor_h0 = {g: (h.clone() if h is not None else None) for g, h in actor_h.items()}
         critic_h0 = {g: (h.clone() if h is not None else None) for g, h in critic_h.items()}
 
@@ -353,7 +354,7 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
                     new_logp = logp_all.gather(-1, buf_act[g][sel].unsqueeze(-1)).squeeze(-1)
                     entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
                     pg_loss, pg_stats = losses.policy_loss(new_logp, buf_logp[g][sel], advantages[sel], cfg.clip_coef)
-                    actor_loss = pg_loss - cfg.entropy_coef * entropy
+                    actor_loss = pg_loss - entropy_coef * entropy
                     actor_opt[g].zero_grad(set_to_none=True)
                     actor_loss.backward()
                     dist.reduce_grads(p.actor.parameters(), new_logp.numel())   # all-reduce before clipping

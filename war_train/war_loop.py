@@ -197,6 +197,7 @@ class WarTrainer:
 
         self.version = 0          # updates applied
         self.update_idx = 0
+        self.entropy_coef = config.entropy_coef
         self.env_steps = 0
         self.model_s = 0.0
         self._in_flight = None    # overlap: the round collected but not yet learned
@@ -238,6 +239,8 @@ class WarTrainer:
             for g in self.groups:
                 self.actor_opt[g].param_groups[0]["lr"] = frac * cfg.lr
                 self.critic_opt[g].param_groups[0]["lr"] = frac * cfg.critic_lr
+        self.entropy_coef = cfg.entropy_coef * (
+            1.0 - (self.update_idx - 1) / cfg.num_updates if cfg.anneal_entropy else 1.0)
         if war.arm == "overlap":
             if self._in_flight is None:  # the first round has nothing to overlap with
                 self._in_flight = self._collect()
@@ -353,7 +356,7 @@ class WarTrainer:
                     new_logp = logp_all.gather(-1, act_f[mb].unsqueeze(-1)).squeeze(-1)
                     entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
                     pg_loss, pg_stats = losses.policy_loss(new_logp, old_logp_f[mb], adv_f[mb], cfg.clip_coef)
-                    actor_loss = pg_loss - cfg.entropy_coef * entropy
+                    actor_loss = pg_loss - self.entropy_coef * entropy
                     self.actor_opt[g].zero_grad(set_to_none=True)
                     actor_loss.backward()
                     gn_a = _clip_grad(p.actor.parameters(), cfg.max_grad_norm)

@@ -15,7 +15,7 @@ from war_train.config import TrainConfig, config_from_dict, config_to_dict
 __all__ = ["PRESETS", "SCENARIO_PRESETS", "preset_names", "preset_overrides", "preset_config"]
 
 #: preset name -> module
-PRESETS = {"onpolicy": "onpolicy", "spread": "spread", "predator_prey": "predator_prey", "smoke": "smoke"}
+PRESETS = {"onpolicy": "onpolicy", "spread": "spread", "spread_onpolicy_starts": "spread_onpolicy_starts", "predator_prey": "predator_prey", "smoke": "smoke"}
 #: scenario id -> default preset
 SCENARIO_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey"}
 

@@ -41,19 +41,22 @@ class Spread(MPEBase):
 
     **Episode end**: truncated after ``max_cycles`` steps; with ``terminate_on_success=True``
     terminated once every landmark has an agent within 0.1 (truncation wins on the last step).
-    Every reset draws a fresh random start: agents and landmarks ~ U[−1, 1)².
+    Every reset draws a fresh random start: agents ~ U[−1, 1)², landmarks ~ U[−r, r)² with
+    ``r = landmark_range`` (1, mpe2's, by default; the MAPPO paper's on-policy code uses 0.8, and
+    its "≈ −120" Spread level refers to that start distribution).
 
     **Info** (task metrics, so other reward conventions can be recomputed):
     ``landmark_min_dist [E, N]`` (the distance terms of G), ``collisions [E, N]`` (int),
     ``occupied_landmarks [E]``.  The MAPPO paper's per-agent reward is
     ``−Σ landmark_min_dist − (collisions_i + 1)``.
 
-    **Arguments**: ``N=3``, ``local_ratio=0.5``, ``max_cycles=25``,
+    **Arguments**: ``N=3``, ``local_ratio=0.5``, ``landmark_range=1.0`` (in [0, 1]), ``max_cycles=25``,
     ``continuous_actions=False``, ``curriculum=False``, ``terminate_on_success=False``,
     ``num_agent_neighbors=None``, ``num_landmark_neighbors=None``, plus the batch arguments
     ``num_envs``, ``device``, ``seed``, ``precision`` and ``autoreset_mode``.
 
-    **Version history**: v0 — initial release, mpe2 1.1.1 semantics.
+    **Version history**: v0 — initial release, mpe2 1.1.1 semantics; ``landmark_range`` added
+    (default 1.0 keeps mpe2's start distribution, so v0 trajectories are unchanged).
     """
 
     env_id = "Spread-v0"
@@ -61,9 +64,10 @@ class Spread(MPEBase):
     _scenario_code = K.SCENARIO_SPREAD
     per_agent_metrics = ("collisions",)
 
-    def __init__(self, *, N: int = 3, local_ratio: float = 0.5, **kwargs) -> None:
+    def __init__(self, *, N: int = 3, local_ratio: float = 0.5, landmark_range: float = 1.0, **kwargs) -> None:
         self.N = v.check_int("N", N, minimum=1)
         self.local_ratio = v.check_float("local_ratio", local_ratio, low=0.0, high=1.0)
+        self.landmark_range = v.check_float("landmark_range", landmark_range, low=0.0, high=1.0)
         super().__init__(**kwargs)
 
     def _layout(self) -> Layout:
@@ -79,7 +83,7 @@ class Spread(MPEBase):
             landmark_collide=[False] * n,
             landmark_color=[(0.25, 0.25, 0.25)] * n,
             agent_range=(-1.0, 1.0),
-            landmark_range=(-1.0, 1.0),
+            landmark_range=(-self.landmark_range, self.landmark_range),
             curriculum_scaled=[False] * n,
             curriculum_factors=[1.0, 1.0],
         )
