@@ -19,9 +19,11 @@ budget reaches -124, and -119 on the on-policy code's start states; see docs/tra
 from __future__ import annotations
 
 import argparse
+import sys
 
 import war_train
 from war_train.run import run_training
+from war_train.stopping import TrainingInterrupted
 
 #: the main job's budget: a few minutes on 2 CPU cores, enough to see Spread being learnt
 MAIN_JOB_ENV_STEPS = 1_000_000
@@ -39,7 +41,11 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     config = war_train.preset_config(args.scenario, total_env_steps=args.total_steps, seed=args.seed,
                                      torch_threads=args.torch_threads)
-    run_dir = run_training(config, args.out)
+    try:
+        run_dir = run_training(config, args.out)
+    except TrainingInterrupted as exc:   # Ctrl-C / SIGTERM: the checkpoint is written, resume later
+        print(exc, file=sys.stderr)
+        sys.exit(exc.exit_status)
     print(f"done: {run_dir}")
 
 

@@ -4,11 +4,13 @@ A checkpoint is a plain nested dict of tensors, dicts, lists, tuples, ints, floa
 strs and None (what ``weights_only=True`` unpickles).  It is written to a temporary file in
 the destination folder, flushed and fsynced, then moved over the destination with
 ``os.replace`` (atomic on POSIX), and the folder is fsynced: a crash leaves either the old or
-the new checkpoint, never a torn one.
+the new checkpoint, never a torn one.  A SHA-256 of the content is stored with it and checked
+on load, so a corrupted file is refused instead of loading wrong weights.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import pathlib
@@ -19,6 +21,11 @@ import torch
 __all__ = ["FORMAT", "atomic_write_bytes", "save_checkpoint", "load_checkpoint"]
 
 FORMAT = "war_train.mappo/1"
+#: entries every checkpoint has, and their types (checked on load, before anything uses them)
+REQUIRED = {"config": dict, "env": dict, "update": int, "env_steps": int, "wall_s": float, "actors": dict,
+            "critics": dict, "actor_opts": dict, "critic_opts": dict, "valuenorms": dict,
+            "generator": torch.Tensor, "env_state": dict, "obs": dict, "starts": torch.Tensor,
+            "episode_stats": dict}
 
 
 def atomic_write_bytes(path, data: bytes) -> pathlib.Path:
@@ -54,9 +61,16 @@ def atomic_write_bytes(path, data: bytes) -> pathlib.Path:
 
 
 def save_checkpoint(path, payload: dict) -> pathlib.Path:
-    """Serialize ``payload`` (tensors moved to CPU) and write it atomically to ``path``."""
+    """Serialize ``payload`` (tensors moved to CPU) and write it atomically to ``path``.
+
+    Temporary files left by a writer killed mid-write (``.<name>.*.tmp``) are removed first."""
+    path = pathlib.Path(path)
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        stale.unlink(missing_ok=True)
+    payload = _to_cpu(dict(payload, format=FORMAT))
+    payload["sha256"] = content_digest(payload)
     buffer = io.BytesIO()
-    torch.save(_to_cpu(dict(payload, format=FORMAT)), buffer)
+    torch.save(payload, buffer)
     return atomic_write_bytes(path, buffer.getvalue())
 
 
@@ -73,12 +87,48 @@ def load_checkpoint(path) -> dict:
         raise FileNotFoundError(f"checkpoint: no such file {str(path)!r}")
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # corrupt / foreign file
-        raise ValueError(f"checkpoint: {str(path)!r} is not a readable war_train checkpoint ({exc})") from exc
+    except Exception as exc:  # truncated, corrupted, or a pickle of arbitrary objects (refused unexecuted)
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ValueError(f"checkpoint: {str(path)!r} is not a readable war_train checkpoint (truncated, "
+                         f"corrupted or not written by war_train: {type(exc).__name__}: {first_line})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
         raise ValueError(f"checkpoint: {str(path)!r} has format {found!r}, expected {FORMAT!r}")
+    if payload.get("sha256") != content_digest(payload):
+        raise ValueError(f"checkpoint: {str(path)!r} is corrupted (its content does not match the checksum "
+                         f"written with it)")
+    missing = [k for k, kind in REQUIRED.items() if not isinstance(payload.get(k), kind)]
+    if missing:
+        raise ValueError(f"checkpoint: {str(path)!r} lacks (or has malformed) entries {missing}; "
+                         f"it is incomplete or was edited")
     return payload
+
+
+def content_digest(payload: dict) -> str:
+    """SHA-256 over every entry but ``sha256`` (keys, tensor dtypes/shapes/bytes, scalars): torch's
+    zip reader does not verify the data it reads, so a flipped byte would load as a wrong weight."""
+    h = hashlib.sha256()
+
+    def feed(obj) -> None:
+        if isinstance(obj, torch.Tensor):
+            t = obj.detach().cpu().contiguous()
+            h.update(f"T{t.dtype}{tuple(t.shape)}".encode())
+            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+        elif isinstance(obj, dict):
+            keys = sorted((k for k in obj if not (obj is payload and k == "sha256")), key=repr)
+            h.update(f"D{len(keys)}".encode())
+            for k in keys:
+                h.update(repr(k).encode())
+                feed(obj[k])
+        elif isinstance(obj, (list, tuple)):
+            h.update(f"L{len(obj)}".encode())
+            for v in obj:
+                feed(v)
+        else:
+            h.update(f"S{obj!r}".encode())
+
+    feed(payload)
+    return h.hexdigest()
 
 
 def _to_cpu(obj):

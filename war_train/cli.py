@@ -9,6 +9,12 @@
 Every ``TrainConfig`` field is an option of ``train`` (``--help`` lists them with their
 meaning and on-policy default); the value used is: the field's default, overridden by the
 preset (``--preset``, default: the scenario's own), overridden by the options given.
+
+Ctrl-C (SIGINT) or SIGTERM during ``train`` finishes the update in flight, writes a checkpoint
+and exits; ``--resume`` continues exactly.  A second signal stops at once (the last checkpoint
+is complete: checkpoints are replaced atomically).  Exit status: 0 done, 2 bad arguments or
+checkpoint, 3 NaN/inf met in training (the last good checkpoint is kept), 128 + N stopped by
+signal N (130 Ctrl-C, 143 SIGTERM).
 """
 
 from __future__ import annotations
@@ -207,8 +213,16 @@ def _cmd_render(args) -> int:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from war_train.stopping import NonFiniteTraining, TrainingInterrupted
+
     try:
         return {"train": _cmd_train, "eval": _cmd_eval, "render": _cmd_render}[args.command](args)
+    except TrainingInterrupted as exc:   # SIGINT/SIGTERM: checkpoint written, exit like the signal would
+        print(f"war-train {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_status
+    except NonFiniteTraining as exc:
+        print(f"war-train {args.command}: error: {exc}", file=sys.stderr)
+        return 3
     except (ValueError, FileNotFoundError, TypeError) as exc:
         print(f"war-train {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -24,7 +24,9 @@ on the same rollouts, each on its own group's rewards.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import math
 import pathlib
 import time
 from collections.abc import Callable
@@ -38,6 +40,7 @@ from war_train.checkpoint import load_checkpoint, save_checkpoint
 from war_train.config import TrainConfig, config_to_dict
 from war_train.metrics import EpisodeStats, summarize
 from war_train.networks import Actor, Critic, sample_categorical, with_agent_id
+from war_train.stopping import NonFiniteTraining, StopRequests
 from war_train.valuenorm import ValueNorm
 
 __all__ = ["train", "TrainResult", "GroupPolicy", "build_policies", "joint_state", "DIAGNOSTICS"]
@@ -125,6 +128,8 @@ class TrainResult:
     run_dir: pathlib.Path | None
     checkpoint: pathlib.Path | None
     stopped_early: bool
+    #: the signal (SIGINT/SIGTERM number) that stopped the run after its checkpoint, else None
+    interrupted_by: int | None = None
 
 
 def metric_columns(env, groups) -> list[str]:
@@ -200,13 +205,13 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
     actor_h = {g: p.initial_hidden(E, device)[0] for g, p in policies.items()}
     critic_h = {g: p.initial_hidden(E, device)[1] for g, p in policies.items()}
     update, env_steps, wall_before = 0, 0, 0.0
+    checkpoint_path = None   # the last complete checkpoint (the resumed one, then each one written)
     if resume is not None:
         ckpt = load_checkpoint(resume)
         _check_resume(ckpt, cfg, env)
         ckpt = dist.local_checkpoint(ckpt)   # this rank's worlds (and generator)
+        load_networks(policies, ckpt)
         for g, p in policies.items():
-            p.actor.load_state_dict(ckpt["actors"][g])
-            p.critic.load_state_dict(ckpt["critics"][g])
             actor_opt[g].load_state_dict(ckpt["actor_opts"][g])
             critic_opt[g].load_state_dict(ckpt["critic_opts"][g])
             vnorm[g].load_state_dict(ckpt["valuenorms"][g])
@@ -219,6 +224,8 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
         starts = ckpt["starts"].to(device).clone()
         stats.load_state_dict(ckpt["episode_stats"])
         update, env_steps, wall_before = int(ckpt["update"]), int(ckpt["env_steps"]), float(ckpt["wall_s"])
+        resume_path = pathlib.Path(resume)
+        checkpoint_path = resume_path / "checkpoint.pt" if resume_path.is_dir() else resume_path
 
     # --- outputs
     columns = metric_columns(env, groups) + dist.columns(groups)
@@ -253,184 +260,213 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
 
     history: list[dict] = []
     stopped_early = False
-    checkpoint_path = None
     session_steps = 0
     t_start = time.perf_counter()
     n_agents_total = sum(s.n_agents for s in groups.values())
 
-    while update < cfg.num_updates:
-        update += 1
-        if cfg.anneal_lr:
-            frac = 1.0 - (update - 1) / cfg.num_updates
-            for g in groups:
-                actor_opt[g].param_groups[0]["lr"] = frac * cfg.lr
-                critic_opt[g].param_groups[0]["lr"] = frac * cfg.critic_lr
-        entropy_coef = cfg.entropy_coef * (1.0 - (update - 1) / cfg.num_updates if cfg.anneal_entropy else 1.0)
-        actor_h0 = {g: (h.clone() if h is not None else None) for g, h in actor_h.items()}
-        critic_h0 = {g: (h.clone() if h is not None else None) for g, h in critic_h.items()}
-
-        # ---------------------------------------------------------------- 1. rollout
-        # (a straggler mode may change this rank's rollout length: WAR quota, DD-PPO preemption)
-        buf_obs, buf_act, buf_logp, buf_val, buf_rew, buf_boot, buf_state, buf_term, buf_trunc, buf_starts = full
-        T = dist.begin_rollout(cfg.rollout_length)
-        state = joint_state(obs)  # == env.state() (see tests)
-        with torch.no_grad():
-            for t in range(T):
-                if dist.stop_collecting(t):
-                    break
-                buf_state[t] = state
-                buf_starts[t] = starts
-                actions = {}
-                for g, p in policies.items():
-                    logits, actor_h[g] = p.logits(obs[g], actor_h[g], starts)
-                    actions[g], buf_logp[g][t] = dist.sample(logits, gen)
-                    buf_act[g][t] = actions[g]
-                    buf_obs[g][t] = obs[g]
-                    buf_val[g][t], critic_h[g] = p.value(state, critic_h[g], starts)
-                next_obs, rew, term, trunc, info = env.step(actions)
-                first = next(iter(groups))
-                term_w, trunc_w = term[first][:, 0].clone(), trunc[first][:, 0].clone()
-                for g in groups:
-                    buf_rew[g][t] = rew[g]
-                buf_term[t], buf_trunc[t] = term_w, trunc_w
-                stats.step(rew, info, term_w | trunc_w)
-                if bool(trunc_w.any()):
-                    # bootstrap a truncated episode with V(final state): with SAME_STEP
-                    # autoreset the final observations are in info["final_obs"]
-                    idx = trunc_w.nonzero().flatten()
-                    final_state = joint_state({g: info["final_obs"][g][idx] for g in groups})
-                    for g, p in policies.items():
-                        h = critic_h[g][idx] if p.recurrent else None
-                        v_final, _ = p.value(final_state, h, torch.zeros(len(idx), dtype=torch.bool, device=device))
-                        buf_boot[g][t, idx] = vnorm[g].denormalize(v_final)
-                obs = {g: next_obs[g].clone() for g in groups}
-                state = joint_state(obs)
-                starts = term_w | trunc_w
-            last_val = {g: p.value(state, critic_h[g], starts)[0] for g, p in policies.items()}
-        T, batch_steps = dist.end_rollout(E)   # steps this rank collected, env steps of all ranks
-        if T < cap:   # learn from the rows collected
-            buf_obs, buf_act, buf_logp, buf_val, buf_rew, buf_boot, buf_state, buf_term, buf_trunc, buf_starts = (
-                {g: b[:T] for g, b in x.items()} if isinstance(x, dict) else x[:T] for x in full)
-        env_steps += batch_steps
-        session_steps += batch_steps
-
-        # ---------------------------------------------------------------- 2. advantages
-        row_diag: dict[str, float] = {}
-        for g, p in policies.items():
-            with torch.no_grad():
-                values = vnorm[g].denormalize(buf_val[g])
-                next_values = torch.cat([values[1:], vnorm[g].denormalize(last_val[g]).unsqueeze(0)])
-                next_values = torch.where(buf_trunc[..., None], buf_boot[g], next_values)
-                advantages, returns = losses.gae(buf_rew[g], values, next_values, buf_term[..., None],
-                                                 buf_trunc[..., None], cfg.gamma, cfg.gae_lambda)
-                dist.update_valuenorm(vnorm[g], returns)   # (statistics of every rank's returns)
-                targets = vnorm[g].normalize(returns)
-                if cfg.norm_advantages:
-                    advantages = dist.normalize_advantages(advantages)
-                row_diag[f"{g}/explained_variance"] = dist.explained_variance(values, returns)
-                row_diag[f"{g}/value_mean"] = dist.mean(values)
-
-            # ------------------------------------------------------------ 3. PPO epochs
-            sums = {k: 0.0 for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac",
-                                     "grad_norm_actor", "grad_norm_critic")}
-            n_mb = 0
-            for _ in range(cfg.epochs):
-                # minibatches split worlds (GRU) or (t, world) pairs; under torchrun each rank's part of them
-                for mb in dist.minibatches(T, E, p.recurrent, cfg.num_minibatches, gen, device):
-                    if p.recurrent:
-                        B, n = len(mb), p.n_agents
-                        x = p.actor_input(buf_obs[g][:, mb]).reshape(T, B * n, -1)
-                        st = buf_starts[:, mb]
-                        logits, _ = p.actor(x, actor_h0[g][mb].reshape(B * n, -1), st.repeat_interleave(n, dim=1))
-                        logits = logits.reshape(T, B, n, -1)
-                        new_values, _ = p.critic(buf_state[:, mb], critic_h0[g][mb], st)
-                        sel = (slice(None), mb)
-                    else:
-                        t_idx, e_idx = mb // E, mb % E
-                        logits, _ = p.actor(p.actor_input(buf_obs[g][t_idx, e_idx]))
-                        new_values, _ = p.critic(buf_state[t_idx, e_idx])
-                        sel = (t_idx, e_idx)
-                    logp_all = torch.log_softmax(logits, dim=-1)
-                    new_logp = logp_all.gather(-1, buf_act[g][sel].unsqueeze(-1)).squeeze(-1)
-                    entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
-                    pg_loss, pg_stats = losses.policy_loss(new_logp, buf_logp[g][sel], advantages[sel], cfg.clip_coef)
-                    actor_loss = pg_loss - entropy_coef * entropy
-                    actor_opt[g].zero_grad(set_to_none=True)
-                    actor_loss.backward()
-                    dist.reduce_grads(p.actor.parameters(), new_logp.numel())   # all-reduce before clipping
-                    gn_a = _clip_grad(p.actor.parameters(), cfg.max_grad_norm)
-                    actor_opt[g].step()
-
-                    v_loss = losses.value_loss(new_values, buf_val[g][sel], targets[sel], cfg.clip_coef,
-                                               cfg.use_huber_loss, cfg.huber_delta, cfg.clip_value_loss)
-                    critic_opt[g].zero_grad(set_to_none=True)
-                    (cfg.value_coef * v_loss).backward()
-                    dist.reduce_grads(p.critic.parameters(), new_logp.numel())
-                    gn_c = _clip_grad(p.critic.parameters(), cfg.max_grad_norm)
-                    critic_opt[g].step()
-
-                    n_mb += 1
-                    sums["policy_loss"] += dist.share(pg_loss.detach())   # (this rank's share of the minibatch)
-                    sums["value_loss"] += dist.share(v_loss.detach())
-                    sums["entropy"] += dist.share(entropy.detach())
-                    sums["approx_kl"] += dist.share(pg_stats["approx_kl"])
-                    sums["clipfrac"] += dist.share(pg_stats["clipfrac"])
-                    sums["grad_norm_actor"] += gn_a
-                    sums["grad_norm_critic"] += gn_c
-            sums = dist.sum_stats(sums, skip=("grad_norm_actor", "grad_norm_critic"))
-            row_diag.update({f"{g}/{k}": v / n_mb for k, v in sums.items()})
-
-        # ---------------------------------------------------------------- 4. log
-        wall = wall_before + (time.perf_counter() - t_start)
-        ep = summarize(dist.gather_episodes(stats.pop()))   # every rank's finished episodes
-        row_diag.update(dist.metrics())
-        row = {"update": update, "env_steps": env_steps, "agent_steps": env_steps * n_agents_total,
-               "wall_s": wall, "env_steps_per_s": session_steps / max(time.perf_counter() - t_start, 1e-9),
-               "lr": actor_opt[first].param_groups[0]["lr"], "critic_lr": critic_opt[first].param_groups[0]["lr"]}
-        for c in columns:
-            if c not in row:
-                row[c] = ep[c] if c in ep else row_diag.get(c, float("nan"))
-        row["episodes"] = int(ep["episodes"])
-        history.append(row)
+    # SIGINT/SIGTERM: finish the update, checkpoint, return (only when there is a run folder to write to)
+    stops = StopRequests(enabled=run_dir is not None)
+    with stops, contextlib.ExitStack() as cleanup:   # (outputs closed on errors too)
+        cleanup.callback(bar.close)
         if csv_log is not None:
-            csv_log.write(row)
-            tb.write(row, env_steps)
-        bar.update(env_steps, session_steps, row.get(key), "on-policy reward" if key != "episode_return" else "return")
-        stop = dist.any(progress_fn(row) is False if progress_fn is not None else False)
+            cleanup.callback(csv_log.close)
+            cleanup.callback(tb.close)
+        while update < cfg.num_updates:
+            update += 1
+            if cfg.anneal_lr:
+                frac = 1.0 - (update - 1) / cfg.num_updates
+                for g in groups:
+                    actor_opt[g].param_groups[0]["lr"] = frac * cfg.lr
+                    critic_opt[g].param_groups[0]["lr"] = frac * cfg.critic_lr
+            entropy_coef = cfg.entropy_coef * (1.0 - (update - 1) / cfg.num_updates if cfg.anneal_entropy else 1.0)
+            actor_h0 = {g: (h.clone() if h is not None else None) for g, h in actor_h.items()}
+            critic_h0 = {g: (h.clone() if h is not None else None) for g, h in critic_h.items()}
 
-        # ---------------------------------------------------------------- 5. checkpoint
-        last = update >= cfg.num_updates
-        if run_dir is not None and (last or stop or (cfg.checkpoint_every and update % cfg.checkpoint_every == 0)):
-            payload = {
-                "config": config_to_dict(cfg),
-                "env": env_signature(env, cfg),
-                "update": update, "env_steps": env_steps, "wall_s": wall_before + (time.perf_counter() - t_start),
-                "actors": {g: p.actor.state_dict() for g, p in policies.items()},
-                "critics": {g: p.critic.state_dict() for g, p in policies.items()},
-                "actor_opts": {g: o.state_dict() for g, o in actor_opt.items()},
-                "critic_opts": {g: o.state_dict() for g, o in critic_opt.items()},
-                "valuenorms": {g: v.state_dict() for g, v in vnorm.items()},
-                "generator": gen.get_state(),
-                "env_state": env.get_state(),
-                "obs": {g: o.clone() for g, o in obs.items()},
-                "starts": starts.clone(),
-                "actor_h": {g: h for g, h in actor_h.items() if h is not None},
-                "critic_h": {g: h for g, h in critic_h.items() if h is not None},
-                "episode_stats": stats.state_dict(),
-            }
-            payload = dist.gather_checkpoint(payload)   # every rank's worlds, to rank 0
-            if payload is not None:
-                checkpoint_path = save_checkpoint(run_dir / "checkpoint.pt", payload)
-        if stop:
-            stopped_early = not last
-            break
+            # ---------------------------------------------------------------- 1. rollout
+            # (a straggler mode may change this rank's rollout length: WAR quota, DD-PPO preemption)
+            buf_obs, buf_act, buf_logp, buf_val, buf_rew, buf_boot, buf_state, buf_term, buf_trunc, buf_starts = full
+            T = dist.begin_rollout(cfg.rollout_length)
+            state = joint_state(obs)  # == env.state() (see tests)
+            with torch.no_grad():
+                for t in range(T):
+                    if dist.stop_collecting(t):
+                        break
+                    buf_state[t] = state
+                    buf_starts[t] = starts
+                    actions = {}
+                    for g, p in policies.items():
+                        logits, actor_h[g] = p.logits(obs[g], actor_h[g], starts)
+                        actions[g], buf_logp[g][t] = dist.sample(logits, gen)
+                        buf_act[g][t] = actions[g]
+                        buf_obs[g][t] = obs[g]
+                        buf_val[g][t], critic_h[g] = p.value(state, critic_h[g], starts)
+                    next_obs, rew, term, trunc, info = env.step(actions)
+                    first = next(iter(groups))
+                    term_w, trunc_w = term[first][:, 0].clone(), trunc[first][:, 0].clone()
+                    for g in groups:
+                        buf_rew[g][t] = rew[g]
+                    buf_term[t], buf_trunc[t] = term_w, trunc_w
+                    stats.step(rew, info, term_w | trunc_w)
+                    if bool(trunc_w.any()):
+                        # bootstrap a truncated episode with V(final state): with SAME_STEP
+                        # autoreset the final observations are in info["final_obs"]
+                        idx = trunc_w.nonzero().flatten()
+                        final_state = joint_state({g: info["final_obs"][g][idx] for g in groups})
+                        for g, p in policies.items():
+                            h = critic_h[g][idx] if p.recurrent else None
+                            v_final, _ = p.value(final_state, h, torch.zeros(len(idx), dtype=torch.bool, device=device))
+                            buf_boot[g][t, idx] = vnorm[g].denormalize(v_final)
+                    obs = {g: next_obs[g].clone() for g in groups}
+                    state = joint_state(obs)
+                    starts = term_w | trunc_w
+                last_val = {g: p.value(state, critic_h[g], starts)[0] for g, p in policies.items()}
+            T, batch_steps = dist.end_rollout(E)   # steps this rank collected, env steps of all ranks
+            if T < cap:   # learn from the rows collected
+                buf_obs, buf_act, buf_logp, buf_val, buf_rew, buf_boot, buf_state, buf_term, buf_trunc, buf_starts = (
+                    {g: b[:T] for g, b in x.items()} if isinstance(x, dict) else x[:T] for x in full)
+            env_steps += batch_steps
+            session_steps += batch_steps
+            for what, bufs in (("rewards", buf_rew), ("observations", buf_obs)):
+                bad = [g for g in groups if not bool(torch.isfinite(bufs[g]).all())]
+                if dist.any(bool(bad)):
+                    raise _non_finite(update, checkpoint_path, f"the env returned non-finite {what}" +
+                                      (f" for group {bad[0]!r}" if bad else " on another rank"),
+                                      "check the scenario (e.g. agents placed at the same position) and its arguments")
 
-    bar.close()
-    if csv_log is not None:
-        csv_log.close()
-        tb.close()
+            # ---------------------------------------------------------------- 2. advantages
+            row_diag: dict[str, float] = {}
+            for g, p in policies.items():
+                with torch.no_grad():
+                    values = vnorm[g].denormalize(buf_val[g])
+                    next_values = torch.cat([values[1:], vnorm[g].denormalize(last_val[g]).unsqueeze(0)])
+                    next_values = torch.where(buf_trunc[..., None], buf_boot[g], next_values)
+                    advantages, returns = losses.gae(buf_rew[g], values, next_values, buf_term[..., None],
+                                                     buf_trunc[..., None], cfg.gamma, cfg.gae_lambda)
+                    dist.update_valuenorm(vnorm[g], returns)   # (statistics of every rank's returns)
+                    targets = vnorm[g].normalize(returns)
+                    if cfg.norm_advantages:
+                        advantages = dist.normalize_advantages(advantages)
+                    row_diag[f"{g}/explained_variance"] = dist.explained_variance(values, returns)
+                    row_diag[f"{g}/value_mean"] = dist.mean(values)
+
+                # ------------------------------------------------------------ 3. PPO epochs
+                sums = {k: 0.0 for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac",
+                                         "grad_norm_actor", "grad_norm_critic")}
+                n_mb = 0
+                for epoch in range(cfg.epochs):
+                    # minibatches split worlds (GRU) or (t, world) pairs; under torchrun each rank's part of them
+                    for m, mb in enumerate(dist.minibatches(T, E, p.recurrent, cfg.num_minibatches, gen, device)):
+                        if p.recurrent:
+                            B, n = len(mb), p.n_agents
+                            x = p.actor_input(buf_obs[g][:, mb]).reshape(T, B * n, -1)
+                            st = buf_starts[:, mb]
+                            logits, _ = p.actor(x, actor_h0[g][mb].reshape(B * n, -1), st.repeat_interleave(n, dim=1))
+                            logits = logits.reshape(T, B, n, -1)
+                            new_values, _ = p.critic(buf_state[:, mb], critic_h0[g][mb], st)
+                            sel = (slice(None), mb)
+                        else:
+                            t_idx, e_idx = mb // E, mb % E
+                            logits, _ = p.actor(p.actor_input(buf_obs[g][t_idx, e_idx]))
+                            new_values, _ = p.critic(buf_state[t_idx, e_idx])
+                            sel = (t_idx, e_idx)
+                        logp_all = torch.log_softmax(logits, dim=-1)
+                        new_logp = logp_all.gather(-1, buf_act[g][sel].unsqueeze(-1)).squeeze(-1)
+                        entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
+                        pg_loss, pg_stats = losses.policy_loss(new_logp, buf_logp[g][sel], advantages[sel], cfg.clip_coef)
+                        actor_loss = pg_loss - entropy_coef * entropy
+                        actor_opt[g].zero_grad(set_to_none=True)
+                        actor_loss.backward()
+                        dist.reduce_grads(p.actor.parameters(), new_logp.numel())   # all-reduce before clipping
+                        gn_a = _clip_grad(p.actor.parameters(), cfg.max_grad_norm)
+                        if not math.isfinite(gn_a):   # (all-reduced: every rank sees the same norm)
+                            raise _non_finite(update, checkpoint_path, f"group {g!r}, epoch {epoch + 1}, minibatch {m + 1}: "
+                                              f"the actor's gradient norm is {gn_a} (actor loss {float(actor_loss.detach())})",
+                                              "lower --lr, or check the env's rewards")
+                        actor_opt[g].step()
+
+                        v_loss = losses.value_loss(new_values, buf_val[g][sel], targets[sel], cfg.clip_coef,
+                                                   cfg.use_huber_loss, cfg.huber_delta, cfg.clip_value_loss)
+                        critic_opt[g].zero_grad(set_to_none=True)
+                        (cfg.value_coef * v_loss).backward()
+                        dist.reduce_grads(p.critic.parameters(), new_logp.numel())
+                        gn_c = _clip_grad(p.critic.parameters(), cfg.max_grad_norm)
+                        if not math.isfinite(gn_c):
+                            raise _non_finite(update, checkpoint_path, f"group {g!r}, epoch {epoch + 1}, minibatch {m + 1}: "
+                                              f"the critic's gradient norm is {gn_c} (value loss {float(v_loss.detach())})",
+                                              "lower --critic-lr, or check the env's rewards")
+                        critic_opt[g].step()
+
+                        n_mb += 1
+                        sums["policy_loss"] += dist.share(pg_loss.detach())   # (this rank's share of the minibatch)
+                        sums["value_loss"] += dist.share(v_loss.detach())
+                        sums["entropy"] += dist.share(entropy.detach())
+                        sums["approx_kl"] += dist.share(pg_stats["approx_kl"])
+                        sums["clipfrac"] += dist.share(pg_stats["clipfrac"])
+                        sums["grad_norm_actor"] += gn_a
+                        sums["grad_norm_critic"] += gn_c
+                sums = dist.sum_stats(sums, skip=("grad_norm_actor", "grad_norm_critic"))
+                row_diag.update({f"{g}/{k}": v / n_mb for k, v in sums.items()})
+
+            bad = [name for g, p in policies.items() for name, t in p.named_parameters(prefix=g)
+                   if not bool(torch.isfinite(t).all())]
+            if bad:   # (parameters are equal on every rank)
+                raise _non_finite(update, checkpoint_path, f"parameter {bad[0]} became non-finite after the optimizer step",
+                                  "lower the learning rates")
+
+            # ---------------------------------------------------------------- 4. log
+            wall = wall_before + (time.perf_counter() - t_start)
+            ep = summarize(dist.gather_episodes(stats.pop()))   # every rank's finished episodes
+            row_diag.update(dist.metrics())
+            row = {"update": update, "env_steps": env_steps, "agent_steps": env_steps * n_agents_total,
+                   "wall_s": wall, "env_steps_per_s": session_steps / max(time.perf_counter() - t_start, 1e-9),
+                   "lr": actor_opt[first].param_groups[0]["lr"], "critic_lr": critic_opt[first].param_groups[0]["lr"]}
+            for c in columns:
+                if c not in row:
+                    row[c] = ep[c] if c in ep else row_diag.get(c, float("nan"))
+            row["episodes"] = int(ep["episodes"])
+            history.append(row)
+            if csv_log is not None:
+                csv_log.write(row)
+                tb.write(row, env_steps)
+            bar.update(env_steps, session_steps, row.get(key), "on-policy reward" if key != "episode_return" else "return")
+            stop = dist.any((progress_fn(row) is False if progress_fn is not None else False) or stops.requested)
+
+            # ---------------------------------------------------------------- 5. checkpoint
+            last = update >= cfg.num_updates
+            if run_dir is not None and (last or stop or (cfg.checkpoint_every and update % cfg.checkpoint_every == 0)):
+                payload = {
+                    "config": config_to_dict(cfg),
+                    "env": env_signature(env, cfg),
+                    "update": update, "env_steps": env_steps, "wall_s": wall_before + (time.perf_counter() - t_start),
+                    "actors": {g: p.actor.state_dict() for g, p in policies.items()},
+                    "critics": {g: p.critic.state_dict() for g, p in policies.items()},
+                    "actor_opts": {g: o.state_dict() for g, o in actor_opt.items()},
+                    "critic_opts": {g: o.state_dict() for g, o in critic_opt.items()},
+                    "valuenorms": {g: v.state_dict() for g, v in vnorm.items()},
+                    "generator": gen.get_state(),
+                    "env_state": env.get_state(),
+                    "obs": {g: o.clone() for g, o in obs.items()},
+                    "starts": starts.clone(),
+                    "actor_h": {g: h for g, h in actor_h.items() if h is not None},
+                    "critic_h": {g: h for g, h in critic_h.items() if h is not None},
+                    "episode_stats": stats.state_dict(),
+                }
+                payload = dist.gather_checkpoint(payload)   # every rank's worlds, to rank 0
+                if payload is not None:
+                    checkpoint_path = save_checkpoint(run_dir / "checkpoint.pt", payload)
+            if stop:
+                stopped_early = not last
+                break
+
     return TrainResult(policies=policies, history=history, config=cfg, run_dir=run_dir,
-                       checkpoint=checkpoint_path, stopped_early=stopped_early)
+                       checkpoint=checkpoint_path, stopped_early=stopped_early, interrupted_by=stops.signum)
+
+
+def _non_finite(update: int, checkpoint, what: str, hint: str) -> NonFiniteTraining:
+    kept = (f"the last good checkpoint is {checkpoint} (resume with `war-train train --resume "
+            f"{pathlib.Path(checkpoint).parent}`)" if checkpoint is not None else "no checkpoint was written yet")
+    return NonFiniteTraining(f"training stopped in update {update}: {what}; nothing from this update was "
+                             f"saved, {kept}; {hint}")
 
 
 def _clip_grad(params, max_norm: float) -> float:
@@ -465,6 +501,20 @@ def _check_resume(ckpt: dict, cfg: TrainConfig, env) -> None:
         raise ValueError(f"resume: the checkpoint's env {ckpt['env']} differs from this env {sig}")
 
 
+def load_networks(policies: dict[str, GroupPolicy], ckpt: dict) -> None:
+    """Actor and critic weights from a checkpoint; ``ValueError`` if they do not fit the networks."""
+    for g, p in policies.items():
+        for part, module in (("actors", p.actor), ("critics", p.critic)):
+            if g not in ckpt[part]:
+                raise ValueError(f"checkpoint: no {part[:-1]} weights for group {g!r} (it has {sorted(ckpt[part])})")
+            try:
+                module.load_state_dict(ckpt[part][g])
+            except (RuntimeError, TypeError, KeyError, AttributeError) as exc:
+                detail = " ".join(str(exc).split())
+                raise ValueError(f"checkpoint: the {part[:-1]} weights of group {g!r} do not fit the network "
+                                 f"its config describes ({detail})") from None
+
+
 def load_policies(checkpoint) -> tuple[dict[str, GroupPolicy], TrainConfig, dict]:
     """``(policies, config, env signature)`` from a checkpoint path (or its run folder)."""
     from war_train.config import config_from_dict
@@ -480,8 +530,7 @@ def load_policies(checkpoint) -> tuple[dict[str, GroupPolicy], TrainConfig, dict
 
     groups = {g: _Spec(d) for g, d in sig["groups"].items()}
     policies = build_policies(groups, sig["state_dim"], dataclasses.replace(cfg, device="cpu"), "cpu")
-    for g, p in policies.items():
-        p.actor.load_state_dict(ckpt["actors"][g])
-        p.critic.load_state_dict(ckpt["critics"][g])
+    load_networks(policies, ckpt)
+    for p in policies.values():
         p.eval()
     return policies, cfg, sig

@@ -22,6 +22,7 @@ from war_train.evaluate import EVAL_SEED_OFFSET, evaluation_suite, render_gif
 from war_train.mappo import train
 from war_train.plot import plot_learning_curve
 from war_train.runlog import read_metrics
+from war_train.stopping import TrainingInterrupted
 
 __all__ = ["make_env", "new_run_dir", "run_training", "finish_run", "format_eval"]
 
@@ -48,7 +49,8 @@ def new_run_dir(out, config: TrainConfig) -> pathlib.Path:
 
 def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, progress_fn=None,
                  log=print) -> pathlib.Path:
-    """Train, then ``finish_run``; returns the run folder.  ``resume`` (a checkpoint or run
+    """Train, then ``finish_run``; returns the run folder.  SIGINT/SIGTERM stop it after a
+    checkpoint and raise ``TrainingInterrupted`` (no evaluation, plot or GIF).  ``resume`` (a checkpoint or run
     folder) continues that run in its own folder.  Under torchrun (``RANK``/``WORLD_SIZE``... set)
     every rank joins the process group, trains on its worlds, and only rank 0 writes and logs."""
     config.validate()
@@ -74,6 +76,9 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
             env.close()
         if not dist.is_main:
             return run_dir
+    if result.interrupted_by is not None:
+        raise TrainingInterrupted(result.interrupted_by, run_dir, result.checkpoint, result.history[-1]["env_steps"]
+                                  if result.history else 0)
     if result.stopped_early:
         log(f"stopped early at {result.history[-1]['env_steps']:,} env steps; resume with "
             f"`war-train train --resume {run_dir}`")

@@ -8,6 +8,7 @@ compared number for number with an uninterrupted run's.
 from __future__ import annotations
 
 import csv
+import io
 import math
 import pathlib
 import sys
@@ -43,19 +44,30 @@ class MetricsCSV:
     def __init__(self, path, columns: list[str], keep_until: int | None = None) -> None:
         self.path = pathlib.Path(path)
         self.columns = list(columns)
-        kept: list[dict] = []
         if keep_until is not None and self.path.exists():
             with open(self.path, newline="") as f:
                 reader = csv.DictReader(f)
                 if reader.fieldnames != self.columns:
                     raise ValueError(f"{self.path}: columns differ from this run's; cannot resume into it")
-                kept = [row for row in reader if int(row["update"]) <= keep_until]
-        self._file = open(self.path, "w", newline="")
-        self._writer = csv.writer(self._file)
-        self._writer.writerow(self.columns)
-        for row in kept:
-            self._writer.writerow([row[c] for c in self.columns])
-        self._file.flush()
+                # a run killed while writing leaves a torn last row: it lacks fields (csv gives None)
+                # or belongs to an update after the checkpoint -- either way it is dropped
+                kept = [row for row in reader if None not in row.values() and int(row["update"]) <= keep_until]
+            # rewritten atomically: a crash while resuming must not lose the rows kept
+            from war_train.checkpoint import atomic_write_bytes
+
+            text = io.StringIO()
+            writer = csv.writer(text)
+            writer.writerow(self.columns)
+            for row in kept:
+                writer.writerow([row[c] for c in self.columns])
+            atomic_write_bytes(self.path, text.getvalue().encode())
+            self._file = open(self.path, "a", newline="")
+            self._writer = csv.writer(self._file)
+        else:
+            self._file = open(self.path, "w", newline="")
+            self._writer = csv.writer(self._file)
+            self._writer.writerow(self.columns)
+            self._file.flush()
 
     def write(self, row: dict) -> None:
         self._writer.writerow([_fmt(row.get(c, float("nan"))) for c in self.columns])

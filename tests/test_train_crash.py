@@ -1,0 +1,333 @@
+"""Crash safety of training runs: signals, SIGKILL (also mid-checkpoint-write), NaN/inf, unsafe or
+damaged checkpoints, and byte-identical metrics files from the same seed.
+
+The killed runs are real ``war-train`` processes; resuming them must reproduce, number for number,
+an uninterrupted run (every metrics column but wall-clock, and the final weights).
+"""
+
+import csv
+import os
+import pathlib
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import zipfile
+
+import pytest
+import torch
+
+import war_envs
+import war_train
+from war_train.checkpoint import load_checkpoint, save_checkpoint
+from war_train.cli import main as cli_main
+from war_train.mappo import load_policies
+from war_train.run import run_training
+from war_train.stopping import NonFiniteTraining
+
+torch.set_num_threads(1)
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+UPDATES = 150          # long enough (seconds) that a signal always lands mid-run
+WALL = ("wall_s", "env_steps_per_s")
+
+
+def config(**overrides):
+    values = dict(total_env_steps=16 * 25 * UPDATES, checkpoint_every=1, gif=False, eval_episodes=0)
+    values.update(overrides)
+    return war_train.preset_config("smoke", **values)
+
+
+def cli_args(run_dir, checkpoint_every: int = 1) -> list[str]:
+    return ["train", "Spread-v0", "--preset", "smoke", "--total-env-steps", str(16 * 25 * UPDATES),
+            "--checkpoint-every", str(checkpoint_every), "--no-gif", "--eval-episodes", "0",
+            "--run-dir", str(run_dir)]
+
+
+def start(args: list[str], prefix: tuple[str, ...] = ("-m", "war_train.cli")) -> subprocess.Popen:
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    return subprocess.Popen([sys.executable, *prefix, *args], cwd=ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def rows(run_dir) -> list[dict]:
+    path = pathlib.Path(run_dir) / "metrics.csv"
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return [{k: v for k, v in r.items() if k not in WALL} for r in csv.DictReader(f) if None not in r.values()]
+
+
+def wait_for(predicate, proc: subprocess.Popen, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            raise AssertionError(f"the run ended early (status {proc.returncode}):\n{err[-3000:]}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError("timed out waiting for the run")
+        time.sleep(0.02)
+
+
+def assert_same_run(reference, run_dir) -> None:
+    """Same metrics rows (every column but wall-clock) and the same final networks and env."""
+    assert rows(run_dir) == reference["rows"]
+    ckpt = load_checkpoint(run_dir)
+    assert ckpt["update"] == UPDATES
+    for key in ("actors", "critics"):
+        for name, t in ckpt[key]["agent"].items():
+            assert torch.equal(t, reference["ckpt"][key]["agent"][name]), (key, name)
+    for name, t in ckpt["env_state"].items():
+        assert torch.equal(t, reference["ckpt"]["env_state"][name]), name
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The uninterrupted run every interrupted one must reproduce."""
+    run_dir = tmp_path_factory.mktemp("reference")
+    run_training(config(), run_dir=run_dir, log=lambda *a: None)
+    return {"rows": rows(run_dir), "ckpt": load_checkpoint(run_dir)}
+
+
+# ----------------------------------------------------------------------------- signals
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_writes_a_final_checkpoint_and_exits_cleanly(tmp_path, reference, sig):
+    run_dir = tmp_path / "run"
+    proc = start(cli_args(run_dir, checkpoint_every=0))   # no periodic checkpoints: only the signal's
+    wait_for(lambda: len(rows(run_dir)) >= 3, proc)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + sig, err
+    assert "Traceback" not in err
+    assert f"{signal.Signals(sig).name} received" in err and "--resume" in err
+    ckpt = load_checkpoint(run_dir)
+    done = rows(run_dir)
+    assert ckpt["update"] == int(done[-1]["update"]) < UPDATES    # the update in flight finished
+    assert not (run_dir / "eval.json").exists()
+    assert cli_main(["train", "--resume", str(run_dir)]) == 0
+    assert_same_run(reference, run_dir)
+
+
+# ----------------------------------------------------------------------------- SIGKILL
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sigkill_at_a_random_moment_then_resume_is_exact(tmp_path, reference, seed):
+    # a checkpoint every update, so the kill often lands inside a checkpoint write too
+    run_dir = tmp_path / "run"
+    proc = start(cli_args(run_dir, checkpoint_every=1))
+    wait_for(lambda: (run_dir / "checkpoint.pt").exists(), proc)
+    delay = random.Random(seed).uniform(0.0, 1.5)
+    time.sleep(delay)
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, f"the run finished within {delay:.2f} s; make UPDATES larger"
+    ckpt = load_checkpoint(run_dir)        # the last complete checkpoint loads
+    assert 1 <= ckpt["update"] <= len(rows(run_dir)) + 1
+    assert cli_main(["train", "--resume", str(run_dir)]) == 0
+    assert_same_run(reference, run_dir)
+    assert not list(run_dir.glob(".checkpoint.pt.*.tmp"))
+
+
+FREEZE_IN_CHECKPOINT_WRITE = textwrap.dedent("""
+    # Run war-train, but freeze inside the N-th checkpoint write: the temporary file is written,
+    # not yet fsynced nor renamed over checkpoint.pt.  The test SIGKILLs the process there.
+    import os, pathlib, sys, time
+    marker, target = pathlib.Path(sys.argv[1]), int(sys.argv[2])
+    real_fsync, count = os.fsync, [0]
+    def fsync(fd):
+        try:
+            name = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            name = ""
+        if ".checkpoint.pt." in name and name.endswith(".tmp"):
+            count[0] += 1
+            if count[0] == target:
+                marker.write_text(name)
+                time.sleep(600)
+        return real_fsync(fd)
+    os.fsync = fsync
+    from war_train.cli import main
+    sys.exit(main(sys.argv[3:]))
+""")
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self/fd").is_dir(), reason="needs /proc (Linux)")
+def test_sigkill_during_a_checkpoint_write_keeps_the_previous_checkpoint(tmp_path, reference):
+    run_dir, marker = tmp_path / "run", tmp_path / "frozen"
+    proc = start([str(marker), "3", *cli_args(run_dir, checkpoint_every=2)],
+                 prefix=("-c", FREEZE_IN_CHECKPOINT_WRITE))
+    wait_for(marker.exists, proc)
+    proc.kill()
+    proc.communicate(timeout=60)
+    temporary = pathlib.Path(marker.read_text())
+    assert temporary.exists()                       # the torn write is left behind...
+    assert load_checkpoint(run_dir)["update"] == 4  # ...and checkpoint.pt is the complete one before it
+    assert len(rows(run_dir)) == 6
+    assert cli_main(["train", "--resume", str(run_dir)]) == 0
+    assert_same_run(reference, run_dir)
+    assert not temporary.exists()
+
+
+# ----------------------------------------------------------------------------- NaN / inf
+class RewardsFrom:
+    """A real Spread env whose rewards become ``value`` from env step ``at`` on (what a scenario
+    bug or an exploding reward looks like to the trainer)."""
+
+    def __init__(self, env, at: int, value: float) -> None:
+        self.env, self.at, self.value, self.steps = env, at, value, 0
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def step(self, actions):
+        obs, rew, term, trunc, info = self.env.step(actions)
+        self.steps += 1
+        if self.steps >= self.at:
+            rew = {g: torch.full_like(r, self.value) for g, r in rew.items()}
+        return obs, rew, term, trunc, info
+
+
+@pytest.mark.parametrize("value, what", [(float("nan"), "non-finite rewards"), (float("inf"), "non-finite rewards"),
+                                         (3e38, "(gradient norm|parameter)")], ids=["nan", "inf", "overflow"])
+def test_non_finite_numbers_stop_the_run_and_keep_the_last_good_checkpoint(tmp_path, reference, value, what):
+    cfg = config(checkpoint_every=2)
+    run_dir = tmp_path / "run"
+    with war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed) as env:
+        bad = RewardsFrom(env, at=2 * 25 + 5, value=value)   # in update 3
+        with pytest.raises(NonFiniteTraining, match=rf"update 3: .*{what}.*last good checkpoint is .*checkpoint.pt"):
+            war_train.train(bad, cfg, run_dir=run_dir)
+    assert load_checkpoint(run_dir)["update"] == 2
+    assert len(rows(run_dir)) == 2                  # update 3 left no row
+    assert cli_main(["train", "--resume", str(run_dir)]) == 0   # the good checkpoint continues exactly
+    assert_same_run(reference, run_dir)
+
+
+def test_non_finite_error_through_the_cli_is_one_clear_line(tmp_path, capsys, monkeypatch):
+    import war_train.run as run_module
+
+    real_make = run_module.make_env
+    monkeypatch.setattr(run_module, "make_env", lambda cfg, dist=None: RewardsFrom(real_make(cfg, dist), 30, float("nan")))
+    status = cli_main(cli_args(tmp_path / "run", checkpoint_every=1))
+    err = capsys.readouterr().err
+    assert status == 3
+    assert "training stopped in update 2: the env returned non-finite rewards for group 'agent'" in err
+    assert "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------- safe loading
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("small")
+    run_training(config(total_env_steps=16 * 25 * 2), run_dir=run_dir, log=lambda *a: None)
+    return run_dir
+
+
+def cli_error(capsys, argv) -> str:
+    status = cli_main(argv)
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert "Traceback" not in err and err.startswith(f"war-train {argv[0]}: error: checkpoint"), err
+    return err
+
+
+def test_truncated_checkpoint_is_refused_clearly(tmp_path, small_run, capsys):
+    data = (small_run / "checkpoint.pt").read_bytes()
+    path = tmp_path / "checkpoint.pt"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="not a readable war_train checkpoint"):
+        load_checkpoint(path)
+    cli_error(capsys, ["eval", str(path)])
+    cli_error(capsys, ["train", "--resume", str(path)])
+
+
+def test_corrupted_tensor_data_is_detected_by_the_checksum(tmp_path, small_run, capsys):
+    # flip one byte inside the largest stored tensor: torch's zip reader would load it silently
+    path = tmp_path / "checkpoint.pt"
+    data = bytearray((small_run / "checkpoint.pt").read_bytes())
+    with zipfile.ZipFile(small_run / "checkpoint.pt") as z:
+        info = max(z.infolist(), key=lambda i: i.file_size)
+    header = data[info.header_offset: info.header_offset + 30]
+    start_of_data = info.header_offset + 30 + int.from_bytes(header[26:28], "little") + int.from_bytes(header[28:30], "little")
+    data[start_of_data + info.file_size // 2] ^= 0x40
+    path.write_bytes(bytes(data))
+    torch.load(path, weights_only=True)             # (torch itself notices nothing)
+    with pytest.raises(ValueError, match="is corrupted"):
+        load_checkpoint(path)
+    cli_error(capsys, ["render", str(path), "--gif", str(tmp_path / "x.gif")])
+
+
+class _RunsCode:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (pathlib.Path.touch, (self.marker,))
+
+
+def test_a_pickle_with_code_is_refused_without_running_it(tmp_path, capsys):
+    marker, path = tmp_path / "executed", tmp_path / "evil.pt"
+    torch.save({"format": "war_train.mappo/1", "actors": _RunsCode(marker)}, path)
+    with pytest.raises(ValueError, match="not a readable war_train checkpoint"):
+        load_checkpoint(path)
+    cli_error(capsys, ["eval", str(path)])
+    assert not marker.exists()
+
+
+def test_foreign_and_incomplete_checkpoints_are_refused(tmp_path, small_run):
+    torch.save({"format": "someone-else/3", "weights": torch.zeros(3)}, tmp_path / "foreign.pt")
+    with pytest.raises(ValueError, match="has format 'someone-else/3', expected 'war_train.mappo/1'"):
+        load_checkpoint(tmp_path / "foreign.pt")
+    torch.save([1, 2, 3], tmp_path / "list.pt")
+    with pytest.raises(ValueError, match="has format 'list'"):
+        load_checkpoint(tmp_path / "list.pt")
+    payload = load_checkpoint(small_run)
+    del payload["actors"]
+    save_checkpoint(tmp_path / "partial.pt", payload)
+    with pytest.raises(ValueError, match=r"lacks \(or has malformed\) entries \['actors'\]"):
+        load_checkpoint(tmp_path / "partial.pt")
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        load_checkpoint(tmp_path / "missing.pt")
+
+
+def test_checkpoint_records_format_config_and_scenario(small_run):
+    raw = torch.load(small_run / "checkpoint.pt", weights_only=True)
+    assert raw["format"] == "war_train.mappo/1"
+    assert raw["config"]["scenario"] == raw["env"]["id"] == "Spread-v0"
+    assert raw["config"]["num_envs"] == 16 and len(raw["sha256"]) == 64
+
+
+def test_mismatched_checkpoints_are_refused_clearly(tmp_path, small_run, capsys):
+    # another scenario
+    pp = war_train.preset_config("smoke", scenario="PredatorPrey-v0", total_env_steps=16 * 25 * 4)
+    with war_envs.make(pp.scenario, num_envs=pp.num_envs, seed=pp.seed) as env:
+        with pytest.raises(ValueError, match="different config: .*scenario='Spread-v0' \\(now 'PredatorPrey-v0'\\)"):
+            war_train.train(env, pp, resume=small_run)
+    status = cli_main(["train", "PredatorPrey-v0", "--resume", str(small_run)])
+    err = capsys.readouterr().err
+    assert status == 2 and "the checkpoint trained 'Spread-v0', not 'PredatorPrey-v0'" in err
+    # another network shape
+    wide = config(total_env_steps=16 * 25 * 4, hidden_size=32)
+    with war_envs.make(wide.scenario, num_envs=wide.num_envs, seed=wide.seed) as env:
+        with pytest.raises(ValueError, match=r"hidden_size=64 \(now 32\)"):
+            war_train.train(env, wide, resume=small_run)
+    # weights that do not fit the network the checkpoint's own config describes
+    payload = load_checkpoint(small_run)
+    payload["config"]["hidden_size"] = 32
+    save_checkpoint(tmp_path / "edited.pt", payload)
+    with pytest.raises(ValueError, match="actor weights of group 'agent' do not fit the network its config describes"):
+        load_policies(tmp_path / "edited.pt")
+    cli_error(capsys, ["eval", str(tmp_path / "edited.pt")])
+
+
+# ----------------------------------------------------------------------------- determinism
+def test_same_seed_writes_an_identical_metrics_file(tmp_path):
+    files = []
+    for name in ("a", "b"):
+        run_training(config(total_env_steps=16 * 25 * 6), run_dir=tmp_path / name, log=lambda *a: None)
+        with open(tmp_path / name / "metrics.csv", newline="") as f:
+            reader = csv.reader(f)
+            header = next(reader)
+            keep = [i for i, c in enumerate(header) if c not in WALL]
+            files.append([header] + [[r[i] for i in keep] for r in reader])
+    assert files[0] == files[1] and len(files[0]) == 7
