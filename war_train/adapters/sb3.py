@@ -37,6 +37,10 @@ loop over worlds.  The flattening is ``war_envs.frontends.agents_as_envs.AgentLa
 - works under ``VecMonitor``, ``VecNormalize``, ``VecFrameStack`` like any ``VecEnv``.
 - ``render_mode="rgb_array"``: ``get_images()`` draws each world once and hands that frame to
   each of its agents.
+- **Bad input** is refused in ``step_async`` with a ``ValueError`` / ``TypeError`` naming
+  ``actions`` (shape, dtype, range, NaN/inf, a tensor on another device), before anything is
+  kept or written; ``step_async`` before ``reset()`` and any call after ``close()`` raise
+  ``RuntimeError`` (see ``docs/errors.md``).
 """
 
 from __future__ import annotations
@@ -79,6 +83,8 @@ class SB3VecEnv(VecEnv):
         self.agent_names = list(self.layout.agent_names)
         self._actions: dict[str, torch.Tensor] | None = None
         self._pending_seed: int | None = None
+        self._needs_reset = True
+        self._closed = False
         super().__init__(self.layout.n, self.layout.single_observation_space, self.layout.single_action_space)
         space = self.action_space
         if isinstance(space, gymnasium.spaces.Discrete):
@@ -91,6 +97,7 @@ class SB3VecEnv(VecEnv):
     # ------------------------------------------------------------------ core API
     def reset(self) -> np.ndarray:
         """Reset every world (with the seed of the last ``seed()`` call, once)."""
+        self._check_open("reset")
         if any(self._options):
             raise ValueError(f"SB3VecEnv: reset options are not supported, got {self._options[0]!r}")
         obs = self.env.reset(seed=self._pending_seed)
@@ -98,12 +105,36 @@ class SB3VecEnv(VecEnv):
         self._reset_seeds()
         self._reset_options()
         self.reset_infos = [{} for _ in range(self.num_envs)]
+        self._needs_reset = False
+        self._actions = None
         return self.layout.observations_np(obs)
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = self.layout.actions(actions)
+        """Check ``actions`` (shape, dtype, device, range) and keep them for ``step_wait``;
+        a bad batch raises here and nothing is kept."""
+        self._check_open("step_async")
+        if self._needs_reset:
+            raise RuntimeError("SB3VecEnv: step_async() called before reset(); call reset() first")
+        if isinstance(actions, torch.Tensor) and actions.device != self.env.torch_device:
+            raise ValueError(f"actions: expected a numpy array or a tensor on device {self.env.torch_device}, "
+                             f"got a tensor on {actions.device}")
+        self._actions = None
+        group_actions = self.layout.actions(actions)
+        # ranges and NaN checked here so the error names ``actions`` (the batched env's own
+        # check would name a group, which an SB3 caller never sees)
+        space = self.action_space
+        for part in group_actions.values():  # views of the one [E * A, ...] batch
+            if isinstance(space, gymnasium.spaces.Discrete):
+                v.check_discrete("actions", part, int(space.n))
+            elif isinstance(space, gymnasium.spaces.MultiDiscrete):
+                for d, n in enumerate(space.nvec.reshape(-1)):
+                    v.check_discrete(f"actions[:, {d}]", part[..., d], int(n))
+            else:
+                v.check_box("actions", part, float(space.low.min()), float(space.high.max()))
+        self._actions = group_actions
 
     def step_wait(self) -> VecEnvStepReturn:
+        self._check_open("step_wait")
         if self._actions is None:
             raise RuntimeError("SB3VecEnv: step_wait() called without step_async()")
         actions, self._actions = self._actions, None
@@ -132,9 +163,14 @@ class SB3VecEnv(VecEnv):
         return [seed + i // self.num_agents for i in range(self.num_envs)]
 
     def close(self) -> None:
-        """Release the batched env (if this adapter built it)."""
-        if self._owned:
+        """Release the batched env (if this adapter built it); later calls raise.  Idempotent."""
+        if self._owned and not self.env.closed:
             self.env.close()
+        self._closed = True
+
+    def _check_open(self, call: str) -> None:
+        if self._closed:
+            raise RuntimeError(f"SB3VecEnv: {call}() called after close(); the environment is closed")
 
     # ------------------------------------------------------------------ attributes
     def _indices(self, indices: VecEnvIndices) -> list[int]:

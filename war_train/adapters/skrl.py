@@ -29,6 +29,10 @@ The API (torch tensors on the env's device, one entry per agent, ``E`` worlds):
   Lab); leave it False (skrl's default) or use ``war_train``'s MAPPO, which bootstraps from
   ``final_obs``.
 - Every tensor handed out is a copy (skrl keeps observations across steps).
+- **Bad input**: every agent's action is checked (key present, shape, dtype, device, range,
+  NaN/inf) and refused with a ``ValueError`` / ``TypeError`` naming ``actions[agent]`` before
+  anything reaches the worlds; a tensor must already be on ``device`` (it is not moved).  After
+  ``close()`` every call raises ``RuntimeError`` (see ``docs/errors.md``).
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ class SkrlMultiAgentEnv:
         self.state_space = gymnasium.spaces.Box(low=-np.inf, high=np.inf, shape=(env.state_dim,),
                                                 dtype=np.float32)
         self.render_mode = None
+        self._closed = False
 
     @property
     def unwrapped(self) -> SkrlMultiAgentEnv:
@@ -79,41 +84,61 @@ class SkrlMultiAgentEnv:
 
     def reset(self, seed: int | None = None, options=None):
         """Reset every world; ``seed`` reseeds (world ``w`` gets ``seed + w``)."""
+        self._check_open("reset")
         if seed is not None and not isinstance(seed, (int, np.integer)):
             seed = None  # skrl passes its own global key only when it was set as an int
         obs = self.batched.reset(seed=v.check_seed("seed", seed))
         return self._per_agent(obs, torch.float32), {}
 
     def step(self, actions: Mapping[str, torch.Tensor]):
+        """``{agent: action}``; every agent's action is checked (shape, dtype, device, range;
+        errors name ``actions[agent]``) before anything reaches the env."""
+        self._check_open("step")
         v.check_keys("actions", actions, self.possible_agents)
         env = self.batched
-        group_actions = {}
-        for g, spec in env.groups.items():
-            parts = []
-            for agent in spec.agents:
-                a = actions[agent]
-                if not isinstance(a, torch.Tensor):
-                    a = torch.as_tensor(np.asarray(a))
-                if isinstance(spec.action_space, gymnasium.spaces.Discrete):
-                    if a.shape not in ((self.num_envs,), (self.num_envs, 1)):
-                        raise ValueError(f"actions[{agent!r}]: expected shape ({self.num_envs},) or "
-                                         f"({self.num_envs}, 1), got {tuple(a.shape)}")
-                    a = a.reshape(self.num_envs)
-                parts.append(a.to(self.device))
-            group_actions[g] = torch.stack(parts, dim=1)
+        group_actions = {g: torch.stack([self._action(agent, actions[agent], spec.action_space)
+                                         for agent in spec.agents], dim=1)
+                         for g, spec in env.groups.items()}
         obs, rew, term, trunc, _ = env.step(group_actions)
         return (self._per_agent(obs, torch.float32), self._per_agent(rew, torch.float32),
                 self._per_agent(term, torch.bool), self._per_agent(trunc, torch.bool), {})
 
+    def _action(self, agent: str, a, space: gymnasium.Space) -> torch.Tensor:
+        """One agent's ``[E]`` (Discrete), ``[E, k]`` (MultiDiscrete) or ``[E, *shape]`` (Box)
+        action, checked; a tensor must already be on the env's device (never moved silently)."""
+        name, E = f"actions[{agent!r}]", self.num_envs
+        a = v.as_tensor(name, a, self.device)
+        if isinstance(space, gymnasium.spaces.Discrete):
+            if a.shape not in ((E,), (E, 1)):
+                raise ValueError(f"{name}: expected shape ({E},) or ({E}, 1), got {tuple(a.shape)}")
+            a = a.reshape(E)
+            v.check_discrete(name, a, int(space.n))
+        elif isinstance(space, gymnasium.spaces.MultiDiscrete):
+            nvec = [int(x) for x in space.nvec.reshape(-1)]
+            v.check_shape(name, a, (E, len(nvec)))
+            for d, n in enumerate(nvec):
+                v.check_discrete(f"{name}[:, {d}]", a[:, d], n)
+        else:
+            v.check_shape(name, a, (E, *space.shape))
+            v.check_box(name, a, float(space.low.min()), float(space.high.max()))
+        return a
+
     def state(self) -> torch.Tensor:
+        self._check_open("state")
         return self.batched.state().to(torch.float32)
 
     def render(self, *args, **kwargs):
         return None
 
     def close(self) -> None:
-        if self._owned:
+        """Release the batched env (if this adapter built it); later calls raise.  Idempotent."""
+        if self._owned and not self.batched.closed:
             self.batched.close()
+        self._closed = True
+
+    def _check_open(self, call: str) -> None:
+        if self._closed:
+            raise RuntimeError(f"SkrlMultiAgentEnv: {call}() called after close(); the environment is closed")
 
     def _per_agent(self, values: Mapping[str, torch.Tensor], dtype) -> dict[str, torch.Tensor]:
         """``{group: [E, n_g, ...]}`` -> ``{agent: [E, ...]}`` contiguous copies."""

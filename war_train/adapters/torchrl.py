@@ -33,6 +33,10 @@ Layout (``E`` worlds, groups ``g`` of ``n_g`` agents; VMAS's keys plus a real ``
 - Per-agent done keys carry the world's flags (all agents of a world end together, as in
   VMAS): an agent that leaves early (Tag's tagged runners) keeps stepping with the zero
   observations and rewards the scenario gives it until its world ends.
+- **Bad input**: ``step`` checks each ``(g, "action")`` (present, shape, dtype, device, range,
+  NaN/inf; one-hots must be one-hot) and the tensordict's type and batch size, raising a
+  ``ValueError`` / ``TypeError`` that names the key, before anything reaches the worlds.  After
+  ``close()`` ``step`` and ``reset`` raise ``RuntimeError`` (see ``docs/errors.md``).
 """
 
 from __future__ import annotations
@@ -123,6 +127,7 @@ class TorchRLEnv(EnvBase):
         self._pending_seed = v.check_seed("seed", seed)
 
     def _reset(self, tensordict: TensorDictBase | None = None, **kwargs) -> TensorDictBase:
+        self._check_open("reset")
         mask = self._reset_mask(tensordict)
         seed, self._pending_seed = self._pending_seed, None
         if mask is None or bool(mask.all()):
@@ -131,19 +136,65 @@ class TorchRLEnv(EnvBase):
             obs = self._env.reset(seed=seed, mask=mask)
         return self._output(obs, reward=None)
 
+    def step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """``EnvBase.step`` after checking the argument's type and batch size (TorchRL's own
+        errors for these are an ``AttributeError`` and a message that names no argument)."""
+        if not isinstance(tensordict, TensorDictBase):
+            raise TypeError(f"tensordict: expected a TensorDict with batch_size {list(self.batch_size)}, "
+                            f"got {type(tensordict).__name__}")
+        if tensordict.batch_size != self.batch_size:
+            raise ValueError(f"tensordict: expected batch_size {list(self.batch_size)} (num_envs), "
+                             f"got {list(tensordict.batch_size)}")
+        return super().step(tensordict)
+
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        actions = {}
-        for g in self.group_map:
-            a = tensordict.get((g, "action"))
-            space = self._env.groups[g].action_space
-            if not self.categorical_actions and isinstance(space, gymnasium.spaces.Discrete):
-                a = a.argmax(-1)
-            elif not self.categorical_actions and isinstance(space, gymnasium.spaces.MultiDiscrete):
-                nvec = [int(x) for x in space.nvec.reshape(-1)]
-                a = torch.stack([part.argmax(-1) for part in a.split(nvec, dim=-1)], dim=-1)
-            actions[g] = a
+        self._check_open("step")
+        actions = {g: self._action(tensordict, g) for g in self.group_map}
         obs, rew, _, _, _ = self._env.step(actions)
         return self._output(obs, reward=rew)
+
+    def _action(self, tensordict: TensorDictBase, g: str) -> torch.Tensor:
+        """Group ``g``'s checked action from ``tensordict`` (errors name the tensordict key),
+        one-hots turned into indices.  Nothing is written to the env here."""
+        key = (g, "action")
+        name = f"tensordict[{key!r}]"
+        a = tensordict.get(key, None)
+        if a is None:
+            raise ValueError(f"{name}: missing; expected the action of group {g!r} (action keys: "
+                             f"{list(self.action_keys)})")
+        a = v.as_tensor(name, a, self.device)
+        E, n = self.num_envs, len(self.group_map[g])
+        space = self._env.groups[g].action_space
+        if isinstance(space, gymnasium.spaces.Box):
+            v.check_shape(name, a, (E, n, *space.shape))
+            v.check_box(name, a, float(space.low.min()), float(space.high.max()))
+            return a
+        nvec = [int(x) for x in space.nvec.reshape(-1)] if isinstance(space, gymnasium.spaces.MultiDiscrete) \
+            else [int(space.n)]
+        if self.categorical_actions:
+            if isinstance(space, gymnasium.spaces.Discrete):
+                v.check_shape(name, a, (E, n))
+                v.check_discrete(name, a, nvec[0])
+            else:
+                v.check_shape(name, a, (E, n, len(nvec)))
+                for d, k in enumerate(nvec):
+                    v.check_discrete(f"{name}[..., {d}]", a[..., d], k)
+            return a
+        # one-hot (categorical_actions=False): one 1 per (concatenated) block, the rest 0; float
+        # rows within 1e-3 of that pass (a straight-through rsample adds probs - probs.detach())
+        v.check_shape(name, a, (E, n, sum(nvec)))
+        if a.is_complex():
+            raise TypeError(f"{name}: expected one-hot actions (int, bool or float 0/1), got {a.dtype}")
+        a = a.byte() if a.dtype == torch.bool else a
+        indices = []
+        for d, (part, k) in enumerate(zip(a.split(nvec, dim=-1), nvec)):
+            one = (part - 1).abs() <= 1e-3
+            if not ((one | (part.abs() <= 1e-3)).all() and (one.sum(-1) == 1).all()):
+                where = f"{name}[..., {sum(nvec[:d])}:{sum(nvec[:d + 1])}]" if len(nvec) > 1 else name
+                raise ValueError(f"{where}: expected one-hot rows of width {k} (a single 1, the rest 0), "
+                                 "got a row that is not one-hot")
+            indices.append(one.byte().argmax(-1))
+        return indices[0] if isinstance(space, gymnasium.spaces.Discrete) else torch.stack(indices, dim=-1)
 
     def _reset_mask(self, tensordict: TensorDictBase | None):
         """Worlds to reset from ``"_reset"`` / ``(g, "_reset")`` (any agent of a world); None: all."""
@@ -178,7 +229,12 @@ class TorchRLEnv(EnvBase):
         return TensorDict(source, batch_size=self.batch_size, device=self.device)
 
     def close(self, *, raise_if_closed: bool = True) -> None:
-        """Release the batched env (if this adapter built it)."""
+        """Release the batched env (if this adapter built it); later steps and resets raise."""
         if getattr(self, "_owned", False) and not self._env.closed:
             self._env.close()
+        self._closed = True
         super().close(raise_if_closed=raise_if_closed)
+
+    def _check_open(self, call: str) -> None:
+        if getattr(self, "_closed", False):
+            raise RuntimeError(f"TorchRLEnv: {call}() called after close(); the environment is closed")
