@@ -73,12 +73,17 @@ def world_seeds(seed: int, num_envs: int) -> np.ndarray:
 
 
 def parse_autoreset_mode(value) -> AutoresetMode:
+    """An ``AutoresetMode``, its name in any case (``"same_step"``) or Gymnasium's value (``"SameStep"``)."""
     if isinstance(value, AutoresetMode):
         return value
     if isinstance(value, str):
         key = value.strip().upper().replace("-", "_")
         if key in AutoresetMode.__members__:
             return AutoresetMode[key]
+        try:
+            return AutoresetMode(value)
+        except ValueError:
+            pass
     raise ValueError(
         "autoreset_mode: expected one of AutoresetMode.NEXT_STEP / SAME_STEP / DISABLED "
         f"(or 'next_step', 'same_step', 'disabled'), got {value!r}"

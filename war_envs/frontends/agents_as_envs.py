@@ -200,16 +200,6 @@ class AgentLayout:
         return per_world[:, 0].copy()
 
 
-def _parse_mode(value) -> AutoresetMode:
-    from war_envs.core.batched_env import parse_autoreset_mode
-
-    if isinstance(value, str):
-        try:
-            return AutoresetMode(value)
-        except ValueError:
-            pass
-    return parse_autoreset_mode(value)
-
 
 class AgentsAsEnvs(gymnasium.vector.VectorEnv):
     """``E`` worlds x ``A`` agents as a Gymnasium ``VectorEnv`` of ``E * A`` single-agent
@@ -227,7 +217,9 @@ class AgentsAsEnvs(gymnasium.vector.VectorEnv):
     def __init__(self, env_or_id, num_envs: int | None = None, *,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
                  pad_observations: bool = False, **make_kwargs) -> None:
-        mode = _parse_mode(autoreset_mode)
+        from war_envs.core.batched_env import parse_autoreset_mode
+
+        mode = parse_autoreset_mode(autoreset_mode)
         if isinstance(env_or_id, str):
             make_kwargs["num_envs"] = 1 if num_envs is None else num_envs
         elif num_envs is not None and getattr(env_or_id, "num_envs", None) != num_envs:

@@ -296,15 +296,6 @@ def _vector_info(values: Mapping[str, Any], mask: np.ndarray) -> dict:
     return out
 
 
-def _parse_mode(value) -> AutoresetMode:
-    if isinstance(value, str):
-        try:
-            return AutoresetMode(value)  # Gymnasium's own spelling: "NextStep", ...
-        except ValueError:
-            pass
-    return parse_autoreset_mode(value)
-
-
 # ---------------------------------------------------------------------------------------------
 # gym.make: one world, joint view
 # ---------------------------------------------------------------------------------------------
@@ -448,7 +439,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         reserved = {"seed": _RESERVED["seed"]}
         _check_scenario_kwargs(scenario, kwargs, "gym.make_vec", reserved)
         num_envs = v.check_int("num_envs", num_envs, minimum=1)
-        mode = _parse_mode(autoreset_mode)
+        mode = parse_autoreset_mode(autoreset_mode)
         max_episode_steps = v.check_int("max_episode_steps", max_episode_steps, minimum=1,
                                         allow_none=True)
         cls = registry.scenario_class(scenario)
