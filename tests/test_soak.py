@@ -1,5 +1,6 @@
 """A short variant of benchmarks/soak.py: resident memory stays flat while stepping and across
-make/close cycles (the full 10 M agent-step soak: ``python benchmarks/soak.py``)."""
+make/close cycles and while training (the full soak -- 10 M agent-steps and 20 minutes of
+training: ``python benchmarks/soak.py``)."""
 
 import importlib.util
 import pathlib
@@ -22,3 +23,12 @@ def test_stepping_keeps_memory_flat(env_id):
 def test_make_close_keeps_memory_flat():
     result = soak.soak_make_close("Spread-v0", cycles=15, num_envs=1024)
     assert result["growth"] < 0.05, result
+
+
+def test_training_keeps_memory_and_live_objects_flat():
+    # smoke-sized MAPPO with checkpoints and metrics every update, ~10 s after warm-up
+    result = soak.soak_training(10 / 60, warmup_updates=5, num_envs=64, epochs=2, checkpoint_every=1,
+                                tensorboard=False)
+    assert result["updates"] > 20
+    assert result["growth"] < 0.05, result
+    assert result["objects_end"] == result["objects_base"], result
