@@ -1,5 +1,5 @@
 """Write docs/errors.md: every bad-input case of tests/test_validation.py (batch API) and of
-tests/test_adapter_validation.py (SB3, TorchRL and skrl adapters) with the exact error it gets,
+tests/test_adapter_validation.py (SB3, TorchRL and skrl adapters, Gymnasium AgentsAsEnvs) with the exact error it gets,
 produced by running the cases (so the table cannot drift from the code).
 
     python scripts/error_table.py            # rewrite docs/errors.md
@@ -105,10 +105,11 @@ def render() -> str:
              "PredatorPrey-v0 with 3 worlds for the `step` rows.", "",
              "| call | input | error |", "|---|---|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows()]
-    lines += ["", "## Adapters: SB3, TorchRL, skrl", "",
+    lines += ["", "## Adapters: SB3, TorchRL, skrl, Gymnasium AgentsAsEnvs", "",
               f"`war_train.adapters`: {tav.E} worlds of PredatorPrey-v0 (groups `adversary` x 3, `agent` x 1;",
               "`continuous_actions=True` for Box) or, for MultiDiscrete, Tag-v0 (`tagger` x 1, `runner` x 10).",
-              "SB3's `actions` is the flat batch over sub-envs (worlds x agents); TorchRL's",
+              "SB3's and `AgentsAsEnvs`' `actions` is the flat batch over sub-envs (worlds x agents;",
+              "`AgentsAsEnvs` in Gymnasium's NEXT_STEP autoreset unless the row names another); TorchRL's",
               "`tensordict` holds `(group, 'action')`; skrl's `actions` is keyed by agent. A bad batch",
               "is refused before anything reaches the worlds; after `close()` an adapter refuses",
               "every call, also over a batched env it was handed (which it leaves open).", "",

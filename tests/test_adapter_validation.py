@@ -1,13 +1,14 @@
-"""Every bad input of the SB3, TorchRL and skrl adapters gets a clear error naming the argument
-and what was expected -- and the adapter is left usable and uncorrupted: it then steps exactly
+"""Every bad input of the SB3, TorchRL and skrl adapters and of the Gymnasium agents-as-envs
+vector env (``AgentsAsEnvs``) gets a clear error naming the argument and what was expected -- and the adapter is left usable and uncorrupted: it then steps exactly
 like an untouched twin built with the same seed and stepped the same way.
 
 The case lists below (``CASES``) also generate the adapters' part of ``docs/errors.md``
 (``scripts/error_table.py``), so the table cannot drift from the code.
 
 Stages: ``"ready"`` (the bad call comes after ``reset()``; then both twins step on),
-``"before_reset"`` (the bad call comes first; then both twins reset and step on) and
-``"closed"`` (the bad call comes after ``close()``; it keeps failing, and ``close()`` stays
+``"before_reset"`` (the bad call comes first; then both twins reset and step on),
+``"episode_end"`` (the bad call comes right after the step that ended the first episode, i.e. on
+the autoreset step of NEXT_STEP; then both twins step on) and ``"closed"`` (the bad call comes after ``close()``; it keeps failing, and ``close()`` stays
 idempotent).
 """
 
@@ -27,6 +28,7 @@ import war_envs
 E = 2          # worlds: small and fast
 SEED = 4
 STEPS = 30     # past the first episode end (max_cycles 25, Tag's episode_length 10)
+EPISODE = 25   # PredatorPrey's max_cycles: the "episode_end" stage steps this many times first
 
 with warnings.catch_warnings():  # torchrl warns about its own deprecations on import
     warnings.simplefilter("ignore")
@@ -38,6 +40,7 @@ with warnings.catch_warnings():  # torchrl warns about its own deprecations on i
     except ImportError:  # pragma: no cover - the [dev] extra installs all three
         pytest.skip("needs stable-baselines3, torchrl and skrl (the [dev] extra)", allow_module_level=True)
 
+from gymnasium.vector import AutoresetMode  # noqa: E402
 from tensordict import TensorDict, TensorDictBase  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
@@ -171,6 +174,47 @@ def _skrl(name, env_id, **kw):
 SKRL_DISCRETE = _skrl("SkrlMultiAgentEnv (Discrete)", "PredatorPrey-v0")
 SKRL_BOX = _skrl("SkrlMultiAgentEnv (Box)", "PredatorPrey-v0", continuous_actions=True)
 SKRL_MULTI = _skrl("SkrlMultiAgentEnv (MultiDiscrete)", "Tag-v0", episode_length=10)
+
+
+# -- Gymnasium AgentsAsEnvs: flat actions [E * A(, ...)] like SB3, in each autoreset mode
+def _aae_make(env_id, **kw):
+    def make():
+        from war_envs.frontends.agents_as_envs import AgentsAsEnvs
+        return AgentsAsEnvs(env_id, num_envs=E, seed=SEED, pad_observations=True, **kw)
+    return make
+
+
+def _aae_good(envs, k):
+    rng = np.random.default_rng(k)
+    space = envs.single_action_space
+    if hasattr(space, "nvec"):
+        return rng.integers(0, space.nvec, (envs.num_envs, len(space.nvec)))
+    if hasattr(space, "n"):
+        return rng.integers(0, space.n, envs.num_envs)
+    return rng.random((envs.num_envs, *space.shape), dtype=np.float32)
+
+
+def _aae_step(envs, a):
+    """One step; SAME_STEP's ``final_obs`` object array as a list (comparable); under DISABLED
+    the finished worlds are then reset (``reset_mask``), as a DISABLED user must."""
+    obs, rew, term, trunc, info = envs.step(a)
+    info = {k: x.tolist() if isinstance(x, np.ndarray) and x.dtype == object else x for k, x in info.items()}
+    out = (obs, rew, term, trunc, info)
+    if envs.autoreset_mode == AutoresetMode.DISABLED and (term | trunc).any():
+        out += (envs.reset(options={"reset_mask": term | trunc}),)
+    return out
+
+
+def _aae(name, env_id, **kw):
+    return Harness(name, _aae_make(env_id, **kw), lambda envs: envs.reset(), _aae_good, _aae_step,
+                   lambda envs: envs.close(), lambda envs, a: envs.step(a))
+
+
+AAE_DISCRETE = _aae("AgentsAsEnvs (Discrete)", "PredatorPrey-v0")  # NEXT_STEP, Gymnasium's default
+AAE_SAME_STEP = _aae("AgentsAsEnvs (Discrete, SAME_STEP)", "PredatorPrey-v0", autoreset_mode="same_step")
+AAE_DISABLED = _aae("AgentsAsEnvs (Discrete, DISABLED)", "PredatorPrey-v0", autoreset_mode="disabled")
+AAE_BOX = _aae("AgentsAsEnvs (Box)", "PredatorPrey-v0", continuous_actions=True)
+AAE_MULTI = _aae("AgentsAsEnvs (MultiDiscrete)", "Tag-v0", episode_length=10)
 
 
 # ----------------------------------------------------------------------------- comparison
@@ -447,6 +491,97 @@ SKRL_CLOSED = [
     Case("state() after close()", lambda h, env, a: env.state(), RuntimeError, r"state\(\) called after close\(\)"),
 ]
 
+
+# -- AgentsAsEnvs: a Gymnasium VectorEnv of 8 sub-envs (2 worlds x 4 agents; Tag: 2 x 11); its
+# user passes one flat ``actions`` array, so no error may name a group
+AAE_DISCRETE_BAD = [
+    act("shape (7,): one sub-env short", lambda a: a[:-1], ValueError,
+        r"actions: expected shape \(8,\) \(num_envs = 2 worlds x 4 agents\), got \(7,\)"),
+    act("shape (8, 1)", lambda a: a[:, None], ValueError, r"actions: expected shape \(8,\) \(num_envs .*got \(8, 1\)"),
+    act("dtype float32", lambda a: a.astype(np.float32), TypeError,
+        r"actions: expected integer actions for Discrete\(5\), got dtype torch.float32"),
+    act("dtype bool", lambda a: a.astype(bool), TypeError,
+        r"actions: expected integer actions for Discrete\(5\), got dtype torch.bool"),
+    act("value 5 (>= n) for agent_0 of world 0", lambda a: _set(a, 3, 5), ValueError,
+        r"^actions: expected Discrete\(5\) actions in \[0, 4\], got 5$"),
+    act("value -1 for adversary_2 of world 1", lambda a: _set(a, 6, -1), ValueError,
+        r"^actions: expected Discrete\(5\) actions in \[0, 4\], got -1$"),
+    act("value 2**40", lambda a: _set(a, 0, 2**40), ValueError,
+        r"^actions: expected Discrete\(5\) actions in \[0, 4\], got 1099511627776$"),
+    act("value 5 in a cpu tensor", lambda a: torch.from_numpy(_set(a, 7, 5)), ValueError,
+        r"^actions: expected Discrete\(5\) actions in \[0, 4\], got 5$"),
+    act("a str", lambda a: "left", TypeError, r"actions: expected an array of shape \(8,\), got str"),
+    act("None", lambda a: None, TypeError, r"actions: expected an array of shape \(8,\), got NoneType"),
+    act("object array", lambda a: a.astype(object), TypeError, "actions: expected a numeric array, got dtype object"),
+    act("tensor on device 'meta'", lambda a: torch.from_numpy(a).to("meta"), ValueError,
+        r"actions: expected a numpy array or a tensor on device cpu, got a tensor on meta"),
+]
+AAE_EPISODE_END_BAD = [  # NEXT_STEP: the autoreset step, whose action the env ignores -- still checked
+    act("value 5 on the autoreset step after an episode's end", lambda a: _set(a, 0, 5), ValueError,
+        r"^actions: expected Discrete\(5\) actions in \[0, 4\], got 5$"),
+    act("tensor on device 'meta' on the autoreset step", lambda a: torch.from_numpy(a).to("meta"), ValueError,
+        r"actions: expected a numpy array or a tensor on device cpu, got a tensor on meta"),
+]
+AAE_SAME_STEP_BAD = [
+    act("value 5 (>= n)", lambda a: _set(a, 2, 5), ValueError,
+        r"^actions: expected Discrete\(5\) actions in \[0, 4\], got 5$"),
+    act("tensor on device 'meta'", lambda a: torch.from_numpy(a).to("meta"), ValueError,
+        r"actions: expected a numpy array or a tensor on device cpu, got a tensor on meta"),
+]
+AAE_SAME_STEP_EPISODE_END_BAD = [
+    act("value -1 right after the step that autoreset every world", lambda a: _set(a, 5, -1), ValueError,
+        r"^actions: expected Discrete\(5\) actions in \[0, 4\], got -1$"),
+]
+AAE_DISABLED_BAD = [
+    act("value 5 (>= n)", lambda a: _set(a, 4, 5), ValueError,
+        r"^actions: expected Discrete\(5\) actions in \[0, 4\], got 5$"),
+    act("shape (9,)", lambda a: np.append(a, 0), ValueError,
+        r"actions: expected shape \(8,\) \(num_envs = 2 worlds x 4 agents\), got \(9,\)"),
+]
+AAE_DISABLED_EPISODE_END_BAD = [
+    act("value 7 right after reset(options={'reset_mask': ...}) of the finished worlds",
+        lambda a: _set(a, 1, 7), ValueError, r"^actions: expected Discrete\(5\) actions in \[0, 4\], got 7$"),
+]
+AAE_BOX_BAD = [
+    act("NaN in one entry", lambda a: _set(a, (4, 2), math.nan), ValueError,
+        r"^actions: expected finite Box actions in \[0.0, 1.0\], got NaN$"),
+    act("+inf", lambda a: _set(a, (1, 0), math.inf), ValueError,
+        r"^actions: expected Box actions in \[0.0, 1.0\], got inf$"),
+    act("-inf", lambda a: _set(a, (7, 4), -math.inf), ValueError,
+        r"^actions: expected Box actions in \[0.0, 1.0\], got -inf$"),
+    act("1.5 (above high)", lambda a: _set(a, (2, 1), 1.5), ValueError,
+        r"^actions: expected Box actions in \[0.0, 1.0\], got 1.5$"),
+    act("-0.5 (below low)", lambda a: _set(a, (5, 3), -0.5), ValueError,
+        r"^actions: expected Box actions in \[0.0, 1.0\], got -0.5$"),
+    act("dtype int64", lambda a: (a * 0).astype(np.int64), TypeError,
+        r"actions: expected floating actions for Box\(0.0, 1.0, \(5,\), float32\), got dtype torch.int64"),
+    act("shape (8, 4)", lambda a: a[:, :4], ValueError,
+        r"actions: expected shape \(8, 5\) \(num_envs = 2 worlds x 4 agents\), got \(8, 4\)"),
+    act("shape (8,)", lambda a: a[:, 0], ValueError, r"actions: expected shape \(8, 5\) .*got \(8,\)"),
+    act("tensor on device 'meta'", lambda a: torch.from_numpy(a).to("meta"), ValueError,
+        r"actions: expected a numpy array or a tensor on device cpu, got a tensor on meta"),
+]
+AAE_MULTI_BAD = [
+    act("component 1 = 11 (>= nvec)", lambda a: _set(a, (3, 1), 11), ValueError,
+        r"^actions\[:, 1\]: expected Discrete\(11\) actions in \[0, 10\], got 11$"),
+    act("component 0 = -1", lambda a: _set(a, (20, 0), -1), ValueError,
+        r"^actions\[:, 0\]: expected Discrete\(11\) actions in \[0, 10\], got -1$"),
+    act("shape (22,)", lambda a: a[:, 0], ValueError,
+        r"actions: expected shape \(22, 2\) \(num_envs = 2 worlds x 11 agents\), got \(22,\)"),
+    act("shape (22, 3)", lambda a: np.concatenate([a, a[:, :1]], 1), ValueError,
+        r"actions: expected shape \(22, 2\) .*got \(22, 3\)"),
+]
+AAE_BEFORE_RESET = [
+    Case("step() before reset()", lambda h, envs, a: envs.step(a), RuntimeError,
+         r"AgentsAsEnvs: step\(\) called before reset\(\); call reset\(\) first"),
+]
+AAE_CLOSED = [
+    Case("step() after close()", lambda h, envs, a: envs.step(a), RuntimeError,
+         r"AgentsAsEnvs: step\(\) called after close\(\); the environment is closed"),
+    Case("reset() after close()", lambda h, envs, a: envs.reset(), RuntimeError,
+         r"AgentsAsEnvs: reset\(\) called after close\(\)"),
+]
+
 # (harness, stage, cases): what the tests run and scripts/error_table.py tabulates, in order
 CASES = [
     (SB3_DISCRETE, "ready", SB3_DISCRETE_BAD + SB3_READY_LIFECYCLE),
@@ -466,6 +601,16 @@ CASES = [
     (SKRL_MULTI, "ready", SKRL_MULTI_BAD),
     (SKRL_DISCRETE, "before_reset", SKRL_BEFORE_RESET),
     (SKRL_DISCRETE, "closed", SKRL_CLOSED),
+    (AAE_DISCRETE, "ready", AAE_DISCRETE_BAD),
+    (AAE_DISCRETE, "episode_end", AAE_EPISODE_END_BAD),
+    (AAE_SAME_STEP, "ready", AAE_SAME_STEP_BAD),
+    (AAE_SAME_STEP, "episode_end", AAE_SAME_STEP_EPISODE_END_BAD),
+    (AAE_DISABLED, "ready", AAE_DISABLED_BAD),
+    (AAE_DISABLED, "episode_end", AAE_DISABLED_EPISODE_END_BAD),
+    (AAE_BOX, "ready", AAE_BOX_BAD),
+    (AAE_MULTI, "ready", AAE_MULTI_BAD),
+    (AAE_DISCRETE, "before_reset", AAE_BEFORE_RESET),
+    (AAE_DISCRETE, "closed", AAE_CLOSED),
 ]
 
 
@@ -475,6 +620,12 @@ def prepared(h: Harness, stage: str):
     if stage != "before_reset":
         h.reset(env)
         h.reset(twin)
+    if stage == "episode_end":
+        for k in range(EPISODE):
+            out = h.step(env, h.good(env, k))
+            assert_same(out, h.step(twin, h.good(twin, k)), f"{h.name} step {k}")
+        if h.step is _aae_step:  # (obs, rew, terminated, truncated, info[, reset])
+            assert (out[2] | out[3]).all(), f"{h.name}: the first episode should end at step {EPISODE}"
     if stage == "closed":
         h.close(env)
     return env, twin
@@ -562,14 +713,33 @@ def test_skrl_accepts_column_shapes_numpy_and_int32():
         assert_same(env.step({g: x.double() for g, x in a.items()}), twin.step(a), f"step {k}")
 
 
+@pytest.mark.parametrize("h", [AAE_DISCRETE, AAE_SAME_STEP, AAE_DISABLED])
+def test_agents_as_envs_accepts_lists_int32_uint8_and_cpu_tensors(h):
+    env, twin = prepared(h, "ready")
+    for k in range(STEPS):
+        a = h.good(env, k)
+        variant = [a.tolist(), a.astype(np.int32), torch.from_numpy(a), a.astype(np.uint8)][k % 4]
+        assert_same(h.step(env, variant), h.step(twin, a), f"{h.name} step {k}")
+
+
+def test_agents_as_envs_accepts_float64_and_cpu_tensors_for_box():
+    env, twin = prepared(AAE_BOX, "ready")
+    for k in range(STEPS):
+        a = AAE_BOX.good(env, k)
+        variant = a.astype(np.float64) if k % 2 else torch.from_numpy(a)
+        assert_same(AAE_BOX.step(env, variant), AAE_BOX.step(twin, a), f"step {k}")
+
+
 def test_closing_an_adapter_over_a_given_env_leaves_that_env_open():
     """An adapter refuses calls after its close(), but does not close a batched env it was
     handed (it did not build it)."""
+    from war_envs.frontends.agents_as_envs import AgentsAsEnvs
     from war_train.adapters.sb3 import SB3VecEnv
     from war_train.adapters.skrl import SkrlMultiAgentEnv
     from war_train.adapters.torchrl import TorchRLEnv
 
-    for cls, mode in [(SB3VecEnv, "same_step"), (TorchRLEnv, "disabled"), (SkrlMultiAgentEnv, "same_step")]:
+    for cls, mode in [(SB3VecEnv, "same_step"), (TorchRLEnv, "disabled"), (SkrlMultiAgentEnv, "same_step"),
+                      (AgentsAsEnvs, "next_step")]:
         batched = war_envs.make("Spread-v0", num_envs=E, autoreset_mode=mode)
         adapter = cls(batched)
         adapter.reset()

@@ -28,8 +28,12 @@ obs, rew, term, trunc, info = envs.step(envs.action_space.sample())
 - Everything returned is a fresh numpy copy (observations float32, rewards float64 in
   ``SyncVectorEnv``'s convention, flags bool).  One batched step (one kernel pipeline) per
   ``step``.
+- **Bad input**: ``step(actions)`` refuses a bad batch (type, a tensor on another device,
+  shape, dtype, out-of-range values, NaN/inf) with a ``ValueError`` / ``TypeError`` naming
+  ``actions`` and what was expected, before anything is stepped; ``step`` before ``reset()``
+  and ``step`` / ``reset`` after ``close()`` raise ``RuntimeError`` (see ``docs/errors.md``).
 
-``AgentLayout`` (the flattening itself) is shared with ``war_train.adapters.sb3.SB3VecEnv``.
+``AgentLayout`` (the flattening and its checks) is shared with ``war_train.adapters.sb3.SB3VecEnv``.
 """
 
 from __future__ import annotations
@@ -154,10 +158,17 @@ class AgentLayout:
 
     # -------------------------------------------------------------- flat -> batch
     def actions(self, actions, name: str = "actions") -> dict[str, torch.Tensor]:
-        """``[E * A]`` (Discrete) or ``[E * A, *shape]`` (Box) -> ``{group: [E, n_g(, ...)]}``.
-        Shape and dtype kind are checked here (naming ``name``); ranges, NaN and device by the
-        batched env before anything is written."""
+        """``[E * A]`` (Discrete) or ``[E * A, *shape]`` (Box, MultiDiscrete) -> ``{group:
+        [E, n_g(, ...)]}``, every check done here on the flat batch so each error names ``name``
+        (the one array a caller passes, never a group) with what was expected and what was
+        given: the type, a tensor's device (a tensor on another device is refused, not copied),
+        shape, dtype kind, ranges (Discrete / MultiDiscrete components in ``[0, n)``) and Box
+        values (finite, within ``[low, high]``).  Shared by ``AgentsAsEnvs.step`` and
+        ``SB3VecEnv.step_async``; nothing is written until the batch has passed."""
         if isinstance(actions, torch.Tensor):
+            if actions.device != self._device:
+                raise ValueError(f"{name}: expected a numpy array or a tensor on device {self._device}, "
+                                 f"got a tensor on {actions.device}")
             tensor = actions
         else:
             if actions is None or isinstance(actions, (str, bytes, Mapping)):
@@ -180,7 +191,15 @@ class AgentLayout:
         if not self.integer_actions and not tensor.is_floating_point():
             raise TypeError(f"{name}: expected floating actions for {self.single_action_space}, got "
                             f"dtype {tensor.dtype}")
-        if tensor.device != self._device:
+        space = self.single_action_space
+        if isinstance(space, gymnasium.spaces.Discrete):
+            v.check_discrete(name, tensor, int(space.n))
+        elif isinstance(space, gymnasium.spaces.MultiDiscrete):
+            for d, n in enumerate(space.nvec.reshape(-1)):
+                v.check_discrete(f"{name}[:, {d}]", tensor[..., d], int(n))
+        else:
+            v.check_box(name, tensor, float(space.low.min()), float(space.high.max()))
+        if tensor.device != self._device:  # a numpy batch for a batched env on another device
             tensor = tensor.to(self._device)
         tensor = tensor.reshape(self.num_worlds, self.num_agents, *tensor.shape[1:])
         return {g: tensor[:, s.start:s.stop] for g, s in self.groups.items()}
@@ -240,12 +259,13 @@ class AgentsAsEnvs(gymnasium.vector.VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._done = np.zeros(self.num_worlds, dtype=np.bool_)
+        self._needs_reset = True
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset every world (or, with ``options={"reset_mask": mask}``, the worlds whose agents'
         sub-envs are masked).  ``seed``: an int (world ``w`` gets the stream of ``seed + w``; every
         agent of a world shares it) or None (continue the streams)."""
-        self._check_open()
+        self._check_open("reset")
         mask = None
         if options is not None:
             if not isinstance(options, Mapping):
@@ -268,11 +288,17 @@ class AgentsAsEnvs(gymnasium.vector.VectorEnv):
         else:
             obs = self.batched.reset(seed=seed, mask=torch.from_numpy(mask).to(self.batched.torch_device))
             self._done[mask] = False
+        self._needs_reset = False
         return self.layout.observations_np(obs), {}
 
     def step(self, actions):
-        """``actions``: ``int [E*A]`` (Discrete) or ``float [E*A, *shape]`` (Box); numpy or torch."""
-        self._check_open()
+        """``actions``: ``int [E*A]`` (Discrete), ``int [E*A, k]`` (MultiDiscrete) or
+        ``float [E*A, *shape]`` (Box); numpy, a list or a tensor on the env's device.  A bad batch
+        (type, device, shape, dtype, range, NaN/inf) raises a ``ValueError`` / ``TypeError``
+        naming ``actions`` before anything is stepped (``AgentLayout.actions``)."""
+        self._check_open("step")
+        if self._needs_reset:
+            raise RuntimeError("AgentsAsEnvs: step() called before reset(); call reset() first")
         if self.autoreset_mode == AutoresetMode.DISABLED and self._done.any():
             worlds = np.flatnonzero(self._done).tolist()
             raise RuntimeError(
@@ -310,9 +336,11 @@ class AgentsAsEnvs(gymnasium.vector.VectorEnv):
         if getattr(self, "_owned", False) and getattr(self, "batched", None) is not None:
             self.batched.close()
 
-    def _check_open(self) -> None:
-        if self.batched.closed:
-            raise RuntimeError("AgentsAsEnvs: the environment is closed")
+    def _check_open(self, call: str) -> None:
+        # ``closed``: this vector env's close() (Gymnasium's flag), also over a batched env it
+        # was handed and left open; ``batched.closed``: that env closed by its owner
+        if self.closed or self.batched.closed:
+            raise RuntimeError(f"AgentsAsEnvs: {call}() called after close(); the environment is closed")
 
     def __repr__(self) -> str:
         return (f"AgentsAsEnvs({self.batched.env_id!r}, worlds={self.num_worlds}, agents={self.num_agents}, "

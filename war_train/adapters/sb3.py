@@ -115,23 +115,11 @@ class SB3VecEnv(VecEnv):
         self._check_open("step_async")
         if self._needs_reset:
             raise RuntimeError("SB3VecEnv: step_async() called before reset(); call reset() first")
-        if isinstance(actions, torch.Tensor) and actions.device != self.env.torch_device:
-            raise ValueError(f"actions: expected a numpy array or a tensor on device {self.env.torch_device}, "
-                             f"got a tensor on {actions.device}")
         self._actions = None
-        group_actions = self.layout.actions(actions)
-        # ranges and NaN checked here so the error names ``actions`` (the batched env's own
-        # check would name a group, which an SB3 caller never sees)
-        space = self.action_space
-        for part in group_actions.values():  # views of the one [E * A, ...] batch
-            if isinstance(space, gymnasium.spaces.Discrete):
-                v.check_discrete("actions", part, int(space.n))
-            elif isinstance(space, gymnasium.spaces.MultiDiscrete):
-                for d, n in enumerate(space.nvec.reshape(-1)):
-                    v.check_discrete(f"actions[:, {d}]", part[..., d], int(n))
-            else:
-                v.check_box("actions", part, float(space.low.min()), float(space.high.max()))
-        self._actions = group_actions
+        # every check (device, shape, dtype, ranges, NaN) is AgentLayout.actions', shared with
+        # AgentsAsEnvs, on the flat batch, so errors name ``actions`` (never a group, which an
+        # SB3 caller never sees)
+        self._actions = self.layout.actions(actions)
 
     def step_wait(self) -> VecEnvStepReturn:
         self._check_open("step_wait")
