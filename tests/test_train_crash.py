@@ -267,7 +267,7 @@ class _RunsCode:
 
 def test_a_pickle_with_code_is_refused_without_running_it(tmp_path, capsys):
     marker, path = tmp_path / "executed", tmp_path / "evil.pt"
-    torch.save({"format": "war_train.mappo/1", "actors": _RunsCode(marker)}, path)
+    torch.save({"format": "war_train.mappo/2", "actors": _RunsCode(marker)}, path)
     with pytest.raises(ValueError, match="not a readable war_train checkpoint"):
         load_checkpoint(path)
     cli_error(capsys, ["eval", str(path)])
@@ -276,7 +276,7 @@ def test_a_pickle_with_code_is_refused_without_running_it(tmp_path, capsys):
 
 def test_foreign_and_incomplete_checkpoints_are_refused(tmp_path, small_run):
     torch.save({"format": "someone-else/3", "weights": torch.zeros(3)}, tmp_path / "foreign.pt")
-    with pytest.raises(ValueError, match="has format 'someone-else/3', expected 'war_train.mappo/1'"):
+    with pytest.raises(ValueError, match=r"has format 'someone-else/3', expected one of \['war_train.mappo/1', 'war_train.mappo/2'\]"):
         load_checkpoint(tmp_path / "foreign.pt")
     torch.save([1, 2, 3], tmp_path / "list.pt")
     with pytest.raises(ValueError, match="has format 'list'"):
@@ -290,9 +290,22 @@ def test_foreign_and_incomplete_checkpoints_are_refused(tmp_path, small_run):
         load_checkpoint(tmp_path / "missing.pt")
 
 
+def test_a_format_1_checkpoint_without_checksum_still_loads(tmp_path, small_run):
+    # written before checksums existed (format /1): read without verification
+    payload = torch.load(small_run / "checkpoint.pt", weights_only=True)
+    del payload["sha256"]
+    payload["format"] = "war_train.mappo/1"
+    torch.save(payload, tmp_path / "old.pt")
+    assert load_checkpoint(tmp_path / "old.pt")["update"] == 2
+    payload["format"] = "war_train.mappo/2"    # a /2 checkpoint must carry its checksum
+    torch.save(payload, tmp_path / "stripped.pt")
+    with pytest.raises(ValueError, match="is corrupted"):
+        load_checkpoint(tmp_path / "stripped.pt")
+
+
 def test_checkpoint_records_format_config_and_scenario(small_run):
     raw = torch.load(small_run / "checkpoint.pt", weights_only=True)
-    assert raw["format"] == "war_train.mappo/1"
+    assert raw["format"] == "war_train.mappo/2"
     assert raw["config"]["scenario"] == raw["env"]["id"] == "Spread-v0"
     assert raw["config"]["num_envs"] == 16 and len(raw["sha256"]) == 64
 

@@ -20,7 +20,9 @@ import torch
 
 __all__ = ["FORMAT", "atomic_write_bytes", "save_checkpoint", "load_checkpoint"]
 
-FORMAT = "war_train.mappo/1"
+FORMAT = "war_train.mappo/2"
+#: formats this version reads; /1 (before the content checksum) is read without verification
+READABLE = ("war_train.mappo/1", FORMAT)
 #: entries every checkpoint has, and their types (checked on load, before anything uses them)
 REQUIRED = {"config": dict, "env": dict, "update": int, "env_steps": int, "wall_s": float, "actors": dict,
             "critics": dict, "actor_opts": dict, "critic_opts": dict, "valuenorms": dict,
@@ -91,10 +93,10 @@ def load_checkpoint(path) -> dict:
         first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise ValueError(f"checkpoint: {str(path)!r} is not a readable war_train checkpoint (truncated, "
                          f"corrupted or not written by war_train: {type(exc).__name__}: {first_line})") from None
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+    if not isinstance(payload, dict) or payload.get("format") not in READABLE:
         found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
-        raise ValueError(f"checkpoint: {str(path)!r} has format {found!r}, expected {FORMAT!r}")
-    if payload.get("sha256") != content_digest(payload):
+        raise ValueError(f"checkpoint: {str(path)!r} has format {found!r}, expected one of {list(READABLE)}")
+    if payload["format"] != READABLE[0] and payload.get("sha256") != content_digest(payload):
         raise ValueError(f"checkpoint: {str(path)!r} is corrupted (its content does not match the checksum "
                          f"written with it)")
     missing = [k for k, kind in REQUIRED.items() if not isinstance(payload.get(k), kind)]

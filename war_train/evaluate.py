@@ -18,16 +18,16 @@ import war_envs
 from war_train.metrics import EpisodeStats, summarize
 
 __all__ = ["run_episodes", "evaluate", "evaluation_suite", "render_gif", "EVAL_SEED_OFFSET",
-           "ONPOLICY_LANDMARK_SCALE"]
+           "ONPOLICY_LANDMARK_RANGE"]
 
 #: evaluation worlds use seed + this offset, so they never replay the training worlds' streams
 EVAL_SEED_OFFSET = 1_000_000
 MODES = ("greedy", "sample", "random")
 
 
-#: the MAPPO paper's on-policy code draws Spread's landmarks from 0.8 * U(-1, 1)^2 (mpe2 and
-#: war_envs: U(-1, 1)^2); its "-120" refers to that start distribution
-ONPOLICY_LANDMARK_SCALE = 0.8
+#: the MAPPO paper's on-policy code draws Spread's landmarks from 0.8 * U(-1, 1)^2 (mpe2, and
+#: Spread-v0 by default: U(-1, 1)^2); its "-120" refers to that start distribution
+ONPOLICY_LANDMARK_RANGE = 0.8
 
 
 def _cpu_policies(policies: dict) -> dict:
@@ -38,15 +38,12 @@ def _cpu_policies(policies: dict) -> dict:
 
 
 def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int, seed: int,
-                 modes: dict[str, str], precision: str = "float32",
-                 landmark_scale: float | None = None) -> dict[str, torch.Tensor]:
+                 modes: dict[str, str], precision: str = "float32") -> dict[str, torch.Tensor]:
     """Per-episode statistics of the first episode of each of ``episodes`` worlds.
 
     ``modes``: ``{group: "greedy" | "sample" | "random"}``; ``policies`` needs an entry for
     every group not played at random.  Randomness (sampling, random actions) comes from a
-    generator seeded with ``seed``: the same call gives the same numbers.  ``landmark_scale``
-    multiplies the landmark positions of the start states (``env.set_state``), e.g.
-    ``ONPOLICY_LANDMARK_SCALE`` to play the on-policy code's start distribution.
+    generator seeded with ``seed``: the same call gives the same numbers.
     """
     if episodes < 1:
         raise ValueError(f"episodes: expected >= 1, got {episodes}")
@@ -60,10 +57,7 @@ def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int,
             if mode != "random" and g not in policies:
                 raise ValueError(f"policies: no policy for group {g!r} (mode {mode!r})")
         gen = torch.Generator().manual_seed(seed)
-        obs = env.reset()
-        if landmark_scale is not None:
-            obs = env.set_state({"landmark_pos": env.get_state()["landmark_pos"] * landmark_scale})
-        obs = {g: o.clone() for g, o in obs.items()}
+        obs = {g: o.clone() for g, o in env.reset().items()}
         starts = torch.ones(episodes, dtype=torch.bool)
         hidden = {g: p.initial_hidden(episodes, "cpu")[0] for g, p in policies.items()}
         stats = EpisodeStats(env)
@@ -101,19 +95,24 @@ def evaluate(policies: dict, scenario: str, env_kwargs: dict, episodes: int = 10
 
 
 def evaluation_suite(policies: dict, scenario: str, env_kwargs: dict, episodes: int, seed: int) -> dict:
-    """``{"greedy": ..., "sample": ..., "random": ...}`` plus, with several groups,
-    ``"<group>_greedy_vs_random"`` (that group greedy, the others random), and for Spread the
-    same three modes on the on-policy code's start distribution (landmarks x 0.8:
-    ``"<mode>@onpolicy_init"``).  Every entry plays the same start states (same seed)."""
+    """``{"greedy": ..., "sample": ..., "random": ...}`` on the run's own env, plus, with several
+    groups, ``"<group>_greedy_vs_random"`` (that group greedy, the others random).  For Spread
+    the same three modes on both start distributions: ``"<mode>@onpolicy_init"`` (landmarks in
+    0.8·[-1, 1]², the on-policy code's) and ``"<mode>@mpe2_init"`` (landmarks in [-1, 1]²) --
+    whichever the run's own env is not.  Every entry plays the same seed."""
     groups = list(policies)
     out = {}
     for mode in MODES:
         out[mode] = summarize(run_episodes(scenario, env_kwargs, policies, episodes, seed, {g: mode for g in groups}))
     if scenario == "Spread-v0":
-        for mode in MODES:
-            out[f"{mode}@onpolicy_init"] = summarize(run_episodes(
-                scenario, env_kwargs, policies, episodes, seed, {g: mode for g in groups},
-                landmark_scale=ONPOLICY_LANDMARK_SCALE))
+        own = float(env_kwargs.get("landmark_range", 1.0))
+        for name, landmark_range in (("onpolicy_init", ONPOLICY_LANDMARK_RANGE), ("mpe2_init", 1.0)):
+            if landmark_range == own:
+                continue
+            kwargs = {**env_kwargs, "landmark_range": landmark_range}
+            for mode in MODES:
+                out[f"{mode}@{name}"] = summarize(run_episodes(scenario, kwargs, policies, episodes, seed,
+                                                               {g: mode for g in groups}))
     if len(groups) > 1:
         for g in groups:
             modes = {h: ("greedy" if h == g else "random") for h in groups}
