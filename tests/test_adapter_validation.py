@@ -76,14 +76,18 @@ def _sb3_make(env_id, **kw):
     return make
 
 
-def _sb3_good(venv, k):
+def _flat_actions(space, num_envs: int, k: int) -> np.ndarray:
+    """Valid random actions for ``num_envs`` agents-as-environments of one ``space``."""
     rng = np.random.default_rng(k)
-    space = venv.action_space
     if hasattr(space, "nvec"):
-        return rng.integers(0, space.nvec, (venv.num_envs, len(space.nvec)))
+        return rng.integers(0, space.nvec, (num_envs, len(space.nvec)))
     if hasattr(space, "n"):
-        return rng.integers(0, space.n, venv.num_envs)
-    return rng.random((venv.num_envs, *space.shape), dtype=np.float32)
+        return rng.integers(0, space.n, num_envs)
+    return rng.random((num_envs, *space.shape), dtype=np.float32)
+
+
+def _sb3_good(venv, k):
+    return _flat_actions(venv.action_space, venv.num_envs, k)
 
 
 def _sb3(name, env_id, **kw):
@@ -185,13 +189,7 @@ def _aae_make(env_id, **kw):
 
 
 def _aae_good(envs, k):
-    rng = np.random.default_rng(k)
-    space = envs.single_action_space
-    if hasattr(space, "nvec"):
-        return rng.integers(0, space.nvec, (envs.num_envs, len(space.nvec)))
-    if hasattr(space, "n"):
-        return rng.integers(0, space.n, envs.num_envs)
-    return rng.random((envs.num_envs, *space.shape), dtype=np.float32)
+    return _flat_actions(envs.single_action_space, envs.num_envs, k)
 
 
 def _aae_step(envs, a):
