@@ -43,7 +43,7 @@ import numpy as np
 import torch
 
 from war_envs.core import validation as v
-from war_envs.war.costs import CostModel, VirtualClock, WallClock
+from war_envs.war.costs import CostModel, VirtualClock, WallClock, spend_real
 from war_envs.war.scheduler import Schedule
 
 __all__ = ["RESOURCES", "InferenceCost", "Trigger", "GroupBatch", "WindowBatch", "Collector", "stitch",
@@ -123,10 +123,10 @@ class InferenceCost:
                 self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(self.lanes)),
                                                                    thread_name_prefix="war-lane")
             if self.resource == "parallel":
-                token["futures"] = [self._pool.submit(_spend_real, "sleep", c[0]) for c in token["costs"].values()]
+                token["futures"] = [self._pool.submit(spend_real, "sleep", c[0]) for c in token["costs"].values()]
             else:
                 total = sum(c[1] for c in token["costs"].values())
-                token["futures"] = [self._pool.submit(_spend_real, "sleep", total)]
+                token["futures"] = [self._pool.submit(spend_real, "sleep", total)]
         return token
 
     def end(self, token: dict, measured: dict[str, float] | None = None) -> tuple[float, dict]:
@@ -151,7 +151,7 @@ class InferenceCost:
             for fut in token["futures"]:
                 fut.result()
         elif self.mode == "busy":  # one device: the declared calls run in turn (shared only)
-            _spend_real("busy", sum(c[1] for c in token["costs"].values()))
+            spend_real("busy", sum(c[1] for c in token["costs"].values()))
         return seconds, {lane: c[1] for lane, c in costs.items()}
 
     def spend(self, calls: dict[str, int], measured: dict[str, float] | None = None) -> tuple[float, dict]:
@@ -162,17 +162,6 @@ class InferenceCost:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
-
-
-def _spend_real(mode: str, seconds: float) -> None:
-    if seconds <= 0:
-        return
-    if mode == "sleep":
-        time.sleep(seconds)
-    else:
-        end = time.perf_counter() + seconds
-        while time.perf_counter() < end:
-            pass
 
 
 class Trigger:

@@ -79,13 +79,21 @@ class CostProfile:
             if not isinstance(clock, VirtualClock):
                 raise TypeError("clock: a 'virtual' CostProfile needs a VirtualClock")
             clock.advance(seconds)
-        elif self.mode == "sleep":
-            time.sleep(seconds)
         else:
-            end = time.perf_counter() + seconds
-            while time.perf_counter() < end:
-                pass
+            spend_real(self.mode, seconds)
         return seconds
+
+
+def spend_real(mode: str, seconds: float) -> None:
+    """Spend ``seconds`` of real time: ``"sleep"`` waits (CPU free), ``"busy"`` burns CPU."""
+    if seconds <= 0:
+        return
+    if mode == "sleep":
+        time.sleep(seconds)
+    else:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
 
 
 class CostModel:
