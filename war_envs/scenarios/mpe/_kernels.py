@@ -22,14 +22,18 @@ from typing import Any
 
 import warp as wp
 
+from war_envs.core._world_kernels import (  # noqa: F401  (the modes are part of this module's API)
+    AUTORESET_DISABLED,
+    AUTORESET_NEXT_STEP,
+    AUTORESET_SAME_STEP,
+    begin_pending_reset,
+    schedule_autoreset,
+)
+
 # fuse_fp off: no a*b+c -> FMA contraction, so CPU and CUDA round every operation the same way
 # (and as numpy/mpe2 do); with contraction a scaled draw such as U(-0.9, 0.9) differs by an ulp.
 wp.set_module_options({"enable_backward": False, "optimization_level": 3, "fuse_fp": False})
 
-# Autoreset modes, as the ints the kernels see (mirrors gymnasium.vector.AutoresetMode).
-AUTORESET_NEXT_STEP = wp.constant(0)
-AUTORESET_SAME_STEP = wp.constant(1)
-AUTORESET_DISABLED = wp.constant(2)
 
 # mpe2's discrete movement actions: 0 no-op, 1 -x, 2 +x, 3 -y, 4 +y.
 NUM_MOVE_ACTIONS = wp.constant(5)
@@ -308,30 +312,39 @@ def finish_step(
         term = terminal
     terminated[e] = term
     truncated[e] = trunc
-    reset_now[e] = 0
-    if term or trunc:
-        if mode == AUTORESET_SAME_STEP:
-            reset_now[e] = 1
-        elif mode == AUTORESET_NEXT_STEP:
-            pending_reset[e] = 1
-
-
-@wp.func
-def begin_pending_reset(
-    e: int,
-    terminated: wp.array(dtype=wp.bool),
-    truncated: wp.array(dtype=wp.bool),
-    reset_now: wp.array(dtype=wp.int32),
-):
-    """NEXT_STEP: the step after a done only resets the world (reward 0, flags false)."""
-    terminated[e] = False
-    truncated[e] = False
-    reset_now[e] = 1
+    schedule_autoreset(e, term or trunc, mode, reset_now, pending_reset)
 
 
 # ---------------------------------------------------------------------------------------------
 # Spread-v0 (mpe2.simple_spread_v3)
 # ---------------------------------------------------------------------------------------------
+
+
+@wp.func
+def pending_coverage_step(
+    e: int,
+    zero: Any,
+    # State out
+    pending_reset: wp.array(dtype=wp.int32),
+    reset_now: wp.array(dtype=wp.int32),
+    # Outputs
+    reward_out: wp.array2d(dtype=Any),
+    terminated: wp.array(dtype=wp.bool),
+    truncated: wp.array(dtype=wp.bool),
+    landmark_min_dist_out: wp.array2d(dtype=Any),
+    collisions_out: wp.array2d(dtype=wp.int32),
+    occupied_out: wp.array(dtype=wp.int32),
+):
+    """Spread/Command under NEXT_STEP: the step after a done zeroes rewards and metrics and only
+    resets the world."""
+    pending_reset[e] = 0
+    for i in range(reward_out.shape[1]):
+        reward_out[e, i] = zero
+        collisions_out[e, i] = 0
+    for l in range(landmark_min_dist_out.shape[1]):
+        landmark_min_dist_out[e, l] = zero
+    occupied_out[e] = 0
+    begin_pending_reset(e, terminated, truncated, reset_now)
 
 
 @wp.func
@@ -391,14 +404,8 @@ def spread_reward_done(
     num_agents = agent_pos.shape[1]
     zero = type(local_ratio)(0.0)
     if pending_reset[e] != 0:
-        pending_reset[e] = 0
-        for i in range(num_agents):
-            reward_out[e, i] = zero
-            collisions_out[e, i] = 0
-        for l in range(landmark_pos.shape[1]):
-            landmark_min_dist_out[e, l] = zero
-        occupied_out[e] = 0
-        begin_pending_reset(e, terminated, truncated, reset_now)
+        pending_coverage_step(e, zero, pending_reset, reset_now, reward_out, terminated, truncated,
+                              landmark_min_dist_out, collisions_out, occupied_out)
         return
     coverage = landmark_coverage(e, capture_radius, agent_pos, landmark_pos, landmark_min_dist_out)
     global_reward = coverage[0]
@@ -658,14 +665,8 @@ def command_reward_done(
     num_agents = agent_pos.shape[1]
     zero = type(capture_radius)(0.0)
     if pending_reset[e] != 0:
-        pending_reset[e] = 0
-        for i in range(num_agents):
-            reward_out[e, i] = zero
-            collisions_out[e, i] = 0
-        for l in range(landmark_pos.shape[1]):
-            landmark_min_dist_out[e, l] = zero
-        occupied_out[e] = 0
-        begin_pending_reset(e, terminated, truncated, reset_now)
+        pending_coverage_step(e, zero, pending_reset, reset_now, reward_out, terminated, truncated,
+                              landmark_min_dist_out, collisions_out, occupied_out)
         return
     coverage = landmark_coverage(e, capture_radius, agent_pos, landmark_pos, landmark_min_dist_out)
     team = coverage[0]

@@ -30,14 +30,18 @@ from typing import Any
 
 import warp as wp
 
+from war_envs.core._world_kernels import (  # noqa: F401  (the modes are part of this module's API)
+    AUTORESET_DISABLED,
+    AUTORESET_NEXT_STEP,
+    AUTORESET_SAME_STEP,
+    begin_pending_reset,
+    schedule_autoreset,
+)
+
 # fuse_fp off: no a*b+c -> FMA contraction, so CPU and CUDA round every operation the same way
 # (and as numpy/mpe2 do); with contraction a scaled draw such as U(-0.9, 0.9) differs by an ulp.
 wp.set_module_options({"enable_backward": False, "optimization_level": 3, "fuse_fp": False})
 
-# Autoreset modes, as the ints the kernels see (mirrors gymnasium.vector.AutoresetMode).
-AUTORESET_NEXT_STEP = wp.constant(0)
-AUTORESET_SAME_STEP = wp.constant(1)
-AUTORESET_DISABLED = wp.constant(2)
 
 # Which worlds a grid/observe launch touches.
 SELECT_STEPPING = wp.constant(0)  # every world not waiting for a NEXT_STEP reset
@@ -560,9 +564,7 @@ def tag_reward_done(
             agent_terminated[e, i] = False
             agent_truncated[e, i] = False
         runners_left_out[e] = 0
-        terminated[e] = False
-        truncated[e] = False
-        reset_now[e] = 1
+        begin_pending_reset(e, terminated, truncated, reset_now)
         return
     for i in range(num_agents):
         r = zero
@@ -599,12 +601,7 @@ def tag_reward_done(
     terminated[e] = term
     truncated[e] = trunc
     runners_left_out[e] = left
-    reset_now[e] = 0
-    if term or trunc:
-        if mode == AUTORESET_SAME_STEP:
-            reset_now[e] = 1
-        elif mode == AUTORESET_NEXT_STEP:
-            pending_reset[e] = 1
+    schedule_autoreset(e, term or trunc, mode, reset_now, pending_reset)
 
 
 # ---------------------------------------------------------------------------------------------
