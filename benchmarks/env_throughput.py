@@ -263,17 +263,25 @@ def _bench_vmas(scenario: str, worlds: int):
 
 
 def _bench_jaxmarl(scenario: str, worlds: int):
-    import jax
-    import jax.numpy as jnp
     import jaxmarl
 
     env = jaxmarl.make(JAXMARL_ENVS[scenario], max_steps=EPISODE_LEN)
-    agents = list(env.agents)
-    n_actions = [int(env.action_space(a).n) for a in agents]
-    step = jax.vmap(env.step)
     # Steps per jitted call: long enough that dispatch overhead is negligible
     # at small sizes, short enough that calibration stays fine-grained.
     chunk_steps = EPISODE_LEN * max(1, min(40, 1024 // worlds))
+    return env.num_agents, jaxmarl_runner(env, worlds, chunk_steps), chunk_steps
+
+
+def jaxmarl_runner(env, worlds: int, chunk_steps: int):
+    """``run(calls)`` for a JaxMARL env: ``calls`` jitted chunks of ``chunk_steps`` vmapped steps
+    (``lax.scan``), random actions from ``jax.random``, the outputs consumed into a checksum so
+    XLA cannot drop them (also used by tag_scale.py)."""
+    import jax
+    import jax.numpy as jnp
+
+    agents = list(env.agents)
+    n_actions = [int(env.action_space(a).n) for a in agents]
+    step = jax.vmap(env.step)
 
     def one_step(carry, _):
         key, state, checksum = carry
@@ -284,7 +292,6 @@ def _bench_jaxmarl(scenario: str, worlds: int):
             for a, k, n in zip(agents, act_keys, n_actions)
         }
         obs, state, rew, _, _ = step(jax.random.split(k_step, worlds), state, actions)
-        # Consume obs and rewards so XLA cannot drop their computation.
         for a in agents:
             checksum = checksum + jnp.sum(obs[a]) + jnp.sum(rew[a])
         return (key, state, checksum), None
@@ -305,7 +312,7 @@ def _bench_jaxmarl(scenario: str, worlds: int):
         jax.block_until_ready(c)
         carry[0] = c
 
-    return env.num_agents, run, chunk_steps
+    return run
 
 
 BENCHES = {OURS: _bench_ours, "mpe2": _bench_mpe2, "vmas": _bench_vmas, "jaxmarl": _bench_jaxmarl}

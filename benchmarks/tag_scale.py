@@ -134,45 +134,13 @@ def _bench_vmas(worlds: int, agents: int, threads: int):
 
 
 def _bench_jaxmarl(worlds: int, agents: int, threads: int):
-    import jax
-    import jax.numpy as jnp
     import jaxmarl
 
     adversaries = max(1, agents // 10)
     env = jaxmarl.make("MPE_simple_tag_v3", num_good_agents=agents - adversaries,
                        num_adversaries=adversaries, num_obs=2, max_steps=EPISODE_LEN)
-    names = list(env.agents)
-    n_actions = [int(env.action_space(a).n) for a in names]
-    step = jax.vmap(env.step)
     chunk = 10
-
-    def one_step(carry, _):
-        key, state, checksum = carry
-        key, k_act, k_step = jax.random.split(key, 3)
-        keys = jax.random.split(k_act, len(names))
-        actions = {a: jax.random.randint(k, (worlds,), 0, n) for a, k, n in zip(names, keys, n_actions)}
-        obs, state, rew, _, _ = step(jax.random.split(k_step, worlds), state, actions)
-        for a in names:  # consume the outputs so XLA cannot drop them
-            checksum = checksum + jnp.sum(obs[a]) + jnp.sum(rew[a])
-        return (key, state, checksum), None
-
-    @jax.jit
-    def run_chunk(carry):
-        carry, _ = jax.lax.scan(one_step, carry, None, length=chunk)
-        return carry
-
-    key, k_reset = jax.random.split(jax.random.PRNGKey(0))
-    _, state = jax.vmap(env.reset)(jax.random.split(k_reset, worlds))
-    carry = [(key, state, jnp.zeros((), jnp.float32))]
-
-    def run(calls):
-        c = carry[0]
-        for _ in range(calls):
-            c = run_chunk(c)
-        jax.block_until_ready(c)
-        carry[0] = c
-
-    return env.num_agents, run, chunk
+    return env.num_agents, et.jaxmarl_runner(env, worlds, chunk), chunk
 
 
 BENCHES = {OURS: _bench_ours, "vmas": _bench_vmas, "jaxmarl": _bench_jaxmarl}
