@@ -344,3 +344,44 @@ def test_same_seed_writes_an_identical_metrics_file(tmp_path):
             keep = [i for i, c in enumerate(header) if c not in WALL]
             files.append([header] + [[r[i] for i in keep] for r in reader])
     assert files[0] == files[1] and len(files[0]) == 7
+
+
+# ----------------------------------------------------------------------------- WAR runs
+def war_cli_args(run_dir, updates: int) -> list[str]:
+    return ["train", "Command-v0", "--war", "--arm", "war", "--preset", "smoke", "--num-envs", "10",
+            "--total-steps", str(10 * 25 * updates), "--no-gif", "--eval-episodes", "0",
+            "--war-resource", "shared", "--run-dir", str(run_dir)]
+
+
+def test_war_checkpoint_evaluates_but_does_not_resume(tmp_path, capsys):
+    run_dir = tmp_path / "war"
+    assert cli_main(war_cli_args(run_dir, 2)) == 0
+    policies, cfg, _ = load_policies(run_dir)
+    assert cfg.scenario == "Command-v0" and set(policies) == {"commander", "sentry"}
+    assert cli_main(["eval", str(run_dir), "--episodes", "4"]) == 0
+    capsys.readouterr()
+    status = cli_main(["train", "--resume", str(run_dir)])
+    err = capsys.readouterr().err
+    assert status == 2 and "holds networks only" in err and "Traceback" not in err
+
+
+def test_sigterm_stops_a_war_run_with_its_networks_saved(tmp_path):
+    run_dir = tmp_path / "war"
+    proc = start(war_cli_args(run_dir, 400))
+    wait_for(lambda: len(rows(run_dir)) >= 2, proc)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err and "WAR runs do not resume" in err
+    assert load_checkpoint(run_dir)["update"] == int(rows(run_dir)[-1]["update"]) < 400
+    assert (run_dir / "war_curve.png").is_file() and not (run_dir / "eval.json").exists()
+
+
+def test_non_finite_rewards_stop_a_war_run(tmp_path):
+    from war_train.war_config import ARTICLE_COSTS, WarConfig
+    from war_train.war_loop import train_war
+
+    cfg = war_train.preset_config("smoke", scenario="Command-v0", num_envs=10, total_env_steps=10 * 25 * 4)
+    env = war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed)
+    with pytest.raises(NonFiniteTraining, match="training stopped in update 2: .*gradient norm is nan"):
+        train_war(cfg, WarConfig(costs=ARTICLE_COSTS), run_dir=tmp_path, envs=[RewardsFrom(env, 30, float("nan"))])

@@ -25,9 +25,15 @@ FORMAT = "war_train.mappo/2"
 READABLE = ("war_train.mappo/1", FORMAT)
 #: entries every checkpoint has, and their types (checked on load, before anything uses them)
 REQUIRED = {"config": dict, "env": dict, "update": int, "env_steps": int, "wall_s": float, "actors": dict,
-            "critics": dict, "actor_opts": dict, "critic_opts": dict, "valuenorms": dict,
-            "generator": torch.Tensor, "env_state": dict, "obs": dict, "starts": torch.Tensor,
-            "episode_stats": dict}
+            "critics": dict}
+#: the further entries a checkpoint needs to resume training (WAR runs save networks only)
+RESUMABLE = {"actor_opts": dict, "critic_opts": dict, "valuenorms": dict, "generator": torch.Tensor,
+             "env_state": dict, "obs": dict, "starts": torch.Tensor, "episode_stats": dict}
+
+
+def malformed_entries(payload: dict, spec: dict) -> list[str]:
+    """Names in ``spec`` that ``payload`` lacks or holds with another type."""
+    return [k for k, kind in spec.items() if not isinstance(payload.get(k), kind)]
 
 
 def atomic_write_bytes(path, data: bytes) -> pathlib.Path:
@@ -99,7 +105,7 @@ def load_checkpoint(path) -> dict:
     if payload["format"] != READABLE[0] and payload.get("sha256") != content_digest(payload):
         raise ValueError(f"checkpoint: {str(path)!r} is corrupted (its content does not match the checksum "
                          f"written with it)")
-    missing = [k for k, kind in REQUIRED.items() if not isinstance(payload.get(k), kind)]
+    missing = malformed_entries(payload, REQUIRED)
     if missing:
         raise ValueError(f"checkpoint: {str(path)!r} lacks (or has malformed) entries {missing}; "
                          f"it is incomplete or was edited")

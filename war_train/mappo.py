@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from war_train import distributed, losses
-from war_train.checkpoint import load_checkpoint, save_checkpoint
+from war_train.checkpoint import RESUMABLE, load_checkpoint, malformed_entries, save_checkpoint
 from war_train.config import TrainConfig, config_to_dict
 from war_train.metrics import EpisodeStats, summarize
 from war_train.networks import Actor, Critic, sample_categorical, with_agent_id
@@ -489,6 +489,10 @@ RESUMABLE_CHANGES = ("total_env_steps", "checkpoint_every", "progress", "tensorb
 
 
 def _check_resume(ckpt: dict, cfg: TrainConfig, env) -> None:
+    missing = malformed_entries(ckpt, RESUMABLE)
+    if missing:
+        raise ValueError(f"resume: the checkpoint holds networks only (no {', '.join(missing)}), e.g. a WAR run's; "
+                         f"it can be evaluated and rendered but not resumed")
     saved = ckpt["config"]
     now = config_to_dict(cfg)
     default = config_to_dict(TrainConfig())   # (a field newer than the checkpoint has its default there)

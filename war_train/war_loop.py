@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import pathlib
 import threading
 import time
@@ -49,9 +50,11 @@ from war_envs.war.scheduler import with_episode_starts
 from war_envs.war.weights import staleness_summary
 from war_train import losses
 from war_train.config import TrainConfig, config_to_dict
-from war_train.mappo import DIAGNOSTICS, TrainResult, _clip_grad, build_policies, env_signature, metric_columns
+from war_train.mappo import (DIAGNOSTICS, TrainResult, _clip_grad, _non_finite, build_policies, env_signature,
+                             metric_columns)
 from war_train.metrics import EpisodeStats, summarize
 from war_train.networks import Actor, sample_categorical
+from war_train.stopping import StopRequests, TrainingInterrupted
 from war_train.valuenorm import ValueNorm
 from war_train.war_config import DEFAULT_COSTS, WarConfig, war_config_to_dict
 
@@ -360,6 +363,9 @@ class WarTrainer:
                     self.actor_opt[g].zero_grad(set_to_none=True)
                     actor_loss.backward()
                     gn_a = _clip_grad(p.actor.parameters(), cfg.max_grad_norm)
+                    if not math.isfinite(gn_a):
+                        raise _non_finite(self.update_idx, None, f"group {g!r}: the actor's gradient norm is {gn_a} "
+                                          f"(actor loss {float(actor_loss.detach())})", "lower --lr, or check the env's rewards")
                     self.actor_opt[g].step()
 
                     v_loss = losses.value_loss(new_values, old_values_f[mb], targets_f[mb], cfg.clip_coef,
@@ -367,6 +373,9 @@ class WarTrainer:
                     self.critic_opt[g].zero_grad(set_to_none=True)
                     (cfg.value_coef * v_loss).backward()
                     gn_c = _clip_grad(p.critic.parameters(), cfg.max_grad_norm)
+                    if not math.isfinite(gn_c):
+                        raise _non_finite(self.update_idx, None, f"group {g!r}: the critic's gradient norm is {gn_c} "
+                                          f"(value loss {float(v_loss.detach())})", "lower --critic-lr, or check the env's rewards")
                     self.critic_opt[g].step()
 
                     n_mb += 1
@@ -496,40 +505,42 @@ def train_war(config: TrainConfig, war: WarConfig, progress_fn: Callable[[dict],
     history, stopped = [], False
     t_start = time.perf_counter()
     checkpoint = None
-    try:
-        while trainer.update_idx < cfg.num_updates:
-            row = trainer.update()
-            hist = row.pop("staleness_hist")
-            row["wall_s"] = time.perf_counter() - t_start
-            row["env_steps_per_s"] = trainer.env_steps / max(row["wall_s"], 1e-9)
-            for c in columns:
-                row.setdefault(c, float("nan"))
-            history.append(row)
-            if csv_log is not None:
-                import json
+    # SIGINT/SIGTERM: finish the update, write the final networks, stop
+    with StopRequests(enabled=run_dir is not None) as stops:
+        try:
+            while trainer.update_idx < cfg.num_updates:
+                row = trainer.update()
+                hist = row.pop("staleness_hist")
+                row["wall_s"] = time.perf_counter() - t_start
+                row["env_steps_per_s"] = trainer.env_steps / max(row["wall_s"], 1e-9)
+                for c in columns:
+                    row.setdefault(c, float("nan"))
+                history.append(row)
+                if csv_log is not None:
+                    import json
 
-                csv_log.write(row)
-                hist_file.write(json.dumps({"update": row["update"], "hist": hist}) + "\n")
-                hist_file.flush()
-            bar.update(trainer.env_steps, trainer.env_steps, row.get("episode_return"))
-            if progress_fn is not None and progress_fn(row) is False:
-                stopped = trainer.update_idx < cfg.num_updates
-                break
-        bar.close()
-        if run_dir is not None:
-            payload = {"config": config_to_dict(cfg), "war": war_config_to_dict(trainer.war),
-                       "env": env_signature(trainer.envs[0], cfg), "update": trainer.update_idx,
-                       "env_steps": trainer.env_steps, "wall_s": time.perf_counter() - t_start,
-                       "actors": {g: p.actor.state_dict() for g, p in trainer.policies.items()},
-                       "critics": {g: p.critic.state_dict() for g, p in trainer.policies.items()}}
-            checkpoint = save_checkpoint(run_dir / "checkpoint.pt", payload)
-    finally:
-        if csv_log is not None:
-            csv_log.close()
-            hist_file.close()
-        trainer.close()
+                    csv_log.write(row)
+                    hist_file.write(json.dumps({"update": row["update"], "hist": hist}) + "\n")
+                    hist_file.flush()
+                bar.update(trainer.env_steps, trainer.env_steps, row.get("episode_return"))
+                if (progress_fn is not None and progress_fn(row) is False) or stops.requested:
+                    stopped = trainer.update_idx < cfg.num_updates
+                    break
+            bar.close()
+            if run_dir is not None:
+                payload = {"config": config_to_dict(cfg), "war": war_config_to_dict(trainer.war),
+                           "env": env_signature(trainer.envs[0], cfg), "update": trainer.update_idx,
+                           "env_steps": trainer.env_steps, "wall_s": time.perf_counter() - t_start,
+                           "actors": {g: p.actor.state_dict() for g, p in trainer.policies.items()},
+                           "critics": {g: p.critic.state_dict() for g, p in trainer.policies.items()}}
+                checkpoint = save_checkpoint(run_dir / "checkpoint.pt", payload)
+        finally:
+            if csv_log is not None:
+                csv_log.close()
+                hist_file.close()
+            trainer.close()
     return TrainResult(policies=trainer.policies, history=history, config=cfg, run_dir=run_dir,
-                       checkpoint=checkpoint, stopped_early=stopped)
+                       checkpoint=checkpoint, stopped_early=stopped, interrupted_by=stops.signum)
 
 
 def run_war_training(config: TrainConfig, war: WarConfig, out="runs", *, run_dir=None, progress_fn=None,
@@ -556,6 +567,10 @@ def run_war_training(config: TrainConfig, war: WarConfig, out="runs", *, run_dir
     if rows:
         path = plot_war_run(rows, run_dir / "war_curve.png", title=f"{config.scenario} [{war.arm}] seed {config.seed}")
         log(f"WAR curves: {path}")
+    if result.interrupted_by is not None:
+        steps = int(result.history[-1]["env_steps"]) if result.history else 0
+        raise TrainingInterrupted(result.interrupted_by, run_dir, result.checkpoint, steps, resumable=False)
     if not result.stopped_early:
         finish_run(run_dir, result.policies, config, log=log)
     return run_dir
+
