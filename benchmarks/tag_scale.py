@@ -377,7 +377,7 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="64/256 worlds, peers at 10 agents, 0.25 s repeats")
     p.add_argument("--json", metavar="PATH", help="also write the rows as a JSON list of records")
-    p.add_argument("--plot", metavar="PATH", default="tag_scale.png", help="PNG plot path (default tag_scale.png)")
+    p.add_argument("--plot", metavar="PATH", help="also write a PNG plot of cost per agent-step to PATH")
     p.add_argument("--worlds", type=int_list, help="comma-separated world counts (default 64,256,2000)")
     p.add_argument("--agents", type=int_list, default=list(DEFAULT_AGENTS),
                    help="comma-separated agents per world (default 10,100,1000)")
@@ -425,7 +425,7 @@ def main(argv=None) -> None:
         return
     records = collect(args)
     print_tables(records, args)
-    path = plot(records, args.plot)
+    path = plot(records, args.plot) if args.plot else None
     if path:
         print(f"\nplot: {path}")
     if args.json:
