@@ -87,3 +87,35 @@ def test_torchrun_learns_spread_and_resumes_under_torchrun(tmp_path):
     returns = [float(x["episode_return"]) for x in r]
     assert sum(returns[-3:]) / 3 > sum(returns[:2]) / 2 + 3.0, returns
     shutil.rmtree(run)
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm-to-launcher"])
+def test_signal_under_torchrun_writes_the_final_checkpoint(tmp_path, how):
+    # Ctrl-C in a terminal signals the whole process group (launcher and every rank) and the
+    # launcher forwards it again; a scheduler's SIGTERM reaches the launcher, which forwards it.
+    # Either way the ranks finish the update together, rank 0 checkpoints, and the run resumes.
+    import signal
+    import time
+
+    run = tmp_path / "run"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+           "-m", "war_train.cli", "train", "Spread-v0", *ARGS, "--checkpoint-every", "0",
+           "--total-steps", str(16 * 20 * 2000), "--run-dir", str(run)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, OMP_NUM_THREADS="1"), start_new_session=True)
+    deadline = time.monotonic() + 240
+    while not ((run / "metrics.csv").exists() and len(rows(run / "metrics.csv")) >= 3):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-3000:]
+        time.sleep(0.05)
+    if how == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    sig = "SIGINT" if how == "ctrl-c" else "SIGTERM"
+    assert f"{sig} received" in err and "KeyboardInterrupt" not in err, err[-3000:]
+    done = rows(run / "metrics.csv")
+    assert load_checkpoint(run)["update"] == int(done[-1]["update"]) < 2000   # the signal's checkpoint
+    assert cli.main(["train", "--resume", str(run), "--total-steps", str(16 * 20 * (len(done) + 2)),
+                     "--no-progress"]) == 0
+    assert len(rows(run / "metrics.csv")) == len(done) + 2

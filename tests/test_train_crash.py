@@ -385,3 +385,17 @@ def test_non_finite_rewards_stop_a_war_run(tmp_path):
     env = war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed)
     with pytest.raises(NonFiniteTraining, match="training stopped in update 2: .*gradient norm is nan"):
         train_war(cfg, WarConfig(costs=ARTICLE_COSTS), run_dir=tmp_path, envs=[RewardsFrom(env, 30, float("nan"))])
+
+
+def test_stop_requests_treat_a_quick_repeat_as_the_same_request():
+    from war_train.stopping import ECHO_S, StopRequests
+
+    before = signal.getsignal(signal.SIGTERM)
+    with StopRequests(log=lambda msg: None) as stops:
+        signal.raise_signal(signal.SIGTERM)
+        signal.raise_signal(signal.SIGINT)        # e.g. the launcher forwarding it again
+        assert stops.signum == signal.SIGTERM
+        stops._first -= ECHO_S                    # a human pressing again, later
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+    assert signal.getsignal(signal.SIGTERM) == before   # handlers restored

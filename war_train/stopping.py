@@ -4,7 +4,7 @@
   schedulers and ``kill`` send) do not kill it mid-update: the update in flight finishes, a
   checkpoint is written, and ``train`` returns with ``TrainResult.interrupted_by`` set
   (``run_training`` then raises ``TrainingInterrupted``, which the CLI turns into exit status
-  128 + signal number).  A second signal stops at once (``KeyboardInterrupt``); the last
+  128 + signal number).  A second signal (2 s or more later) stops at once (``KeyboardInterrupt``); the last
   checkpoint is complete either way, since checkpoints are replaced atomically.
 * ``NonFiniteTraining``: a NaN or infinity in the env's rewards/observations, a gradient or a
   parameter stops the run before the bad numbers are applied or checkpointed; the message names
@@ -19,10 +19,14 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
 
 __all__ = ["StopRequests", "TrainingInterrupted", "NonFiniteTraining"]
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: a signal this soon after the first is the same request delivered twice (under torchrun, Ctrl-C
+#: reaches every rank from the terminal and again from the launcher, which forwards it)
+ECHO_S = 2.0
 
 
 class TrainingInterrupted(Exception):
@@ -45,13 +49,14 @@ class NonFiniteTraining(FloatingPointError):
 
 
 class StopRequests:
-    """Context manager: SIGINT/SIGTERM set ``signum`` instead of interrupting (a second signal
-    raises ``KeyboardInterrupt``).  Installs nothing when ``enabled`` is False or when not on the
+    """Context manager: SIGINT/SIGTERM set ``signum`` instead of interrupting (a second signal,
+    ``ECHO_S`` or more after the first, raises ``KeyboardInterrupt``).  Installs nothing when ``enabled`` is False or when not on the
     main thread (Python delivers signals to the main thread only)."""
 
     def __init__(self, enabled: bool = True, log=None) -> None:
         self.enabled = enabled and threading.current_thread() is threading.main_thread()
         self.signum: int | None = None
+        self._first = 0.0
         self._log = log if log is not None else (lambda msg: print(msg, file=sys.stderr, flush=True))
         self._previous: dict[int, object] = {}
 
@@ -60,10 +65,13 @@ class StopRequests:
         return self.signum is not None
 
     def _handle(self, signum, frame) -> None:
+        now = time.monotonic()
         if self.signum is not None:
+            if now - self._first < ECHO_S:
+                return   # the same request delivered twice (Ctrl-C under torchrun: terminal + launcher)
             self._restore()
             raise KeyboardInterrupt(f"second signal ({signal.Signals(signum).name}): stopping at once")
-        self.signum = signum
+        self.signum, self._first = signum, now
         self._log(f"\nwar-train: {signal.Signals(signum).name} received; finishing this update and writing a "
                   f"checkpoint (send it again to stop at once)")
 
