@@ -216,48 +216,20 @@ def test_non_finite_error_through_the_cli_is_one_clear_line(tmp_path, capsys, mo
 
 
 # ----------------------------------------------------------------------------- safe loading
+def make_small_run(run_dir) -> pathlib.Path:
+    """A 2-update smoke run: the good checkpoint the bad ones below are made from."""
+    run_training(config(total_env_steps=16 * 25 * 2), run_dir=run_dir, log=lambda *a: None)
+    return pathlib.Path(run_dir)
+
+
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
-    run_dir = tmp_path_factory.mktemp("small")
-    run_training(config(total_env_steps=16 * 25 * 2), run_dir=run_dir, log=lambda *a: None)
-    return run_dir
-
-
-def cli_error(capsys, argv) -> str:
-    status = cli_main(argv)
-    err = capsys.readouterr().err
-    assert status == 2, err
-    assert "Traceback" not in err and err.startswith(f"war-train {argv[0]}: error: checkpoint"), err
-    return err
-
-
-def test_truncated_checkpoint_is_refused_clearly(tmp_path, small_run, capsys):
-    data = (small_run / "checkpoint.pt").read_bytes()
-    path = tmp_path / "checkpoint.pt"
-    path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(ValueError, match="not a readable war_train checkpoint"):
-        load_checkpoint(path)
-    cli_error(capsys, ["eval", str(path)])
-    cli_error(capsys, ["train", "--resume", str(path)])
-
-
-def test_corrupted_tensor_data_is_detected_by_the_checksum(tmp_path, small_run, capsys):
-    # flip one byte inside the largest stored tensor: torch's zip reader would load it silently
-    path = tmp_path / "checkpoint.pt"
-    data = bytearray((small_run / "checkpoint.pt").read_bytes())
-    with zipfile.ZipFile(small_run / "checkpoint.pt") as z:
-        info = max(z.infolist(), key=lambda i: i.file_size)
-    header = data[info.header_offset: info.header_offset + 30]
-    start_of_data = info.header_offset + 30 + int.from_bytes(header[26:28], "little") + int.from_bytes(header[28:30], "little")
-    data[start_of_data + info.file_size // 2] ^= 0x40
-    path.write_bytes(bytes(data))
-    torch.load(path, weights_only=True)             # (torch itself notices nothing)
-    with pytest.raises(ValueError, match="is corrupted"):
-        load_checkpoint(path)
-    cli_error(capsys, ["render", str(path), "--gif", str(tmp_path / "x.gif")])
+    return make_small_run(tmp_path_factory.mktemp("small"))
 
 
 class _RunsCode:
+    """Unpickling this would create ``marker``: a stand-in for arbitrary code in a pickle."""
+
     def __init__(self, marker):
         self.marker = marker
 
@@ -265,29 +237,111 @@ class _RunsCode:
         return (pathlib.Path.touch, (self.marker,))
 
 
-def test_a_pickle_with_code_is_refused_without_running_it(tmp_path, capsys):
-    marker, path = tmp_path / "executed", tmp_path / "evil.pt"
-    torch.save({"format": "war_train.mappo/2", "actors": _RunsCode(marker)}, path)
-    with pytest.raises(ValueError, match="not a readable war_train checkpoint"):
-        load_checkpoint(path)
-    cli_error(capsys, ["eval", str(path)])
-    assert not marker.exists()
+def _truncated(good, tmp):
+    data = (good / "checkpoint.pt").read_bytes()
+    (tmp / "checkpoint.pt").write_bytes(data[: len(data) // 2])
+    return tmp / "checkpoint.pt"
 
 
-def test_foreign_and_incomplete_checkpoints_are_refused(tmp_path, small_run):
-    torch.save({"format": "someone-else/3", "weights": torch.zeros(3)}, tmp_path / "foreign.pt")
-    with pytest.raises(ValueError, match=r"has format 'someone-else/3', expected one of \['war_train.mappo/1', 'war_train.mappo/2'\]"):
-        load_checkpoint(tmp_path / "foreign.pt")
-    torch.save([1, 2, 3], tmp_path / "list.pt")
-    with pytest.raises(ValueError, match="has format 'list'"):
-        load_checkpoint(tmp_path / "list.pt")
-    payload = load_checkpoint(small_run)
-    del payload["actors"]
-    save_checkpoint(tmp_path / "partial.pt", payload)
-    with pytest.raises(ValueError, match=r"lacks \(or has malformed\) entries \['actors'\]"):
-        load_checkpoint(tmp_path / "partial.pt")
-    with pytest.raises(FileNotFoundError, match="no such file"):
-        load_checkpoint(tmp_path / "missing.pt")
+def _flipped_byte(good, tmp):
+    # one byte inside the largest stored tensor: torch's zip reader would load it silently
+    data = bytearray((good / "checkpoint.pt").read_bytes())
+    with zipfile.ZipFile(good / "checkpoint.pt") as z:
+        info = max(z.infolist(), key=lambda i: i.file_size)
+    header = data[info.header_offset: info.header_offset + 30]
+    start_of_data = (info.header_offset + 30 + int.from_bytes(header[26:28], "little")
+                     + int.from_bytes(header[28:30], "little"))
+    data[start_of_data + info.file_size // 2] ^= 0x40
+    (tmp / "checkpoint.pt").write_bytes(bytes(data))
+    return tmp / "checkpoint.pt"
+
+
+def _saved(obj):
+    def make(good, tmp):
+        torch.save(obj(tmp) if callable(obj) else obj, tmp / "checkpoint.pt")
+        return tmp / "checkpoint.pt"
+    return make
+
+
+def _edited(edit):
+    def make(good, tmp):
+        payload = load_checkpoint(good)
+        edit(payload)
+        save_checkpoint(tmp / "checkpoint.pt", payload)   # (re-checksummed: a well-formed file)
+        return tmp / "checkpoint.pt"
+    return make
+
+
+def _resume_with(**overrides):
+    def call(path):
+        cfg = config(total_env_steps=16 * 25 * 4, **overrides)
+        with war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed) as env:
+            war_train.train(env, cfg, resume=path)
+    return call
+
+
+def _drop_resume_state(payload):
+    from war_train.checkpoint import RESUMABLE
+
+    for key in RESUMABLE:
+        del payload[key]
+
+
+#: (case, how the file is made from a good run, what is done with it, what the error must say).
+#: docs/errors.md lists these with the errors they get (scripts/error_table.py).
+CHECKPOINT_CASES = [
+    ("truncated to half its size", _truncated, load_checkpoint,
+     "not a readable war_train checkpoint .truncated, corrupted or not written by war_train"),
+    ("one byte of tensor data flipped", _flipped_byte, load_checkpoint, "is corrupted"),
+    ("a pickle whose unpickling would run code", _saved(lambda tmp: {"format": "war_train.mappo/2",
+                                                                     "actors": _RunsCode(tmp / "executed")}),
+     load_checkpoint, "not a readable war_train checkpoint"),
+    ("another program's file", _saved({"format": "someone-else/3", "weights": torch.zeros(3)}), load_checkpoint,
+     r"has format 'someone-else/3', expected one of \['war_train.mappo/1', 'war_train.mappo/2'\]"),
+    ("not a dict", _saved([1, 2, 3]), load_checkpoint, "has format 'list'"),
+    ("an entry removed", _edited(lambda p: p.pop("actors")), load_checkpoint,
+     r"lacks \(or has malformed\) entries \['actors'\]"),
+    ("weights that do not fit its config (hidden_size edited)",
+     _edited(lambda p: p["config"].update(hidden_size=32)), load_policies,
+     "actor weights of group 'agent' do not fit the network its config describes"),
+    ("resumed with another scenario", lambda good, tmp: good / "checkpoint.pt",
+     _resume_with(scenario="PredatorPrey-v0"), r"different config: .*scenario='Spread-v0' \(now 'PredatorPrey-v0'\)"),
+    ("resumed with another network shape", lambda good, tmp: good / "checkpoint.pt",
+     _resume_with(hidden_size=32), r"different config: hidden_size=64 \(now 32\)"),
+    ("resumed from a networks-only (WAR) checkpoint", _edited(_drop_resume_state), _resume_with(),
+     "holds networks only"),
+    ("no such file", lambda good, tmp: tmp / "missing.pt", load_checkpoint, "no such file"),
+]
+
+
+@pytest.mark.parametrize("desc, make, call, match", CHECKPOINT_CASES, ids=[c[0] for c in CHECKPOINT_CASES])
+def test_bad_checkpoints_get_one_clear_error(tmp_path, small_run, desc, make, call, match):
+    path = make(small_run, tmp_path)
+    with pytest.raises((ValueError, FileNotFoundError), match=match):
+        call(path)
+    assert not (tmp_path / "executed").exists()     # nothing from the file ran
+
+
+@pytest.mark.parametrize("desc, make", [c[:2] for c in CHECKPOINT_CASES if c[2] in (load_checkpoint, load_policies)],
+                         ids=[c[0] for c in CHECKPOINT_CASES if c[2] in (load_checkpoint, load_policies)])
+def test_the_cli_reports_bad_checkpoints_in_one_line(tmp_path, small_run, capsys, desc, make):
+    path = make(small_run, tmp_path)
+    for argv in (["eval", str(path)], ["render", str(path), "--gif", str(tmp_path / "x.gif")]):
+        status = cli_main(argv)
+        err = capsys.readouterr().err
+        assert status == 2, err
+        assert "Traceback" not in err and err.startswith(f"war-train {argv[0]}: error: checkpoint"), err
+        assert err.count("\n") == 1
+
+
+def test_a_flipped_byte_loads_silently_without_the_checksum(tmp_path, small_run):
+    torch.load(_flipped_byte(small_run, tmp_path), weights_only=True)   # why the checksum exists
+
+
+def test_resume_of_another_scenario_through_the_cli(small_run, capsys):
+    status = cli_main(["train", "PredatorPrey-v0", "--resume", str(small_run)])
+    err = capsys.readouterr().err
+    assert status == 2 and "the checkpoint trained 'Spread-v0', not 'PredatorPrey-v0'" in err
 
 
 def test_a_format_1_checkpoint_without_checksum_still_loads(tmp_path, small_run):
@@ -308,29 +362,6 @@ def test_checkpoint_records_format_config_and_scenario(small_run):
     assert raw["format"] == "war_train.mappo/2"
     assert raw["config"]["scenario"] == raw["env"]["id"] == "Spread-v0"
     assert raw["config"]["num_envs"] == 16 and len(raw["sha256"]) == 64
-
-
-def test_mismatched_checkpoints_are_refused_clearly(tmp_path, small_run, capsys):
-    # another scenario
-    pp = war_train.preset_config("smoke", scenario="PredatorPrey-v0", total_env_steps=16 * 25 * 4)
-    with war_envs.make(pp.scenario, num_envs=pp.num_envs, seed=pp.seed) as env:
-        with pytest.raises(ValueError, match="different config: .*scenario='Spread-v0' \\(now 'PredatorPrey-v0'\\)"):
-            war_train.train(env, pp, resume=small_run)
-    status = cli_main(["train", "PredatorPrey-v0", "--resume", str(small_run)])
-    err = capsys.readouterr().err
-    assert status == 2 and "the checkpoint trained 'Spread-v0', not 'PredatorPrey-v0'" in err
-    # another network shape
-    wide = config(total_env_steps=16 * 25 * 4, hidden_size=32)
-    with war_envs.make(wide.scenario, num_envs=wide.num_envs, seed=wide.seed) as env:
-        with pytest.raises(ValueError, match=r"hidden_size=64 \(now 32\)"):
-            war_train.train(env, wide, resume=small_run)
-    # weights that do not fit the network the checkpoint's own config describes
-    payload = load_checkpoint(small_run)
-    payload["config"]["hidden_size"] = 32
-    save_checkpoint(tmp_path / "edited.pt", payload)
-    with pytest.raises(ValueError, match="actor weights of group 'agent' do not fit the network its config describes"):
-        load_policies(tmp_path / "edited.pt")
-    cli_error(capsys, ["eval", str(tmp_path / "edited.pt")])
 
 
 # ----------------------------------------------------------------------------- determinism

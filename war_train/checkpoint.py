@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import os
 import pathlib
 import tempfile
@@ -96,9 +97,8 @@ def load_checkpoint(path) -> dict:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # truncated, corrupted, or a pickle of arbitrary objects (refused unexecuted)
-        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise ValueError(f"checkpoint: {str(path)!r} is not a readable war_train checkpoint (truncated, "
-                         f"corrupted or not written by war_train: {type(exc).__name__}: {first_line})") from None
+                         f"corrupted or not written by war_train: {type(exc).__name__}: {_reason(exc)})") from None
     if not isinstance(payload, dict) or payload.get("format") not in READABLE:
         found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
         raise ValueError(f"checkpoint: {str(path)!r} has format {found!r}, expected one of {list(READABLE)}")
@@ -110,6 +110,16 @@ def load_checkpoint(path) -> dict:
         raise ValueError(f"checkpoint: {str(path)!r} lacks (or has malformed) entries {missing}; "
                          f"it is incomplete or was edited")
     return payload
+
+
+def _reason(exc: Exception) -> str:
+    """The informative part of torch.load's (long, multi-paragraph) error."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))   # torch bolds parts of it with ANSI codes
+    for line in text.splitlines():
+        if "WeightsUnpickler error:" in line:         # what weights_only refused, e.g. a global
+            return line.split("WeightsUnpickler error:", 1)[1].strip().split(". ")[0].rstrip(".")
+    first = (text.strip().splitlines() or [type(exc).__name__])[0]
+    return first.split(". ")[0].rstrip(".")
 
 
 def content_digest(payload: dict) -> str:

@@ -514,7 +514,9 @@ def load_networks(policies: dict[str, GroupPolicy], ckpt: dict) -> None:
             try:
                 module.load_state_dict(ckpt[part][g])
             except (RuntimeError, TypeError, KeyError, AttributeError) as exc:
-                detail = " ".join(str(exc).split())
+                problems = [" ".join(line.split()) for line in str(exc).splitlines()[1:] if line.strip()]
+                detail = (problems[0].rstrip(".") + (f"; and {len(problems) - 1} more" if len(problems) > 1 else "")
+                          if problems else " ".join(str(exc).split()))
                 raise ValueError(f"checkpoint: the {part[:-1]} weights of group {g!r} do not fit the network "
                                  f"its config describes ({detail})") from None
 
