@@ -12,9 +12,9 @@ from typing import Any
 
 import warp as wp
 
-# fuse_fp off: no a*b+c -> FMA contraction, so CPU and CUDA round every operation the same way
-# (and as numpy/mpe2 do); with contraction a scaled draw such as U(-0.9, 0.9) differs by an ulp.
-wp.set_module_options({"enable_backward": False, "optimization_level": 3, "fuse_fp": False})
+from war_envs.core._world_kernels import KERNEL_MODULE_OPTIONS
+
+wp.set_module_options(KERNEL_MODULE_OPTIONS)
 
 INVALID = wp.constant(-1)
 

@@ -7,8 +7,11 @@ resets the world.  The autoreset mode is passed to kernels as these ints.
 
 import warp as wp
 
-# fuse_fp off, like every kernel module of the package: CPU and CUDA round alike
-wp.set_module_options({"enable_backward": False, "optimization_level": 3, "fuse_fp": False})
+#: Warp options of every kernel module of the package.  fuse_fp off: no a*b+c -> FMA contraction,
+#: so CPU and CUDA round every operation the same way (and as numpy/mpe2 do); with contraction a
+#: scaled draw such as U(-0.9, 0.9) differs by an ulp between the devices.
+KERNEL_MODULE_OPTIONS = {"enable_backward": False, "optimization_level": 3, "fuse_fp": False}
+wp.set_module_options(KERNEL_MODULE_OPTIONS)
 
 # Autoreset modes, as the ints the kernels see (mirrors gymnasium.vector.AutoresetMode).
 AUTORESET_NEXT_STEP = wp.constant(0)

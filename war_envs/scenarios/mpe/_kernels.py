@@ -26,13 +26,12 @@ from war_envs.core._world_kernels import (  # noqa: F401  (the modes are part of
     AUTORESET_DISABLED,
     AUTORESET_NEXT_STEP,
     AUTORESET_SAME_STEP,
+    KERNEL_MODULE_OPTIONS,
     begin_pending_reset,
     schedule_autoreset,
 )
 
-# fuse_fp off: no a*b+c -> FMA contraction, so CPU and CUDA round every operation the same way
-# (and as numpy/mpe2 do); with contraction a scaled draw such as U(-0.9, 0.9) differs by an ulp.
-wp.set_module_options({"enable_backward": False, "optimization_level": 3, "fuse_fp": False})
+wp.set_module_options(KERNEL_MODULE_OPTIONS)
 
 
 # mpe2's discrete movement actions: 0 no-op, 1 -x, 2 +x, 3 -y, 4 +y.
