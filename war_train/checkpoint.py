@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import io
-import re
 import os
 import pathlib
+import re
 import tempfile
 
 import torch
 
-__all__ = ["FORMAT", "atomic_write_bytes", "save_checkpoint", "load_checkpoint"]
+__all__ = ["FORMAT", "READABLE", "REQUIRED", "RESUMABLE", "atomic_write_bytes", "save_checkpoint", "load_checkpoint",
+           "content_digest", "malformed_entries"]
 
 FORMAT = "war_train.mappo/2"
 #: formats this version reads; /1 (before the content checksum) is read without verification

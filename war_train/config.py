@@ -101,6 +101,13 @@ class TrainConfig:
     def num_updates(self) -> int:
         return max(1, self.total_env_steps // self.batch_env_steps)
 
+    def schedule(self, update: int) -> tuple[float, float, float]:
+        """``(lr, critic_lr, entropy_coef)`` for update ``update`` (1-based): constant, or decayed
+        linearly to 0 over the run with ``anneal_lr`` / ``anneal_entropy``."""
+        frac = 1.0 - (update - 1) / self.num_updates
+        lr_frac = frac if self.anneal_lr else 1.0
+        return lr_frac * self.lr, lr_frac * self.critic_lr, self.entropy_coef * (frac if self.anneal_entropy else 1.0)
+
     def validate(self) -> "TrainConfig":
         """Raise ``ValueError`` naming the first bad field."""
         positive_int = ("num_envs", "rollout_length", "total_env_steps", "torch_threads", "epochs",

@@ -101,6 +101,7 @@ def evaluation_suite(policies: dict, scenario: str, env_kwargs: dict, episodes: 
     0.8·[-1, 1]², the on-policy code's) and ``"<mode>@mpe2_init"`` (landmarks in [-1, 1]²) --
     whichever the run's own env is not.  Every entry plays the same seed."""
     groups = list(policies)
+    policies = _cpu_policies(policies)   # once, not in each run_episodes below
     out = {}
     for mode in MODES:
         out[mode] = summarize(run_episodes(scenario, env_kwargs, policies, episodes, seed, {g: mode for g in groups}))

@@ -273,12 +273,10 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
             cleanup.callback(tb.close)
         while update < cfg.num_updates:
             update += 1
-            if cfg.anneal_lr:
-                frac = 1.0 - (update - 1) / cfg.num_updates
-                for g in groups:
-                    actor_opt[g].param_groups[0]["lr"] = frac * cfg.lr
-                    critic_opt[g].param_groups[0]["lr"] = frac * cfg.critic_lr
-            entropy_coef = cfg.entropy_coef * (1.0 - (update - 1) / cfg.num_updates if cfg.anneal_entropy else 1.0)
+            lr, critic_lr, entropy_coef = cfg.schedule(update)
+            for g in groups:
+                actor_opt[g].param_groups[0]["lr"] = lr
+                critic_opt[g].param_groups[0]["lr"] = critic_lr
             actor_h0 = {g: (h.clone() if h is not None else None) for g, h in actor_h.items()}
             critic_h0 = {g: (h.clone() if h is not None else None) for g, h in critic_h.items()}
 
@@ -377,11 +375,10 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
                         actor_opt[g].zero_grad(set_to_none=True)
                         actor_loss.backward()
                         dist.reduce_grads(p.actor.parameters(), new_logp.numel())   # all-reduce before clipping
-                        gn_a = _clip_grad(p.actor.parameters(), cfg.max_grad_norm)
-                        if not math.isfinite(gn_a):   # (all-reduced: every rank sees the same norm)
-                            raise _non_finite(update, checkpoint_path, f"group {g!r}, epoch {epoch + 1}, minibatch {m + 1}: "
-                                              f"the actor's gradient norm is {gn_a} (actor loss {float(actor_loss.detach())})",
-                                              "lower --lr, or check the env's rewards")
+                        # (norms of all-reduced gradients: every rank stops on the same minibatch)
+                        where = f"group {g!r}, epoch {epoch + 1}, minibatch {m + 1}"
+                        gn_a = _finite_clip_grad(p.actor.parameters(), cfg.max_grad_norm, actor_loss,
+                                                 update, checkpoint_path, f"{where}: the actor's", "--lr")
                         actor_opt[g].step()
 
                         v_loss = losses.value_loss(new_values, buf_val[g][sel], targets[sel], cfg.clip_coef,
@@ -389,11 +386,8 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
                         critic_opt[g].zero_grad(set_to_none=True)
                         (cfg.value_coef * v_loss).backward()
                         dist.reduce_grads(p.critic.parameters(), new_logp.numel())
-                        gn_c = _clip_grad(p.critic.parameters(), cfg.max_grad_norm)
-                        if not math.isfinite(gn_c):
-                            raise _non_finite(update, checkpoint_path, f"group {g!r}, epoch {epoch + 1}, minibatch {m + 1}: "
-                                              f"the critic's gradient norm is {gn_c} (value loss {float(v_loss.detach())})",
-                                              "lower --critic-lr, or check the env's rewards")
+                        gn_c = _finite_clip_grad(p.critic.parameters(), cfg.max_grad_norm, v_loss,
+                                                 update, checkpoint_path, f"{where}: the critic's", "--critic-lr")
                         critic_opt[g].step()
 
                         n_mb += 1
@@ -467,6 +461,16 @@ def _non_finite(update: int, checkpoint, what: str, hint: str) -> NonFiniteTrain
             f"{pathlib.Path(checkpoint).parent}`)" if checkpoint is not None else "no checkpoint was written yet")
     return NonFiniteTraining(f"training stopped in update {update}: {what}; nothing from this update was "
                              f"saved, {kept}; {hint}")
+
+
+def _finite_clip_grad(params, max_norm: float, loss: torch.Tensor, update: int, checkpoint, who: str,
+                      lr_option: str) -> float:
+    """``_clip_grad``, refusing a non-finite norm before the optimizer step would apply it."""
+    norm = _clip_grad(params, max_norm)
+    if not math.isfinite(norm):
+        raise _non_finite(update, checkpoint, f"{who} gradient norm is {norm} (loss {float(loss.detach())})",
+                          f"lower {lr_option}, or check the env's rewards")
+    return norm
 
 
 def _clip_grad(params, max_norm: float) -> float:

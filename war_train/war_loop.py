@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 import pathlib
 import threading
 import time
@@ -50,7 +49,7 @@ from war_envs.war.scheduler import with_episode_starts
 from war_envs.war.weights import staleness_summary
 from war_train import losses
 from war_train.config import TrainConfig, config_to_dict
-from war_train.mappo import (DIAGNOSTICS, TrainResult, _clip_grad, _non_finite, build_policies, env_signature,
+from war_train.mappo import (DIAGNOSTICS, TrainResult, _finite_clip_grad, build_policies, env_signature,
                              metric_columns)
 from war_train.metrics import EpisodeStats, summarize
 from war_train.networks import Actor, sample_categorical
@@ -237,13 +236,10 @@ class WarTrainer:
         """One round: collect (and, for overlap, learn the previous round meanwhile), learn, re-plan."""
         cfg, war = self.cfg, self.war
         self.update_idx += 1
-        if cfg.anneal_lr:
-            frac = 1.0 - (self.update_idx - 1) / cfg.num_updates
-            for g in self.groups:
-                self.actor_opt[g].param_groups[0]["lr"] = frac * cfg.lr
-                self.critic_opt[g].param_groups[0]["lr"] = frac * cfg.critic_lr
-        self.entropy_coef = cfg.entropy_coef * (
-            1.0 - (self.update_idx - 1) / cfg.num_updates if cfg.anneal_entropy else 1.0)
+        lr, critic_lr, self.entropy_coef = cfg.schedule(self.update_idx)
+        for g in self.groups:
+            self.actor_opt[g].param_groups[0]["lr"] = lr
+            self.critic_opt[g].param_groups[0]["lr"] = critic_lr
         if war.arm == "overlap":
             if self._in_flight is None:  # the first round has nothing to overlap with
                 self._in_flight = self._collect()
@@ -362,20 +358,16 @@ class WarTrainer:
                     actor_loss = pg_loss - self.entropy_coef * entropy
                     self.actor_opt[g].zero_grad(set_to_none=True)
                     actor_loss.backward()
-                    gn_a = _clip_grad(p.actor.parameters(), cfg.max_grad_norm)
-                    if not math.isfinite(gn_a):
-                        raise _non_finite(self.update_idx, None, f"group {g!r}: the actor's gradient norm is {gn_a} "
-                                          f"(actor loss {float(actor_loss.detach())})", "lower --lr, or check the env's rewards")
+                    gn_a = _finite_clip_grad(p.actor.parameters(), cfg.max_grad_norm, actor_loss, self.update_idx,
+                                             None, f"group {g!r}: the actor's", "--lr")
                     self.actor_opt[g].step()
 
                     v_loss = losses.value_loss(new_values, old_values_f[mb], targets_f[mb], cfg.clip_coef,
                                                cfg.use_huber_loss, cfg.huber_delta, cfg.clip_value_loss)
                     self.critic_opt[g].zero_grad(set_to_none=True)
                     (cfg.value_coef * v_loss).backward()
-                    gn_c = _clip_grad(p.critic.parameters(), cfg.max_grad_norm)
-                    if not math.isfinite(gn_c):
-                        raise _non_finite(self.update_idx, None, f"group {g!r}: the critic's gradient norm is {gn_c} "
-                                          f"(value loss {float(v_loss.detach())})", "lower --critic-lr, or check the env's rewards")
+                    gn_c = _finite_clip_grad(p.critic.parameters(), cfg.max_grad_norm, v_loss, self.update_idx,
+                                             None, f"group {g!r}: the critic's", "--critic-lr")
                     self.critic_opt[g].step()
 
                     n_mb += 1

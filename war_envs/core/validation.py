@@ -121,6 +121,18 @@ def check_box(name: str, tensor: torch.Tensor, low: float, high: float) -> None:
         raise ValueError(f"{name}: expected Box actions in [{low}, {high}], got {bad}")
 
 
+def check_in_space(name: str, tensor: torch.Tensor, space) -> None:
+    """Values of a batch of ``space`` actions (components last): Discrete and MultiDiscrete in
+    range (a MultiDiscrete component's errors name ``name[:, d]``), Box finite and in bounds."""
+    if hasattr(space, "nvec"):          # MultiDiscrete (has no ``n``)
+        for d, n in enumerate(space.nvec.reshape(-1)):
+            check_discrete(f"{name}[:, {d}]", tensor[..., d], int(n))
+    elif hasattr(space, "n"):           # Discrete
+        check_discrete(name, tensor, int(space.n))
+    else:                               # Box
+        check_box(name, tensor, float(space.low.min()), float(space.high.max()))
+
+
 def check_keys(name: str, mapping, expected) -> None:
     """A mapping whose keys are exactly ``expected``."""
     if not isinstance(mapping, Mapping):

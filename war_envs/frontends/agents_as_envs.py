@@ -191,14 +191,7 @@ class AgentLayout:
         if not self.integer_actions and not tensor.is_floating_point():
             raise TypeError(f"{name}: expected floating actions for {self.single_action_space}, got "
                             f"dtype {tensor.dtype}")
-        space = self.single_action_space
-        if isinstance(space, gymnasium.spaces.Discrete):
-            v.check_discrete(name, tensor, int(space.n))
-        elif isinstance(space, gymnasium.spaces.MultiDiscrete):
-            for d, n in enumerate(space.nvec.reshape(-1)):
-                v.check_discrete(f"{name}[:, {d}]", tensor[..., d], int(n))
-        else:
-            v.check_box(name, tensor, float(space.low.min()), float(space.high.max()))
+        v.check_in_space(name, tensor, self.single_action_space)
         if tensor.device != self._device:  # a numpy batch for a batched env on another device
             tensor = tensor.to(self._device)
         tensor = tensor.reshape(self.num_worlds, self.num_agents, *tensor.shape[1:])

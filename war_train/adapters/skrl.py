@@ -112,15 +112,9 @@ class SkrlMultiAgentEnv:
             if a.shape not in ((E,), (E, 1)):
                 raise ValueError(f"{name}: expected shape ({E},) or ({E}, 1), got {tuple(a.shape)}")
             a = a.reshape(E)
-            v.check_discrete(name, a, int(space.n))
-        elif isinstance(space, gymnasium.spaces.MultiDiscrete):
-            nvec = [int(x) for x in space.nvec.reshape(-1)]
-            v.check_shape(name, a, (E, len(nvec)))
-            for d, n in enumerate(nvec):
-                v.check_discrete(f"{name}[:, {d}]", a[:, d], n)
         else:
             v.check_shape(name, a, (E, *space.shape))
-            v.check_box(name, a, float(space.low.min()), float(space.high.max()))
+        v.check_in_space(name, a, space)
         return a
 
     def state(self) -> torch.Tensor:
