@@ -17,14 +17,20 @@ NVIDIA GPU.  On a machine without one it prints why and exits with code 0.
    Spread-v0 at 8192 and 65536 worlds, Tag-v0 at 2000 worlds x 1000 agents (the WarpDrive
    paper's size; training preset, 10 % taggers, constant density, k = 10), plus a per-kernel
    time breakdown of one Tag step.
-3. **Sampler** (``war_envs.core.sampling``) vs ``torch.distributions.Categorical`` and
+3. **End-to-end training** (``benchmarks/train_speed.py``'s measurement): war_train's MAPPO on
+   Spread-v0 at 8192 worlds and on Tag-v0 with the ``tag_warpdrive`` preset (WarpDrive's
+   training config: 10 taggers + 100 runners, local critics) at 100 and 2000 worlds, a fixed
+   number of updates each, printing agent-steps/s end to end (PPO updates included) and the
+   env / policy / learn / other breakdown.  Goals: 5 M agent-steps/s on Spread and WarpDrive's
+   Numba end-to-end rate on Tag (51 k world-steps/s x 105 agents = 5.4 M agent-steps/s).
+4. **Sampler** (``war_envs.core.sampling``) vs ``torch.distributions.Categorical`` and
    ``torch.multinomial`` on the GPU: 2000 x 1000 agents x 21 actions, and WarpDrive's tiny case
    (2 worlds x 5 agents x 3 actions); CPU/CUDA agreement of the draws and a chi-square check.
 
 Exit code: 0 when every check passes (or there is no GPU), 1 when a parity or sampler check
 fails, 2 when Warp sees a GPU but torch is a CPU-only build (install a CUDA torch).
 
-    python benchmarks/gpu_check.py [--device cuda:0] [--json PATH] [--skip-throughput]
+    python benchmarks/gpu_check.py [--device cuda:0] [--json PATH] [--skip-throughput] [--skip-training]
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import train_speed  # noqa: E402  (benchmarks/train_speed.py: the end-to-end measurement)
 
 TOL = 1e-5
 SEED = 1234
@@ -348,11 +356,21 @@ def sampler_checks(device: str, scale: float = 1.0) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 
+def training_configs(scale: float) -> list[tuple[str, str, int, int, dict]]:
+    """(scenario, preset, worlds, measured updates, config overrides) of the end-to-end section.
+    At 2000 Tag worlds the preset's 250-step rollouts would hold 14 GB of runner observations
+    alone: 25-step rollouts and 8 minibatches keep the batch at 5 M agent-steps."""
+    return [("Spread-v0", "spread", max(16, int(8192 * scale)), 6, {}),
+            ("Tag-v0", "tag_warpdrive", max(2, int(100 * scale)), 3, {}),
+            ("Tag-v0", "tag_warpdrive", max(4, int(2000 * scale)), 3, {"rollout_length": 25, "num_minibatches": 8})]
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default="cuda:0")
     p.add_argument("--json", metavar="PATH", help="write every result as JSON")
     p.add_argument("--skip-throughput", action="store_true", help="parity and sampler checks only")
+    p.add_argument("--skip-training", action="store_true", help="no end-to-end training section")
     p.add_argument("--dry-run-on-cpu", action="store_true",
                    help="test this script without a GPU: the 'CUDA' side is a second CPU env, sizes / 64")
     args = p.parse_args(argv)
@@ -430,8 +448,27 @@ def main(argv=None) -> int:
             traceback.print_exc()
             log(f"  kernel breakdown: ERROR {exc}")
 
-    # 3. sampler
-    log("\n3. Sampler (war_envs.core.sampling) on the GPU")
+    # 3. end-to-end training
+    if not args.skip_training:
+        log("\n3. End-to-end MAPPO training (war_train, profile: env / policy / learn / other)")
+        report["training"] = []
+        for scenario, preset, worlds, updates, overrides in training_configs(scale):
+            try:
+                r = train_speed.measure(scenario, preset, worlds, updates, 2, device, 1, overrides)
+                report["training"].append(r)
+                log(f"  {scenario:9s} {preset:14s} {worlds:6d} worlds x {r['agents_per_world']:4d} agents: "
+                    f"{r['agent_steps_per_s'] / 1e6:8.3f} M agent-steps/s end to end "
+                    f"({r['env_steps_per_s'] / 1e3:.1f} k env-steps/s, {r['update_s']:.3f} s/update; env "
+                    f"{100 * r['env_share']:.0f}%, policy {100 * r['policy_share']:.0f}%, learn "
+                    f"{100 * r['learn_share']:.0f}%, other {100 * r['other_share']:.0f}%)")
+            except Exception as exc:
+                traceback.print_exc()
+                report["training"].append({"scenario": scenario, "preset": preset, "worlds": worlds,
+                                           "error": f"{type(exc).__name__}: {exc}"})
+                log(f"  {scenario} {preset} {worlds} worlds: ERROR {exc}")
+
+    # 4. sampler
+    log("\n4. Sampler (war_envs.core.sampling) on the GPU")
     try:
         s = sampler_checks(device, scale)
         report["sampler"] = s

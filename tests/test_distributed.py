@@ -33,6 +33,12 @@ JOBS = {
     "pp_mlp": (dict(scenario="PredatorPrey-v0", num_minibatches=4, rollout_length=20), 1, 0),
     # GRU, 4 worlds, 4 minibatches of one world each: every minibatch is empty on one rank
     "spread_gru": (dict(num_envs=4, use_gru=True, num_minibatches=4), 1, 0),
+    # Box actions: the Gaussian's normal noise of all worlds drawn on every rank
+    "spread_box": (dict(env_kwargs={"continuous_actions": True}, num_minibatches=2, rollout_length=20), 1, 0),
+    # MultiDiscrete actions, runners leaving the game (masked losses and statistics)
+    "tag_masked": (dict(scenario="Tag-v0", env_kwargs={"num_taggers": 1, "num_runners": 3, "grid_length": 2.0,
+                                                        "episode_length": 10, "tagging_distance": 0.1},
+                        num_minibatches=2, rollout_length=20), 1, 0),
     # 1 update, checkpoint (rank 0 gathers every rank's worlds), resume on 2 ranks for a 2nd
     "spread_resume": (dict(num_minibatches=3, rollout_length=20, checkpoint_every=1), 1, 2),
 }
@@ -129,7 +135,7 @@ def max_param_diff(a, b):
     return max(float((a[g][k] - b[g][k]).abs().max()) for g in a for k in a[g])
 
 
-@pytest.mark.parametrize("name", ["spread_mlp", "pp_mlp", "spread_gru"])
+@pytest.mark.parametrize("name", ["spread_mlp", "pp_mlp", "spread_gru", "spread_box", "tag_masked"])
 def test_two_ranks_make_the_parameter_update_of_one_process(two_ranks, name):
     _, ranks = two_ranks
     _, updates, _ = JOBS[name]

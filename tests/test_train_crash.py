@@ -180,8 +180,8 @@ class RewardsFrom:
     def __getattr__(self, name):
         return getattr(self.env, name)
 
-    def step(self, actions):
-        obs, rew, term, trunc, info = self.env.step(actions)
+    def step(self, actions, **kw):
+        obs, rew, term, trunc, info = self.env.step(actions, **kw)
         self.steps += 1
         if self.steps >= self.at:
             rew = {g: torch.full_like(r, self.value) for g, r in rew.items()}

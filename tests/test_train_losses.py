@@ -108,10 +108,6 @@ def test_normalize_advantages_by_hand():
     assert out.tolist() == pytest.approx([-1 / (1 + 1e-5), 0.0, 1 / (1 + 1e-5)])
 
 
-def test_entropy_of_uniform_logits():
-    assert losses.entropy_of_logits(torch.zeros(2, 5)).tolist() == pytest.approx([math.log(5)] * 2)
-
-
 # ----------------------------------------------------------------------------- value normalizer
 def test_valuenorm_updates_by_hand():
     s = valuenorm_update(valuenorm_init(), t(1, 3), beta=0.5)

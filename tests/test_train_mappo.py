@@ -69,14 +69,25 @@ def test_same_seed_same_run_different_seed_different_run():
     assert runs[0] != runs[2]
 
 
-@pytest.mark.parametrize("use_gru", [False, True], ids=["mlp", "gru"])
-def test_stop_and_resume_is_exact(tmp_path, use_gru):
+#: a small Tag-v0 where runners are tagged (and leave the game) within a rollout
+SMALL_TAG = {"num_taggers": 1, "num_runners": 3, "grid_length": 2.0, "episode_length": 30, "tagging_distance": 0.1,
+             "num_other_agents_observed": 2, "use_full_observation": False}
+#: one variant per action space (and the recurrent and masked paths)
+VARIANTS = {"mlp": {}, "gru": {"use_gru": True},
+            "box": {"env_kwargs": {"continuous_actions": True}},
+            "multidiscrete_masked": {"scenario": "Tag-v0", "env_kwargs": SMALL_TAG},
+            "local_critic": {"scenario": "Tag-v0", "env_kwargs": SMALL_TAG, "critic_input": "local"},
+            "gru_masked": {"scenario": "Tag-v0", "env_kwargs": SMALL_TAG, "use_gru": True}}
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_stop_and_resume_is_exact(tmp_path, variant):
     # 4 updates, checkpoint every 2.  The interrupted run dies (exception) in update 3, after
     # its row was written but before the next checkpoint: resuming must drop that row, restart
     # from update 2's checkpoint and reproduce every number of the uninterrupted run.
     # (rollouts of 20 steps: episodes of 25 cross update boundaries)
-    cfg = smoke(total_env_steps=16 * 20 * 4, rollout_length=20, checkpoint_every=2, use_gru=use_gru,
-                num_minibatches=2)
+    cfg = smoke(total_env_steps=16 * 20 * 4, rollout_length=20, checkpoint_every=2, num_minibatches=2,
+                **VARIANTS[variant])
     with make(cfg) as env:
         full = war_train.train(env, cfg, run_dir=tmp_path / "full")
 
@@ -209,6 +220,94 @@ def test_config_errors_are_clear():
     with war_envs.make("Spread-v0", num_envs=16, autoreset_mode="next_step") as env, \
             pytest.raises(ValueError, match="SAME_STEP"):
         war_train.train(env, cfg)
-    with war_envs.make("Spread-v0", num_envs=16, continuous_actions=True) as env, \
-            pytest.raises(ValueError, match="Discrete"):
-        war_train.train(env, cfg)
+    with pytest.raises(ValueError, match="critic_input"):
+        war_train.TrainConfig(critic_input="global").validate()
+    with pytest.raises(ValueError, match="critic_input.*use_gru"):
+        war_train.TrainConfig(critic_input="local", use_gru=True).validate()
+
+
+
+# ----------------------------------------------------------------------------- action spaces, masks
+@pytest.mark.parametrize("variant", ["box", "multidiscrete_masked", "local_critic"])
+def test_every_action_space_trains_and_is_reproducible(variant):
+    cfg = smoke(total_env_steps=16 * 25 * 2, **VARIANTS[variant])
+    runs = []
+    for _ in range(2):
+        with make(cfg) as env:
+            runs.append(war_train.train(env, cfg))
+    assert strip_wall(runs[0].history) == strip_wall(runs[1].history)
+    row = runs[0].history[-1]
+    for g in runs[0].policies:
+        for d in ("policy_loss", "value_loss", "entropy", "approx_kl", "grad_norm_actor"):
+            assert math.isfinite(row[f"{g}/{d}"]), (g, d)
+
+
+def test_tag_logs_its_declared_metrics_and_masks_tagged_runners(tmp_path):
+    cfg = smoke(scenario="Tag-v0", env_kwargs=SMALL_TAG, total_env_steps=16 * 30 * 2, rollout_length=30)
+    seen = []
+    import war_train.mappo as mappo
+
+    real = mappo.ppo_update
+
+    def spy(policy, *args, **kw):
+        seen.append(args[3].mask)   # the GroupBatch's mask
+        return real(policy, *args, **kw)
+
+    mappo.ppo_update = spy
+    try:
+        with make(cfg) as env:
+            result = war_train.train(env, cfg, run_dir=tmp_path)
+    finally:
+        mappo.ppo_update = real
+    header = (tmp_path / "metrics.csv").read_text().splitlines()[0].split(",")
+    for col in ("tags", "runners_left", "survival", "episode_return/tagger", "episode_return/runner"):
+        assert col in header
+    row = result.history[-1]
+    assert row["episodes"] == 16 * 2 or row["episodes"] >= 16     # 30-step episodes, 30-step rollouts
+    masks = [m for m in seen if m is not None]
+    assert len(masks) == 2 * 2                                    # both groups, both updates
+    runner_masks = masks[1::2]
+    assert all(not bool(m.all()) for m in runner_masks)          # some runners were out of the game
+    assert all(bool(m.all()) for m in masks[0::2])               # taggers never leave
+
+
+def test_masked_agents_contribute_no_gradient():
+    # The same batch with the out-of-game agents' data replaced by garbage gives the same update.
+    from war_train import distributed
+    from war_train.policy import build_policies
+    from war_train.ppo import GroupBatch, ppo_update
+    from war_train.valuenorm import ValueNorm
+
+    cfg = smoke(scenario="Tag-v0", env_kwargs=SMALL_TAG, num_minibatches=2, epochs=2)
+    with make(cfg) as env:
+        groups = dict(env.groups)
+        state_dim = env.state_dim
+    g = "runner"
+    spec = groups[g]
+    N, n = 40, spec.n_agents
+    gen = torch.Generator().manual_seed(0)
+    mask = torch.rand(N, n, generator=gen) > 0.3
+    batch = GroupBatch(obs=torch.randn(N, n, spec.obs_dim, generator=gen), state=torch.randn(N, state_dim, generator=gen),
+                       actions=torch.stack([torch.randint(0, int(k), (N, n), generator=gen)
+                                            for k in spec.action_space.nvec], -1), logp=-torch.rand(N, n, generator=gen) * 3,
+                       values=torch.randn(N, n, generator=gen), returns=torch.randn(N, n, generator=gen),
+                       advantages=torch.randn(N, n, generator=gen), values_denorm=torch.randn(N, n, generator=gen),
+                       mask=mask)
+    garbage = GroupBatch(**{**batch.__dict__})
+    for name in ("logp", "values", "returns", "advantages", "values_denorm"):
+        setattr(garbage, name, torch.where(mask, getattr(batch, name), torch.full_like(getattr(batch, name), 1e3)))
+    garbage.actions = torch.where(mask[..., None], batch.actions, torch.zeros_like(batch.actions))
+
+    def run(b):
+        p = build_policies(groups, state_dim, cfg, "cpu")[g]
+        a = torch.optim.Adam(p.actor.parameters(), lr=1e-3)
+        c = torch.optim.Adam(p.critic.parameters(), lr=1e-3)
+        diag = ppo_update(p, a, c, ValueNorm(0.99999), b, cfg=cfg, entropy_coef=0.01,
+                          generator=torch.Generator().manual_seed(1), reducer=distributed.Local())
+        return p, diag
+
+    p1, d1 = run(batch)
+    p2, d2 = run(garbage)
+    for x, y in zip(p1.parameters(), p2.parameters()):
+        torch.testing.assert_close(x, y, rtol=1e-6, atol=1e-7)
+    assert d1 == pytest.approx(d2, rel=1e-5)

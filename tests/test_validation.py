@@ -229,3 +229,37 @@ def test_curriculum_api_errors():
         env.set_curriculum_stage(3)
     with pytest.raises(ValueError, match="stage"):
         env.set_curriculum_stage(-1)
+
+
+# ----------------------------------------------------------------------------- trusted actions
+TRUSTED_BAD = [
+    (lambda a: {"adversary": a["adversary"]}, ValueError, r"actions: expected keys .* missing \['agent'\]"),
+    (lambda a: {**a, "agent": a["agent"][:2]}, ValueError, r"actions\['agent'\]: expected shape \(3, 1\), got \(2, 1\)"),
+    (lambda a: {**a, "agent": a["agent"].float()}, TypeError, r"actions\['agent'\]: expected an integer dtype"),
+    (lambda a: {**a, "agent": a["agent"].bool()}, TypeError, "integer dtype"),
+    (lambda a: {**a, "agent": a["agent"].numpy()}, TypeError, "the trusted path takes torch tensors"),
+    (lambda a: {**a, "agent": a["agent"].to("meta")}, ValueError, "expected a tensor on device cpu"),
+]
+
+
+@pytest.mark.parametrize("mutate, error, match", TRUSTED_BAD)
+def test_trusted_step_still_checks_keys_shapes_and_dtypes(mutate, error, match):
+    bad, twin = twins()
+    with pytest.raises(error, match=match):
+        bad.step(mutate(good_actions(bad)), trusted=True)
+    assert_still_equal(bad, twin)
+
+
+@pytest.mark.parametrize("env_id, kwargs", [("PredatorPrey-v0", {}), ("Spread-v0", {"continuous_actions": True}),
+                                            ("Tag-v0", {"num_runners": 4})])
+def test_trusted_step_equals_the_validated_step(env_id, kwargs):
+    a, b = (war_envs.make(env_id, num_envs=3, seed=1, **kwargs) for _ in range(2))
+    a.reset(), b.reset()
+    for g, s in a.groups.items():
+        s.action_space.seed(0)
+    for _ in range(30):
+        actions = {g: torch.as_tensor(np.stack([[s.action_space.sample() for _ in range(s.n_agents)]
+                                                for _ in range(3)])) for g, s in a.groups.items()}
+        out_a, out_b = a.step(actions), b.step(actions, trusted=True)
+        for part_a, part_b in zip(out_a[:4], out_b[:4]):
+            assert all(torch.equal(part_a[g], part_b[g]) for g in part_a)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import Any
 
 __all__ = ["TrainConfig", "config_fields", "config_from_dict", "config_to_dict"]
@@ -72,6 +73,11 @@ class TrainConfig:
                               "trained by back-propagation through the whole rollout")
     agent_id: bool = _f(False, "append a one-hot agent index (within its group) to each actor input")
     policy_gain: float = _f(0.01, "orthogonal init gain of the policy head")
+    critic_input: str = _f("state", "'state': one centralized critic per group on env.state() with a value per agent "
+                                    "(MAPPO); 'local': a parameter-shared critic on each agent's own observation "
+                                    "(IPPO/WarpDrive style; scales to thousands of agents per world)")
+    init_log_std: float = _f(0.0, "Box action spaces: initial log standard deviation of the Gaussian head, in "
+                                  "normalized units (1 = half the box's width)")
 
     # ---------------------------------------------------------------- distributed (torchrun)
     dist_straggler: str = _f("off", "under torchrun: 'off' (synchronous: K ranks compute what one process with "
@@ -90,6 +96,9 @@ class TrainConfig:
     gif: bool = _f(True, "render one greedy episode to episode.gif at the end of the run")
     tensorboard: bool = _f(True, "write TensorBoard events (needs the tensorboard package)")
     progress: bool = _f(True, "show a progress bar on stderr")
+    profile: bool = _f(False, "log the seconds of each update spent in the env step, the policy (forward passes, "
+                              "sampling), learning and the rest (time/*_s columns); on CUDA this synchronizes "
+                              "at each phase boundary")
 
     # ---------------------------------------------------------------- derived
     @property
@@ -136,6 +145,13 @@ class TrainConfig:
             raise ValueError(f"clip_coef: expected a number > 0, got {self.clip_coef!r}")
         if not 0 < self.value_norm_beta <= 1:
             raise ValueError(f"value_norm_beta: expected a number in (0, 1], got {self.value_norm_beta!r}")
+        if self.critic_input not in ("state", "local"):
+            raise ValueError(f"critic_input: expected 'state' or 'local', got {self.critic_input!r}")
+        if self.critic_input == "local" and self.use_gru:
+            raise ValueError("critic_input: a 'local' critic is feed-forward; use use_gru=False or critic_input='state'")
+        if not isinstance(self.init_log_std, (int, float)) or isinstance(self.init_log_std, bool) or \
+                not math.isfinite(self.init_log_std):
+            raise ValueError(f"init_log_std: expected a finite number, got {self.init_log_std!r}")
         if self.activation not in ("tanh", "relu"):
             raise ValueError(f"activation: expected 'tanh' or 'relu', got {self.activation!r}")
         if self.precision not in ("float32", "float64"):

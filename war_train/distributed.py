@@ -60,7 +60,6 @@ import numpy as np
 import torch
 
 from war_train import losses
-from war_train.networks import sample_categorical
 
 __all__ = ["Local", "DataParallel", "STRAGGLER_MODES", "RANK_WEIGHTS", "torchrun_env", "init_from_env",
            "launch", "current", "preemption_due", "rank_quotas", "rank_weights"]
@@ -147,18 +146,21 @@ class Local:
         """``(steps collected by this rank, env steps collected by all ranks)``."""
         return self._T, num_envs * self._T
 
-    def sample(self, logits: torch.Tensor, generator: torch.Generator):
-        return sample_categorical(logits, generator)
+    def sample(self, head, out: torch.Tensor, generator: torch.Generator):
+        """``(actions, log-probs)`` of ``head`` (``war_train.distributions``) for outputs ``out[E, ...]``."""
+        return head.draw(out, generator)
 
     def minibatches(self, T: int, E: int, per_world: bool, n: int, generator: torch.Generator, device):
+        """Index tensors of the minibatches of one epoch: a permutation of the ``T·E`` rows (or the
+        ``E`` worlds) in ``min(n, units)`` parts."""
         units = E if per_world else T * E
-        return torch.randperm(units, generator=generator, device=device).chunk(n)
+        return torch.randperm(units, generator=generator, device=device).chunk(min(n, units))
 
     def update_valuenorm(self, vnorm, returns: torch.Tensor) -> None:
         vnorm.update(returns)
 
-    def normalize_advantages(self, advantages: torch.Tensor) -> torch.Tensor:
-        return losses.normalize_advantages(advantages)
+    def normalize_advantages(self, advantages: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return losses.normalize_advantages(advantages, mask)
 
     def explained_variance(self, values: torch.Tensor, returns: torch.Tensor) -> float:
         return losses.explained_variance(values, returns)
@@ -404,13 +406,12 @@ class DataParallel(Local):
     def metrics(self) -> dict:
         return dict(self._metrics)
 
-    def sample(self, logits: torch.Tensor, generator: torch.Generator):
+    def sample(self, head, out: torch.Tensor, generator: torch.Generator):
         if self.mode != "off":
-            return sample_categorical(logits, generator)
-        # the uniforms of all E worlds (what one process draws), this rank's rows
-        shape = (self.E_all, *logits.shape[1:-1], 1)
-        u = torch.rand(shape, generator=generator, dtype=logits.dtype, device=logits.device)[self.lo:self.hi]
-        return sample_categorical(logits, generator, u=u)
+            return head.draw(out, generator)
+        # the noise of all E worlds (what one process draws), this rank's rows
+        noise = head.noise((self.E_all, *out.shape[1:-1]), generator, out.dtype, out.device)[self.lo:self.hi]
+        return head.sample(out, noise)
 
     # ------------------------------------------------------------------ learning
     def minibatches(self, T: int, E: int, per_world: bool, n: int, generator: torch.Generator, device):
@@ -483,8 +484,12 @@ class DataParallel(Local):
         s, s2, n = self._sum([float(x.sum()), float((x * x).sum()), x.numel()])
         vnorm.update_moments(s / n, s2 / n)
 
-    def normalize_advantages(self, advantages: torch.Tensor) -> torch.Tensor:
+    def normalize_advantages(self, advantages: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """``losses.normalize_advantages`` over the union of the ranks' batches."""
+        if mask is not None:
+            out = torch.zeros_like(advantages)
+            out[mask] = self.normalize_advantages(advantages[mask])
+            return out
         x = advantages.detach().to(torch.float64)
         s, s2, n = self._sum([float(x.sum()), float((x * x).sum()), x.numel()])
         mean = s / n

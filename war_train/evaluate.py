@@ -15,19 +15,15 @@ import pathlib
 import torch
 
 import war_envs
+from war_envs.registry import scenario_class
+from war_train.distributions import action_head
 from war_train.metrics import EpisodeStats, summarize
 
-__all__ = ["run_episodes", "evaluate", "evaluation_suite", "render_gif", "EVAL_SEED_OFFSET",
-           "ONPOLICY_LANDMARK_RANGE"]
+__all__ = ["run_episodes", "evaluate", "evaluation_suite", "render_gif", "EVAL_SEED_OFFSET"]
 
 #: evaluation worlds use seed + this offset, so they never replay the training worlds' streams
 EVAL_SEED_OFFSET = 1_000_000
 MODES = ("greedy", "sample", "random")
-
-
-#: the MAPPO paper's on-policy code draws Spread's landmarks from 0.8 * U(-1, 1)^2 (mpe2, and
-#: Spread-v0 by default: U(-1, 1)^2); its "-120" refers to that start distribution
-ONPOLICY_LANDMARK_RANGE = 0.8
 
 
 def _cpu_policies(policies: dict) -> dict:
@@ -63,17 +59,18 @@ def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int,
         stats = EpisodeStats(env)
         recorded = torch.zeros(episodes, dtype=torch.bool)
         limit = 10 * int(getattr(env, "max_cycles", 1000))
+        heads = {g: action_head(spec.action_space, group=g) for g, spec in env.groups.items()}
         for _ in range(limit):
             actions = {}
             for g, spec in env.groups.items():
                 if modes[g] == "random":
-                    actions[g] = torch.randint(0, int(spec.action_space.n), (episodes, spec.n_agents), generator=gen)
+                    actions[g] = heads[g].random((episodes, spec.n_agents), gen)
                 else:
                     actions[g], hidden[g] = policies[g].act(obs[g], hidden.get(g), starts,
                                                             greedy=modes[g] == "greedy", generator=gen)
             next_obs, rew, term, trunc, info = env.step(actions)
-            first = next(iter(env.groups))
-            done = term[first][:, 0] | trunc[first][:, 0]
+            term_w, trunc_w = env.world_flags()
+            done = term_w | trunc_w
             stats.step(rew, info, done, record=~recorded)
             recorded |= done
             starts = done.clone()
@@ -96,24 +93,22 @@ def evaluate(policies: dict, scenario: str, env_kwargs: dict, episodes: int = 10
 
 def evaluation_suite(policies: dict, scenario: str, env_kwargs: dict, episodes: int, seed: int) -> dict:
     """``{"greedy": ..., "sample": ..., "random": ...}`` on the run's own env, plus, with several
-    groups, ``"<group>_greedy_vs_random"`` (that group greedy, the others random).  For Spread
-    the same three modes on both start distributions: ``"<mode>@onpolicy_init"`` (landmarks in
-    0.8·[-1, 1]², the on-policy code's) and ``"<mode>@mpe2_init"`` (landmarks in [-1, 1]²) --
-    whichever the run's own env is not.  Every entry plays the same seed."""
+    groups, ``"<group>_greedy_vs_random"`` (that group greedy, the others random: e.g. trained
+    taggers against random runners; "greedy" is every group trained against trained opponents),
+    plus the same three modes on each of the scenario's ``evaluation_variants`` as
+    ``"<mode>@<variant>"`` (Spread: ``onpolicy_init``, landmarks in 0.8·[-1, 1]² as the on-policy
+    code draws them, or ``mpe2_init`` -- whichever the run's own env is not).  Every entry plays
+    the same seed."""
     groups = list(policies)
     policies = _cpu_policies(policies)   # once, not in each run_episodes below
     out = {}
     for mode in MODES:
         out[mode] = summarize(run_episodes(scenario, env_kwargs, policies, episodes, seed, {g: mode for g in groups}))
-    if scenario == "Spread-v0":
-        own = float(env_kwargs.get("landmark_range", 1.0))
-        for name, landmark_range in (("onpolicy_init", ONPOLICY_LANDMARK_RANGE), ("mpe2_init", 1.0)):
-            if landmark_range == own:
-                continue
-            kwargs = {**env_kwargs, "landmark_range": landmark_range}
-            for mode in MODES:
-                out[f"{mode}@{name}"] = summarize(run_episodes(scenario, kwargs, policies, episodes, seed,
-                                                               {g: mode for g in groups}))
+    for name, overrides in scenario_class(scenario).evaluation_variants(env_kwargs).items():
+        kwargs = {**env_kwargs, **overrides}
+        for mode in MODES:
+            out[f"{mode}@{name}"] = summarize(run_episodes(scenario, kwargs, policies, episodes, seed,
+                                                           {g: mode for g in groups}))
     if len(groups) > 1:
         for g in groups:
             modes = {h: ("greedy" if h == g else "random") for h in groups}
@@ -140,11 +135,12 @@ def render_gif(policies: dict, scenario: str, env_kwargs: dict, path, seed: int 
         starts = torch.ones(1, dtype=torch.bool)
         with GifWriter(path, fps=fps) as gif:
             gif.append(env.render_frame(0, width=size, height=size, original_cam_range=cam))
+            heads = {g: action_head(spec.action_space, group=g) for g, spec in env.groups.items()}
             for _ in range(int(env.max_cycles)):
                 actions = {}
                 for g, spec in env.groups.items():
                     if mode == "random":
-                        actions[g] = torch.randint(0, int(spec.action_space.n), (1, spec.n_agents), generator=gen)
+                        actions[g] = heads[g].random((1, spec.n_agents), gen)
                     else:
                         actions[g], hidden[g] = policies[g].act(obs[g], hidden[g], starts, greedy=mode == "greedy",
                                                                 generator=gen)
@@ -152,8 +148,8 @@ def render_gif(policies: dict, scenario: str, env_kwargs: dict, path, seed: int 
                 starts = torch.zeros(1, dtype=torch.bool)
                 obs = {g: o.clone() for g, o in next_obs.items()}
                 gif.append(env.render_frame(0, width=size, height=size, original_cam_range=cam))
-                first = next(iter(env.groups))
-                if bool(term[first].any() | trunc[first].any()):
+                term_w, trunc_w = env.world_flags()
+                if bool(term_w[0] | trunc_w[0]):
                     break
         return pathlib.Path(path)
     finally:

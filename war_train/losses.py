@@ -1,6 +1,9 @@
 """GAE and the PPO losses as pure functions (no module state, no randomness).
 
-Shapes: time first, ``[T, ...]`` for GAE; any matching shapes for the losses.
+Shapes: time first, ``[T, ...]`` for GAE; any matching shapes for the losses.  ``mask`` (bool,
+the losses' shape; None: all True) keeps agents out of the game out of every mean: a masked
+function over an all-True mask equals the plain one, and with ``mask=None`` it *is* the plain
+one, bit for bit.
 """
 
 from __future__ import annotations
@@ -8,7 +11,7 @@ from __future__ import annotations
 import torch
 
 __all__ = ["gae", "policy_loss", "value_loss", "huber", "explained_variance",
-           "normalize_advantages", "entropy_of_logits"]
+           "normalize_advantages", "masked_mean"]
 
 
 def gae(rewards: torch.Tensor, values: torch.Tensor, next_values: torch.Tensor,
@@ -42,16 +45,30 @@ def gae(rewards: torch.Tensor, values: torch.Tensor, next_values: torch.Tensor,
     return advantages, advantages + values
 
 
-def normalize_advantages(advantages: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+def masked_mean(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """``x.mean()``, or the mean over the elements where ``mask`` (0 if there are none)."""
+    if mask is None:
+        return x.mean()
+    m = mask.to(x.dtype)
+    return (x * m).sum() / m.sum().clamp(min=1.0)
+
+
+def normalize_advantages(advantages: torch.Tensor, mask: torch.Tensor | None = None,
+                         eps: float = 1e-5) -> torch.Tensor:
     """``(A - mean) / (std + eps)`` over every element (the on-policy code's full-batch form;
-    ``std`` is the unbiased sample standard deviation, 0 for a single element)."""
+    ``std`` is the unbiased sample standard deviation, 0 for a single element).  With ``mask``
+    the statistics are of the masked elements; the others come out as 0."""
+    if mask is not None:
+        out = torch.zeros_like(advantages)
+        out[mask] = normalize_advantages(advantages[mask], eps=eps)
+        return out
     if advantages.numel() < 2:
         return advantages - advantages.mean()
     return (advantages - advantages.mean()) / (advantages.std() + eps)
 
 
 def policy_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor,
-                clip_coef: float) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+                clip_coef: float, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """PPO clipped surrogate, to minimize: ``-mean(min(rho*A, clip(rho, 1-eps, 1+eps)*A))``.
 
     Also returns (detached) diagnostics: ``approx_kl`` = mean((rho - 1) - log rho) (the k3
@@ -61,10 +78,10 @@ def policy_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, advantages: torc
     ratio = log_ratio.exp()
     surr1 = ratio * advantages
     surr2 = ratio.clamp(1.0 - clip_coef, 1.0 + clip_coef) * advantages
-    loss = -torch.min(surr1, surr2).mean()
+    loss = -masked_mean(torch.min(surr1, surr2), mask)
     with torch.no_grad():
-        stats = {"approx_kl": ((ratio - 1.0) - log_ratio).mean(),
-                 "clipfrac": ((ratio - 1.0).abs() > clip_coef).to(ratio.dtype).mean()}
+        stats = {"approx_kl": masked_mean((ratio - 1.0) - log_ratio, mask),
+                 "clipfrac": masked_mean(((ratio - 1.0).abs() > clip_coef).to(ratio.dtype), mask)}
     return loss, stats
 
 
@@ -76,7 +93,7 @@ def huber(error: torch.Tensor, delta: float) -> torch.Tensor:
 
 def value_loss(values: torch.Tensor, old_values: torch.Tensor, targets: torch.Tensor,
                clip_coef: float, use_huber: bool = True, huber_delta: float = 10.0,
-               clip_values: bool = True) -> torch.Tensor:
+               clip_values: bool = True, mask: torch.Tensor | None = None) -> torch.Tensor:
     """The on-policy code's value loss (everything in normalized units when value
     normalization is on)::
 
@@ -91,9 +108,9 @@ def value_loss(values: torch.Tensor, old_values: torch.Tensor, targets: torch.Te
 
     unclipped = per_element(targets - values)
     if not clip_values:
-        return unclipped.mean()
+        return masked_mean(unclipped, mask)
     clipped_values = old_values + (values - old_values).clamp(-clip_coef, clip_coef)
-    return torch.max(per_element(targets - clipped_values), unclipped).mean()
+    return masked_mean(torch.max(per_element(targets - clipped_values), unclipped), mask)
 
 
 def explained_variance(y_pred: torch.Tensor, y_true: torch.Tensor) -> float:
@@ -104,12 +121,6 @@ def explained_variance(y_pred: torch.Tensor, y_true: torch.Tensor) -> float:
     if var == 0:
         return float("nan")
     return float(1.0 - (y_true - y_pred).var(unbiased=False) / var)
-
-
-def entropy_of_logits(logits: torch.Tensor) -> torch.Tensor:
-    """Entropy of the categorical distributions given by ``logits[..., n]``."""
-    logp = torch.log_softmax(logits, dim=-1)
-    return -(logp.exp() * logp).sum(-1)
 
 
 # ----------------------------------------------------------------------------- WAR (macro-steps)

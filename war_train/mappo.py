@@ -1,125 +1,67 @@
 """MAPPO on the war_envs batch API, top to bottom.
 
 ``train(env, config)`` trains one policy per agent group (parameters shared by the group's
-agents) and one centralized critic per group.  Read it like CleanRL's ``ppo.py``:
+agents; ``war_train.policy``) on any action space the env has (Discrete, MultiDiscrete, Box;
+``war_train.distributions``).  Read it like CleanRL's ``ppo.py``; each update is:
 
-1. build the networks (per group: actor on the agent's observation, critic on ``env.state()``
-   with one value output per agent of the group), the Adam optimizers and value normalizers;
-2. each update, collect ``rollout_length`` steps from every world (SAME_STEP autoreset: a
-   truncated episode's final observations come in ``info["final_obs"]`` and give the
-   bootstrap value V(final state));
-3. GAE with termination and truncation kept apart, on denormalized values;
-4. PPO epochs: clipped surrogate + entropy bonus for the actor, clipped Huber loss on
-   normalized targets for the critic, each with its own gradient clip;
-5. log, checkpoint (exactly resumable), and at the end evaluate, plot and render.
+1. **rollout** (``collect``): ``rollout_length`` steps of every world, on the env's device with
+   no host synchronization: actions are sampled, handed to the env through its trusted path
+   (``env.step(actions, trusted=True)``: they come from the action space by construction),
+   episode statistics accumulate on the device (``war_train.metrics``), and every step also
+   evaluates V(final state) from ``info["final_obs"]`` for all worlds (SAME_STEP autoreset),
+   used where the step truncated an episode — no host-side branch on ``trunc.any()``;
+2. **bootstrap**: V of the state after the last step;
+3. **advantages**: GAE on denormalized values, termination and truncation kept apart, per agent
+   (Tag-v0's runners terminate one by one);
+4. **update**: ``war_train.ppo.ppo_update`` per group (value normalizer, advantage
+   normalization, PPO epochs): the one PPO update every training path uses.  Agents out of
+   the game (``env.agents_can_leave``: Tag-v0's tagged runners) are masked out of every loss
+   and statistic;
+5. **log** (one host transfer of the update's episode statistics) and **checkpoint**
+   (exactly resumable).
 
-Under ``torchrun`` the same loop runs on every rank (data-parallel): the ``dist`` hooks
-(``war_train.distributed``) split the worlds, all-reduce gradients and batch statistics and let
-rank 0 write the outputs; in one process they are the identity.
+Data parallelism (torchrun) is the ``reducer`` (``war_train.distributed``): it says which worlds
+this rank steps, draws the sampling noise of every world and keeps its own rows, owns part of
+each minibatch, reduces gradients and batch statistics, and gathers checkpoints on rank 0; in
+one process it is the identity.  Its straggler modes shorten a rank's rollout
+(``begin_rollout``/``stop_collecting``/``end_rollout``).
 
-Choice for several groups (PredatorPrey: ``adversary`` + ``agent``): every group has its own
-actor *and its own critic* (all critics see the same global state); they are trained together
-on the same rollouts, each on its own group's rewards.
+With ``config.profile`` each row also has ``time/env_s``, ``time/policy_s``, ``time/learn_s``
+and ``time/other_s`` (seconds of this update in the env step, the policy's forward passes and
+sampling, the PPO update, and the rest up to the logged row: checks, logging); on CUDA profiling
+synchronizes at each phase boundary.
+
+Several groups (PredatorPrey: ``adversary`` + ``agent``; Tag: ``tagger`` + ``runner``): every
+group has its own actor *and its own critic*; they are trained together on the same rollouts,
+each on its own group's rewards.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import pathlib
 import time
 from collections.abc import Callable
 
-import gymnasium
 import torch
-from torch import nn
 
 from war_train import distributed, losses
 from war_train.checkpoint import RESUMABLE, load_checkpoint, malformed_entries, save_checkpoint
 from war_train.config import TrainConfig, config_to_dict
 from war_train.metrics import EpisodeStats, summarize
-from war_train.networks import Actor, Critic, sample_categorical, with_agent_id
+from war_train.policy import (GroupPolicy, build_policies, env_signature, joint_state, load_networks,
+                              load_policies)
+from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, ppo_update
 from war_train.stopping import NonFiniteTraining, StopRequests
-from war_train.valuenorm import ValueNorm
 
-__all__ = ["train", "TrainResult", "GroupPolicy", "build_policies", "joint_state", "DIAGNOSTICS"]
+__all__ = ["train", "TrainResult", "GroupPolicy", "build_policies", "joint_state", "load_policies",
+           "env_signature", "DIAGNOSTICS", "metric_columns"]
 
-#: per-group diagnostics logged every update (as ``<group>/<name>``)
-DIAGNOSTICS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance",
-               "grad_norm_actor", "grad_norm_critic", "value_mean")
-
-
-# ----------------------------------------------------------------------------- networks
-class GroupPolicy(nn.Module):
-    """Actor + critic of one group.  ``act`` is what evaluation and rendering use."""
-
-    def __init__(self, n_agents: int, obs_dim: int, n_actions: int, state_dim: int, cfg: TrainConfig) -> None:
-        super().__init__()
-        self.n_agents, self.obs_dim, self.n_actions, self.state_dim = n_agents, obs_dim, n_actions, state_dim
-        self.agent_id = cfg.agent_id
-        self.recurrent = cfg.use_gru
-        self.hidden_size = cfg.hidden_size
-        self.actor = Actor(obs_dim + (n_agents if cfg.agent_id else 0), n_actions, cfg)
-        self.critic = Critic(state_dim, n_agents, cfg)
-
-    def actor_input(self, obs: torch.Tensor) -> torch.Tensor:
-        return with_agent_id(obs) if self.agent_id else obs
-
-    def logits(self, obs: torch.Tensor, h: torch.Tensor | None = None, starts: torch.Tensor | None = None):
-        """``obs[E, n, d]`` (one step) -> ``(logits[E, n, A], h')``; ``h[E, n, H]``, ``starts[E]``."""
-        E, n = obs.shape[:2]
-        x = self.actor_input(obs)
-        if not self.recurrent:
-            return self.actor(x)
-        logits, h = self.actor(x.reshape(1, E * n, -1), h.reshape(E * n, -1),
-                               starts.repeat_interleave(n).reshape(1, E * n))
-        return logits.reshape(E, n, -1), h.reshape(E, n, -1)
-
-    def value(self, state: torch.Tensor, h: torch.Tensor | None = None, starts: torch.Tensor | None = None):
-        """``state[E, S]`` (one step) -> ``(values[E, n], h')`` (normalized units)."""
-        if not self.recurrent:
-            return self.critic(state)
-        v, h = self.critic(state.unsqueeze(0), h, starts.unsqueeze(0))
-        return v[0], h
-
-    @torch.no_grad()
-    def act(self, obs: torch.Tensor, h=None, starts=None, greedy: bool = True, generator=None):
-        """Actions ``[E, n]`` for one step (greedy argmax or sampled with ``generator``)."""
-        logits, h = self.logits(obs, h, starts)
-        if greedy:
-            return logits.argmax(-1), h
-        return sample_categorical(logits, generator)[0], h
-
-    def initial_hidden(self, E: int, device) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-        if not self.recurrent:
-            return None, None
-        return (torch.zeros(E, self.n_agents, self.hidden_size, device=device),
-                torch.zeros(E, self.hidden_size, device=device))
+#: per-update phase times logged with ``config.profile``
+PHASES = ("env", "policy", "learn", "other")
 
 
-def _discrete_n(group: str, space) -> int:
-    if not isinstance(space, gymnasium.spaces.Discrete):
-        raise ValueError(f"group {group!r}: war_train's MAPPO supports Discrete action spaces, got "
-                         f"{space}; make the env with continuous_actions=False")
-    return int(space.n)
-
-
-def build_policies(groups: dict, state_dim: int, cfg: TrainConfig, device) -> dict[str, GroupPolicy]:
-    """One ``GroupPolicy`` per group, initialised from ``cfg.seed`` (the global RNG is untouched)."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(cfg.seed)
-        return {g: GroupPolicy(s.n_agents, s.obs_dim, _discrete_n(g, s.action_space), state_dim, cfg).to(device)
-                for g, s in groups.items()}
-
-
-def joint_state(obs: dict[str, torch.Tensor]) -> torch.Tensor:
-    """``env.state()`` computed from a dict of group observations (used for final observations)."""
-    first = next(iter(obs.values()))
-    return torch.cat([o.reshape(first.shape[0], -1) for o in obs.values()], dim=1)
-
-
-# ----------------------------------------------------------------------------- result
 @dataclasses.dataclass
 class TrainResult:
     policies: dict[str, GroupPolicy]
@@ -133,16 +75,103 @@ class TrainResult:
 
 
 def metric_columns(env, groups) -> list[str]:
-    cols = ["update", "env_steps", "agent_steps", "wall_s", "env_steps_per_s", "episodes", "episode_return"]
-    cols += [f"episode_return/{g}" for g in groups]
-    cols += ["episode_length"]
-    cols += {"Spread-v0": ["onpolicy_episode_reward", "landmark_dist", "collisions", "occupied_landmarks"],
-             "PredatorPrey-v0": ["catch_rate", "contact_steps", "contacts"]}.get(getattr(env, "env_id", ""), [])
+    """``metrics.csv``'s columns: counters, the episode statistics the env declares, learning rates
+    and per-group diagnostics."""
+    cols = ["update", "env_steps", "agent_steps", "wall_s", "env_steps_per_s", "episodes"]
+    cols += EpisodeStats(env, capacity=1).names
     cols += ["lr", "critic_lr"]
     cols += [f"{g}/{d}" for g in groups for d in DIAGNOSTICS]
     return cols
 
 
+# ----------------------------------------------------------------------------- rollout storage
+@dataclasses.dataclass
+class Rollout:
+    """Time-major buffers of one update, reused every update (``cap`` rows; a straggler mode may
+    fill fewer)."""
+
+    obs: dict
+    actions: dict
+    logp: dict
+    values: dict       # critic outputs (normalized)
+    rewards: dict
+    boot: dict         # V(final state) of every step, denormalized (used where truncated)
+    term: dict         # per agent
+    trunc: dict
+    mask: dict | None  # per agent: in the game at the observation (None: nobody ever leaves)
+    state: torch.Tensor | None
+    starts: torch.Tensor
+
+    @classmethod
+    def allocate(cls, cap: int, E: int, groups: dict, policies: dict, state_dim: int, masked: bool, device):
+        def zeros(*shape, dtype=torch.float32):
+            return torch.zeros(*shape, dtype=dtype, device=device)
+
+        per_agent = {g: (cap, E, s.n_agents) for g, s in groups.items()}
+        need_state = any(not p.local_critic for p in policies.values())
+        return cls(
+            obs={g: zeros(cap, E, s.n_agents, s.obs_dim) for g, s in groups.items()},
+            actions={g: zeros(*per_agent[g], *p.dist.action_shape, dtype=p.dist.action_dtype)
+                     for g, p in policies.items()},
+            logp={g: zeros(*per_agent[g]) for g in groups}, values={g: zeros(*per_agent[g]) for g in groups},
+            rewards={g: zeros(*per_agent[g]) for g in groups}, boot={g: zeros(*per_agent[g]) for g in groups},
+            term={g: zeros(*per_agent[g], dtype=torch.bool) for g in groups},
+            trunc={g: zeros(*per_agent[g], dtype=torch.bool) for g in groups},
+            mask={g: zeros(*per_agent[g], dtype=torch.bool) for g in groups} if masked else None,
+            state=zeros(cap, E, state_dim) if need_state else None,
+            starts=zeros(cap, E, dtype=torch.bool))
+
+    def head(self, T: int) -> "Rollout":
+        """The first ``T`` rows (views)."""
+        cut = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return Rollout(**{k: (None if v is None else {g: b[:T] for g, b in v.items()} if isinstance(v, dict)
+                              else v[:T]) for k, v in cut.items()})
+
+
+@dataclasses.dataclass
+class Carry:
+    """What one rollout hands the next: the current observations and episode starts, recurrent
+    states, and who is in the game."""
+
+    obs: dict
+    starts: torch.Tensor
+    actor_h: dict
+    critic_h: dict
+    alive: dict | None
+
+
+class PhaseTimer:
+    """Seconds per phase of an update (``config.profile``); free when disabled."""
+
+    def __init__(self, enabled: bool, device: torch.device) -> None:
+        self.enabled = enabled
+        self.sync = enabled and device.type == "cuda"
+        self.device = device
+        self.seconds = dict.fromkeys(PHASES, 0.0)
+        self._last = 0.0
+
+    def start(self) -> None:
+        if self.enabled:
+            self.seconds = dict.fromkeys(PHASES, 0.0)
+            self._last = self._now()
+
+    def split(self, phase: str) -> None:
+        """Charge the time since the last split to ``phase``."""
+        if self.enabled:
+            now = self._now()
+            self.seconds[phase] += now - self._last
+            self._last = now
+
+    def _now(self) -> float:
+        if self.sync:
+            torch.cuda.synchronize(self.device)
+        return time.perf_counter()
+
+    def row(self) -> dict:
+        return {f"time/{k}_s": v for k, v in self.seconds.items()} if self.enabled else {}
+
+
+# ----------------------------------------------------------------------------- checks
 def _check_env(env, cfg: TrainConfig, dist) -> None:
     n = len(dist.worlds(cfg.num_envs))
     if env.num_envs != n and dist.active:
@@ -160,6 +189,80 @@ def _check_env(env, cfg: TrainConfig, dist) -> None:
         raise ValueError(f"device: the env runs on {env_dev} but config.device is {cfg.device!r}; use the same device")
 
 
+# ----------------------------------------------------------------------------- the phases
+@torch.no_grad()
+def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStats, dist, gen, T: int,
+            timer: PhaseTimer) -> int:
+    """Fill ``buf`` with up to ``T`` steps of every world from ``carry`` (updated in place);
+    returns the steps collected (fewer when a straggler mode stops this rank early)."""
+    groups = env.groups
+    state = joint_state(carry.obs) if buf.state is not None else None   # == env.state() (see tests)
+    for t in range(T):
+        if dist.stop_collecting(t):
+            return t
+        if state is not None:
+            buf.state[t] = state
+        buf.starts[t] = carry.starts
+        actions = {}
+        for g, p in policies.items():
+            out, carry.actor_h[g] = p.forward_actor(carry.obs[g], carry.actor_h[g], carry.starts)
+            raw, buf.logp[g][t] = dist.sample(p.dist, out, gen)
+            buf.actions[g][t] = raw
+            buf.obs[g][t] = carry.obs[g]
+            buf.values[g][t], carry.critic_h[g] = p.value(state, carry.obs[g], carry.critic_h[g], carry.starts)
+            if buf.mask is not None:
+                buf.mask[g][t] = carry.alive[g]
+            actions[g] = p.dist.to_env(raw)
+        timer.split("policy")
+        next_obs, rew, term, trunc, info = env.step(actions, trusted=True)
+        timer.split("env")
+        for g in groups:
+            buf.rewards[g][t] = rew[g]
+            buf.term[g][t] = term[g]
+            buf.trunc[g][t] = trunc[g]
+        term_w, trunc_w = env.world_flags()
+        done = term_w | trunc_w
+        stats.step(rew, info, done)
+        # V(final state) of every world (SAME_STEP autoreset: the final observations are in
+        # info["final_obs"]); GAE uses it where the step truncated the episode
+        final_obs = info["final_obs"]
+        final_state = joint_state(final_obs) if state is not None else None
+        no_start = torch.zeros_like(done)
+        for g, p in policies.items():
+            v_final, _ = p.value(final_state, final_obs[g], carry.critic_h[g], no_start)
+            buf.boot[g][t] = vnorm[g].denormalize(v_final)
+        carry.obs = {g: next_obs[g].clone() for g in groups}
+        if carry.alive is not None:
+            carry.alive = {g: a.clone() for g, a in env.alive_mask.items()}
+        state = joint_state(carry.obs) if state is not None else None
+        carry.starts = done
+        timer.split("policy")
+    return T
+
+
+def advantages(policy, vnorm, buf: Rollout, g: str, last_value: torch.Tensor, gamma: float, lam: float):
+    """``(values, returns, advantages)``, denormalized, of group ``g``'s rollout."""
+    values = vnorm.denormalize(buf.values[g])
+    next_values = torch.cat([values[1:], vnorm.denormalize(last_value).unsqueeze(0)])
+    next_values = torch.where(buf.trunc[g], buf.boot[g], next_values)
+    adv, returns = losses.gae(buf.rewards[g], values, next_values, buf.term[g], buf.trunc[g], gamma, lam)
+    return values, returns, adv
+
+
+def group_batch(policy, buf: Rollout, g: str, values, returns, adv, h0) -> GroupBatch:
+    """Group ``g``'s ``GroupBatch``: rollout rows flattened (feed-forward) or sequences (GRU)."""
+    if policy.recurrent:
+        return GroupBatch(buf.obs[g], buf.state, buf.actions[g], buf.logp[g], buf.values[g], returns, adv, values,
+                          None if buf.mask is None else buf.mask[g], buf.starts, h0[0], h0[1])
+
+    def flat(x):
+        return None if x is None else x.reshape(-1, *x.shape[2:])
+
+    return GroupBatch(flat(buf.obs[g]), flat(buf.state), flat(buf.actions[g]), flat(buf.logp[g]),
+                      flat(buf.values[g]), flat(returns), flat(adv), flat(values),
+                      None if buf.mask is None else flat(buf.mask[g]))
+
+
 # ----------------------------------------------------------------------------- train
 def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] | None = None, *,
           run_dir=None, resume=None, dist=None) -> TrainResult:
@@ -171,10 +274,9 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
     ``run_dir``, writes ``metrics.csv``, TensorBoard events under ``tb/`` and
     ``checkpoint.pt`` there (nothing is written without it).  ``resume``: a checkpoint (or a
     run folder) to continue from exactly; its config must equal ``config`` except for
-    ``total_env_steps``, ``checkpoint_every``, ``progress``, ``tensorboard``, ``gif`` and
-    ``eval_episodes``.
+    ``RESUMABLE_CHANGES``.
 
-    ``dist``: a ``war_train.distributed`` context (default: ``distributed.current()``, i.e. the
+    ``dist``: a ``war_train.distributed`` reducer (default: ``distributed.current()``, i.e. the
     torchrun rank this process is, or one process).  Under torchrun every rank calls ``train``
     with the same arguments and its own env (``war_train.run.make_env(config, dist)``).
     """
@@ -184,26 +286,23 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
     dist.setup(cfg, env)
     torch.set_num_threads(cfg.torch_threads)
     device = dist.device(cfg.device)
-    E, T = env.num_envs, cfg.rollout_length   # this process's worlds (all of them in one process)
+    E = env.num_envs   # this process's worlds (all of them in one process)
     groups = dict(env.groups)
-    state_dim = env.state_dim
     run_dir = pathlib.Path(run_dir) if run_dir is not None else None
 
     # --- networks, optimizers, value normalizers, the sampling stream
-    policies = build_policies(groups, state_dim, cfg, device)
-    actor_opt = {g: torch.optim.Adam(p.actor.parameters(), lr=cfg.lr, eps=cfg.adam_eps) for g, p in policies.items()}
-    critic_opt = {g: torch.optim.Adam(p.critic.parameters(), lr=cfg.critic_lr, eps=cfg.adam_eps)
-                  for g, p in policies.items()}
-    vnorm = {g: ValueNorm(cfg.value_norm_beta, enabled=cfg.value_norm) for g in groups}
-    gen = torch.Generator(device=device)
-    gen.manual_seed(dist.generator_seed(cfg.seed))
-    stats = EpisodeStats(env)
+    learner = Learner.build(groups, env.state_dim, cfg, device, dist.generator_seed(cfg.seed))
+    policies, actor_opt, critic_opt, vnorm, gen = (learner.policies, learner.actor_opt, learner.critic_opt,
+                                                   learner.vnorm, learner.generator)
+    cap = dist.max_rollout_length(cfg.rollout_length)     # == T, except for WAR per-rank quotas
+    stats = EpisodeStats(env, capacity=cap)
 
     # --- the env's first observations (or the checkpointed ones); rank r's worlds are seeded s + r·E/K
     obs = {g: o.clone() for g, o in env.reset(seed=cfg.seed + dist.worlds(cfg.num_envs).start).items()}
-    starts = torch.ones(E, dtype=torch.bool, device=device)  # a new episode begins at the current obs
-    actor_h = {g: p.initial_hidden(E, device)[0] for g, p in policies.items()}
-    critic_h = {g: p.initial_hidden(E, device)[1] for g, p in policies.items()}
+    carry = Carry(obs, torch.ones(E, dtype=torch.bool, device=device),   # a new episode begins at the current obs
+                  {g: p.initial_hidden(E, device)[0] for g, p in policies.items()},
+                  {g: p.initial_hidden(E, device)[1] for g, p in policies.items()},
+                  {g: a.clone() for g, a in env.alive_mask.items()} if env.agents_can_leave else None)
     update, env_steps, wall_before = 0, 0, 0.0
     checkpoint_path = None   # the last complete checkpoint (the resumed one, then each one written)
     if resume is not None:
@@ -216,19 +315,23 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
             critic_opt[g].load_state_dict(ckpt["critic_opts"][g])
             vnorm[g].load_state_dict(ckpt["valuenorms"][g])
             if p.recurrent:
-                actor_h[g] = ckpt["actor_h"][g].to(device)
-                critic_h[g] = ckpt["critic_h"][g].to(device)
+                carry.actor_h[g] = ckpt["actor_h"][g].to(device)
+                carry.critic_h[g] = ckpt["critic_h"][g].to(device)
         gen.set_state(ckpt["generator"])
         env.set_state({k: v.to(env.torch_device) for k, v in ckpt["env_state"].items()})
-        obs = {g: ckpt["obs"][g].to(device).clone() for g in groups}
-        starts = ckpt["starts"].to(device).clone()
+        carry.obs = {g: ckpt["obs"][g].to(device).clone() for g in groups}
+        carry.starts = ckpt["starts"].to(device).clone()
+        if carry.alive is not None:
+            carry.alive = {g: ckpt["alive"][g].to(device).clone() for g in groups}
         stats.load_state_dict(ckpt["episode_stats"])
         update, env_steps, wall_before = int(ckpt["update"]), int(ckpt["env_steps"]), float(ckpt["wall_s"])
         resume_path = pathlib.Path(resume)
         checkpoint_path = resume_path / "checkpoint.pt" if resume_path.is_dir() else resume_path
 
     # --- outputs
-    columns = metric_columns(env, groups) + dist.columns(groups)
+    timer = PhaseTimer(cfg.profile, device)
+    columns = metric_columns(env, groups) + dist.columns(groups) + (
+        [f"time/{p}_s" for p in PHASES] if cfg.profile else [])
     csv_log = tb = None
     if run_dir is not None and dist.is_main:
         from war_train.runlog import MetricsCSV, TensorBoard
@@ -238,31 +341,19 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
         tb = TensorBoard(run_dir / "tb", cfg.tensorboard, purge_step=env_steps + 1 if resume is not None else None)
     from war_train.runlog import ProgressBar
 
-    key = "onpolicy_episode_reward" if "onpolicy_episode_reward" in columns else "episode_return"
+    key = env.progress_metric
     bar = ProgressBar(cfg.num_updates * cfg.batch_env_steps, env.env_id or "train", enabled=cfg.progress and dist.is_main)
-
-    # --- rollout buffers (time-major), reused every update
-    def zeros(*shape, dtype=torch.float32):
-        return torch.zeros(*shape, dtype=dtype, device=device)
-
-    cap = dist.max_rollout_length(T)     # == T, except for WAR per-rank quotas
-    buf_obs = {g: zeros(cap, E, s.n_agents, s.obs_dim) for g, s in groups.items()}
-    buf_act = {g: zeros(cap, E, s.n_agents, dtype=torch.long) for g, s in groups.items()}
-    buf_logp = {g: zeros(cap, E, s.n_agents) for g, s in groups.items()}
-    buf_val = {g: zeros(cap, E, s.n_agents) for g, s in groups.items()}        # critic outputs (normalized)
-    buf_rew = {g: zeros(cap, E, s.n_agents) for g, s in groups.items()}
-    buf_boot = {g: zeros(cap, E, s.n_agents) for g, s in groups.items()}       # V(final state), denormalized
-    buf_state = zeros(cap, E, state_dim)
-    buf_term = zeros(cap, E, dtype=torch.bool)
-    buf_trunc = zeros(cap, E, dtype=torch.bool)
-    buf_starts = zeros(cap, E, dtype=torch.bool)
-    full = (buf_obs, buf_act, buf_logp, buf_val, buf_rew, buf_boot, buf_state, buf_term, buf_trunc, buf_starts)
+    buffers = Rollout.allocate(cap, E, groups, policies, env.state_dim, carry.alive is not None, device)
 
     history: list[dict] = []
     stopped_early = False
     session_steps = 0
     t_start = time.perf_counter()
     n_agents_total = sum(s.n_agents for s in groups.values())
+    first = next(iter(groups))
+
+    def fail(what: str, hint: str):
+        return _non_finite(update, checkpoint_path, what, hint)
 
     # SIGINT/SIGTERM: finish the update, checkpoint, return (only when there is a run folder to write to)
     stops = StopRequests(enabled=run_dir is not None)
@@ -273,141 +364,53 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
             cleanup.callback(tb.close)
         while update < cfg.num_updates:
             update += 1
+            timer.start()
             lr, critic_lr, entropy_coef = cfg.schedule(update)
-            for g in groups:
-                actor_opt[g].param_groups[0]["lr"] = lr
-                critic_opt[g].param_groups[0]["lr"] = critic_lr
-            actor_h0 = {g: (h.clone() if h is not None else None) for g, h in actor_h.items()}
-            critic_h0 = {g: (h.clone() if h is not None else None) for g, h in critic_h.items()}
+            learner.set_learning_rates(lr, critic_lr)
+            h0 = {g: (None if carry.actor_h[g] is None else carry.actor_h[g].clone(),
+                      None if carry.critic_h[g] is None else carry.critic_h[g].clone()) for g in groups}
 
             # ---------------------------------------------------------------- 1. rollout
             # (a straggler mode may change this rank's rollout length: WAR quota, DD-PPO preemption)
-            buf_obs, buf_act, buf_logp, buf_val, buf_rew, buf_boot, buf_state, buf_term, buf_trunc, buf_starts = full
-            T = dist.begin_rollout(cfg.rollout_length)
-            state = joint_state(obs)  # == env.state() (see tests)
-            with torch.no_grad():
-                for t in range(T):
-                    if dist.stop_collecting(t):
-                        break
-                    buf_state[t] = state
-                    buf_starts[t] = starts
-                    actions = {}
-                    for g, p in policies.items():
-                        logits, actor_h[g] = p.logits(obs[g], actor_h[g], starts)
-                        actions[g], buf_logp[g][t] = dist.sample(logits, gen)
-                        buf_act[g][t] = actions[g]
-                        buf_obs[g][t] = obs[g]
-                        buf_val[g][t], critic_h[g] = p.value(state, critic_h[g], starts)
-                    next_obs, rew, term, trunc, info = env.step(actions)
-                    first = next(iter(groups))
-                    term_w, trunc_w = term[first][:, 0].clone(), trunc[first][:, 0].clone()
-                    for g in groups:
-                        buf_rew[g][t] = rew[g]
-                    buf_term[t], buf_trunc[t] = term_w, trunc_w
-                    stats.step(rew, info, term_w | trunc_w)
-                    if bool(trunc_w.any()):
-                        # bootstrap a truncated episode with V(final state): with SAME_STEP
-                        # autoreset the final observations are in info["final_obs"]
-                        idx = trunc_w.nonzero().flatten()
-                        final_state = joint_state({g: info["final_obs"][g][idx] for g in groups})
-                        for g, p in policies.items():
-                            h = critic_h[g][idx] if p.recurrent else None
-                            v_final, _ = p.value(final_state, h, torch.zeros(len(idx), dtype=torch.bool, device=device))
-                            buf_boot[g][t, idx] = vnorm[g].denormalize(v_final)
-                    obs = {g: next_obs[g].clone() for g in groups}
-                    state = joint_state(obs)
-                    starts = term_w | trunc_w
-                last_val = {g: p.value(state, critic_h[g], starts)[0] for g, p in policies.items()}
+            T = collect(env, policies, vnorm, buffers, carry, stats, dist, gen, dist.begin_rollout(cfg.rollout_length),
+                        timer)
             T, batch_steps = dist.end_rollout(E)   # steps this rank collected, env steps of all ranks
-            if T < cap:   # learn from the rows collected
-                buf_obs, buf_act, buf_logp, buf_val, buf_rew, buf_boot, buf_state, buf_term, buf_trunc, buf_starts = (
-                    {g: b[:T] for g, b in x.items()} if isinstance(x, dict) else x[:T] for x in full)
+            buf = buffers if T == cap else buffers.head(T)
             env_steps += batch_steps
             session_steps += batch_steps
-            for what, bufs in (("rewards", buf_rew), ("observations", buf_obs)):
+            for what, bufs in (("rewards", buf.rewards), ("observations", buf.obs)):
                 bad = [g for g in groups if not bool(torch.isfinite(bufs[g]).all())]
                 if dist.any(bool(bad)):
-                    raise _non_finite(update, checkpoint_path, f"the env returned non-finite {what}" +
-                                      (f" for group {bad[0]!r}" if bad else " on another rank"),
-                                      "check the scenario (e.g. agents placed at the same position) and its arguments")
+                    raise fail(f"the env returned non-finite {what}" + (f" for group {bad[0]!r}" if bad else
+                                                                         " on another rank"),
+                               "check the scenario (e.g. agents placed at the same position) and its arguments")
 
-            # ---------------------------------------------------------------- 2. advantages
+            # ---------------------------------------------------------------- 2. bootstrap
+            with torch.no_grad():
+                state = joint_state(carry.obs) if buf.state is not None else None
+                last_value = {g: p.value(state, carry.obs[g], carry.critic_h[g], carry.starts)[0]
+                              for g, p in policies.items()}
+            timer.split("policy")
+
+            # ---------------------------------------------------------------- 3. advantages, 4. update
             row_diag: dict[str, float] = {}
             for g, p in policies.items():
                 with torch.no_grad():
-                    values = vnorm[g].denormalize(buf_val[g])
-                    next_values = torch.cat([values[1:], vnorm[g].denormalize(last_val[g]).unsqueeze(0)])
-                    next_values = torch.where(buf_trunc[..., None], buf_boot[g], next_values)
-                    advantages, returns = losses.gae(buf_rew[g], values, next_values, buf_term[..., None],
-                                                     buf_trunc[..., None], cfg.gamma, cfg.gae_lambda)
-                    dist.update_valuenorm(vnorm[g], returns)   # (statistics of every rank's returns)
-                    targets = vnorm[g].normalize(returns)
-                    if cfg.norm_advantages:
-                        advantages = dist.normalize_advantages(advantages)
-                    row_diag[f"{g}/explained_variance"] = dist.explained_variance(values, returns)
-                    row_diag[f"{g}/value_mean"] = dist.mean(values)
-
-                # ------------------------------------------------------------ 3. PPO epochs
-                sums = {k: 0.0 for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac",
-                                         "grad_norm_actor", "grad_norm_critic")}
-                n_mb = 0
-                for epoch in range(cfg.epochs):
-                    # minibatches split worlds (GRU) or (t, world) pairs; under torchrun each rank's part of them
-                    for m, mb in enumerate(dist.minibatches(T, E, p.recurrent, cfg.num_minibatches, gen, device)):
-                        if p.recurrent:
-                            B, n = len(mb), p.n_agents
-                            x = p.actor_input(buf_obs[g][:, mb]).reshape(T, B * n, -1)
-                            st = buf_starts[:, mb]
-                            logits, _ = p.actor(x, actor_h0[g][mb].reshape(B * n, -1), st.repeat_interleave(n, dim=1))
-                            logits = logits.reshape(T, B, n, -1)
-                            new_values, _ = p.critic(buf_state[:, mb], critic_h0[g][mb], st)
-                            sel = (slice(None), mb)
-                        else:
-                            t_idx, e_idx = mb // E, mb % E
-                            logits, _ = p.actor(p.actor_input(buf_obs[g][t_idx, e_idx]))
-                            new_values, _ = p.critic(buf_state[t_idx, e_idx])
-                            sel = (t_idx, e_idx)
-                        logp_all = torch.log_softmax(logits, dim=-1)
-                        new_logp = logp_all.gather(-1, buf_act[g][sel].unsqueeze(-1)).squeeze(-1)
-                        entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
-                        pg_loss, pg_stats = losses.policy_loss(new_logp, buf_logp[g][sel], advantages[sel], cfg.clip_coef)
-                        actor_loss = pg_loss - entropy_coef * entropy
-                        actor_opt[g].zero_grad(set_to_none=True)
-                        actor_loss.backward()
-                        dist.reduce_grads(p.actor.parameters(), new_logp.numel())   # all-reduce before clipping
-                        # (norms of all-reduced gradients: every rank stops on the same minibatch)
-                        where = f"group {g!r}, epoch {epoch + 1}, minibatch {m + 1}"
-                        gn_a = _finite_clip_grad(p.actor.parameters(), cfg.max_grad_norm, actor_loss,
-                                                 update, checkpoint_path, f"{where}: the actor's", "--lr")
-                        actor_opt[g].step()
-
-                        v_loss = losses.value_loss(new_values, buf_val[g][sel], targets[sel], cfg.clip_coef,
-                                                   cfg.use_huber_loss, cfg.huber_delta, cfg.clip_value_loss)
-                        critic_opt[g].zero_grad(set_to_none=True)
-                        (cfg.value_coef * v_loss).backward()
-                        dist.reduce_grads(p.critic.parameters(), new_logp.numel())
-                        gn_c = _finite_clip_grad(p.critic.parameters(), cfg.max_grad_norm, v_loss,
-                                                 update, checkpoint_path, f"{where}: the critic's", "--critic-lr")
-                        critic_opt[g].step()
-
-                        n_mb += 1
-                        sums["policy_loss"] += dist.share(pg_loss.detach())   # (this rank's share of the minibatch)
-                        sums["value_loss"] += dist.share(v_loss.detach())
-                        sums["entropy"] += dist.share(entropy.detach())
-                        sums["approx_kl"] += dist.share(pg_stats["approx_kl"])
-                        sums["clipfrac"] += dist.share(pg_stats["clipfrac"])
-                        sums["grad_norm_actor"] += gn_a
-                        sums["grad_norm_critic"] += gn_c
-                sums = dist.sum_stats(sums, skip=("grad_norm_actor", "grad_norm_critic"))
-                row_diag.update({f"{g}/{k}": v / n_mb for k, v in sums.items()})
-
+                    values, returns, adv = advantages(p, vnorm[g], buf, g, last_value[g], cfg.gamma, cfg.gae_lambda)
+                diag = ppo_update(p, actor_opt[g], critic_opt[g], vnorm[g], group_batch(p, buf, g, values, returns,
+                                                                                         adv, h0[g]),
+                                  cfg=cfg, entropy_coef=entropy_coef, generator=gen, reducer=dist, shape=(T, E),
+                                  fail=lambda who, norm, loss, lr_option, g=g: _raise(fail(
+                                      f"group {g!r}, {who} gradient norm is {norm} (loss {float(loss.detach())})",
+                                      f"lower {lr_option}, or check the env's rewards")))
+                row_diag.update({f"{g}/{k}": v for k, v in diag.items()})
             bad = [name for g, p in policies.items() for name, t in p.named_parameters(prefix=g)
                    if not bool(torch.isfinite(t).all())]
             if bad:   # (parameters are equal on every rank)
-                raise _non_finite(update, checkpoint_path, f"parameter {bad[0]} became non-finite after the optimizer step",
-                                  "lower the learning rates")
+                raise fail(f"parameter {bad[0]} became non-finite after the optimizer step", "lower the learning rates")
+            timer.split("learn")
 
-            # ---------------------------------------------------------------- 4. log
+            # ---------------------------------------------------------------- 5. log
             wall = wall_before + (time.perf_counter() - t_start)
             ep = summarize(dist.gather_episodes(stats.pop()))   # every rank's finished episodes
             row_diag.update(dist.metrics())
@@ -415,36 +418,35 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
                    "wall_s": wall, "env_steps_per_s": session_steps / max(time.perf_counter() - t_start, 1e-9),
                    "lr": actor_opt[first].param_groups[0]["lr"], "critic_lr": critic_opt[first].param_groups[0]["lr"]}
             for c in columns:
-                if c not in row:
+                if c not in row and not c.startswith("time/"):
                     row[c] = ep[c] if c in ep else row_diag.get(c, float("nan"))
             row["episodes"] = int(ep["episodes"])
+            timer.split("other")
+            row.update(timer.row())
             history.append(row)
-            if csv_log is not None:
+            if csv_log is not None:   # (before the checkpoint: a resumed run keeps the rows up to its update)
                 csv_log.write(row)
                 tb.write(row, env_steps)
-            bar.update(env_steps, session_steps, row.get(key), "on-policy reward" if key != "episode_return" else "return")
+            bar.update(env_steps, session_steps, row.get(key), key.replace("_", " "))
             stop = dist.any((progress_fn(row) is False if progress_fn is not None else False) or stops.requested)
 
-            # ---------------------------------------------------------------- 5. checkpoint
+            # ---------------------------------------------------------------- 6. checkpoint
             last = update >= cfg.num_updates
             if run_dir is not None and (last or stop or (cfg.checkpoint_every and update % cfg.checkpoint_every == 0)):
                 payload = {
                     "config": config_to_dict(cfg),
                     "env": env_signature(env, cfg),
                     "update": update, "env_steps": env_steps, "wall_s": wall_before + (time.perf_counter() - t_start),
-                    "actors": {g: p.actor.state_dict() for g, p in policies.items()},
-                    "critics": {g: p.critic.state_dict() for g, p in policies.items()},
-                    "actor_opts": {g: o.state_dict() for g, o in actor_opt.items()},
-                    "critic_opts": {g: o.state_dict() for g, o in critic_opt.items()},
-                    "valuenorms": {g: v.state_dict() for g, v in vnorm.items()},
-                    "generator": gen.get_state(),
+                    **learner.state_dict(),
                     "env_state": env.get_state(),
-                    "obs": {g: o.clone() for g, o in obs.items()},
-                    "starts": starts.clone(),
-                    "actor_h": {g: h for g, h in actor_h.items() if h is not None},
-                    "critic_h": {g: h for g, h in critic_h.items() if h is not None},
+                    "obs": {g: o.clone() for g, o in carry.obs.items()},
+                    "starts": carry.starts.clone(),
+                    "actor_h": {g: h for g, h in carry.actor_h.items() if h is not None},
+                    "critic_h": {g: h for g, h in carry.critic_h.items() if h is not None},
                     "episode_stats": stats.state_dict(),
                 }
+                if carry.alive is not None:
+                    payload["alive"] = {g: a.clone() for g, a in carry.alive.items()}
                 payload = dist.gather_checkpoint(payload)   # every rank's worlds, to rank 0
                 if payload is not None:
                     checkpoint_path = save_checkpoint(run_dir / "checkpoint.pt", payload)
@@ -456,6 +458,10 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
                        checkpoint=checkpoint_path, stopped_early=stopped_early, interrupted_by=stops.signum)
 
 
+def _raise(exc: Exception):
+    raise exc
+
+
 def _non_finite(update: int, checkpoint, what: str, hint: str) -> NonFiniteTraining:
     kept = (f"the last good checkpoint is {checkpoint} (resume with `war-train train --resume "
             f"{pathlib.Path(checkpoint).parent}`)" if checkpoint is not None else "no checkpoint was written yet")
@@ -463,33 +469,9 @@ def _non_finite(update: int, checkpoint, what: str, hint: str) -> NonFiniteTrain
                              f"saved, {kept}; {hint}")
 
 
-def _finite_clip_grad(params, max_norm: float, loss: torch.Tensor, update: int, checkpoint, who: str,
-                      lr_option: str) -> float:
-    """``_clip_grad``, refusing a non-finite norm before the optimizer step would apply it."""
-    norm = _clip_grad(params, max_norm)
-    if not math.isfinite(norm):
-        raise _non_finite(update, checkpoint, f"{who} gradient norm is {norm} (loss {float(loss.detach())})",
-                          f"lower {lr_option}, or check the env's rewards")
-    return norm
-
-
-def _clip_grad(params, max_norm: float) -> float:
-    params = [p for p in params if p.grad is not None]
-    if max_norm > 0:
-        return float(nn.utils.clip_grad_norm_(params, max_norm))
-    return float(torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in params])))
-
-
-def env_signature(env, cfg: TrainConfig) -> dict:
-    """What a checkpoint needs to rebuild (and check) the env and the policies."""
-    return {"id": env.env_id, "num_envs": cfg.num_envs, "state_dim": env.state_dim,
-            "groups": {g: {"n_agents": s.n_agents, "obs_dim": s.obs_dim, "n_actions": _discrete_n(g, s.action_space)}
-                       for g, s in env.groups.items()},
-            "max_cycles": int(getattr(env, "max_cycles", cfg.rollout_length))}
-
-
 #: config fields that may differ between a checkpoint and the run resuming it
-RESUMABLE_CHANGES = ("total_env_steps", "checkpoint_every", "progress", "tensorboard", "gif", "eval_episodes")
+RESUMABLE_CHANGES = ("total_env_steps", "checkpoint_every", "progress", "tensorboard", "gif", "eval_episodes",
+                     "profile")
 
 
 def _check_resume(ckpt: dict, cfg: TrainConfig, env) -> None:
@@ -507,40 +489,6 @@ def _check_resume(ckpt: dict, cfg: TrainConfig, env) -> None:
     sig = env_signature(env, cfg)
     if ckpt["env"] != sig:
         raise ValueError(f"resume: the checkpoint's env {ckpt['env']} differs from this env {sig}")
-
-
-def load_networks(policies: dict[str, GroupPolicy], ckpt: dict) -> None:
-    """Actor and critic weights from a checkpoint; ``ValueError`` if they do not fit the networks."""
-    for g, p in policies.items():
-        for part, module in (("actors", p.actor), ("critics", p.critic)):
-            if g not in ckpt[part]:
-                raise ValueError(f"checkpoint: no {part[:-1]} weights for group {g!r} (it has {sorted(ckpt[part])})")
-            try:
-                module.load_state_dict(ckpt[part][g])
-            except (RuntimeError, TypeError, KeyError, AttributeError) as exc:
-                problems = [" ".join(line.split()) for line in str(exc).splitlines()[1:] if line.strip()]
-                detail = (problems[0].rstrip(".") + (f"; and {len(problems) - 1} more" if len(problems) > 1 else "")
-                          if problems else " ".join(str(exc).split()))
-                raise ValueError(f"checkpoint: the {part[:-1]} weights of group {g!r} do not fit the network "
-                                 f"its config describes ({detail})") from None
-
-
-def load_policies(checkpoint) -> tuple[dict[str, GroupPolicy], TrainConfig, dict]:
-    """``(policies, config, env signature)`` from a checkpoint path (or its run folder)."""
-    from war_train.config import config_from_dict
-
-    ckpt = checkpoint if isinstance(checkpoint, dict) else load_checkpoint(checkpoint)
-    cfg = config_from_dict(ckpt["config"])
-    sig = ckpt["env"]
-
-    class _Spec:  # the parts of GroupSpec build_policies reads
-        def __init__(self, d):
-            self.n_agents, self.obs_dim = d["n_agents"], d["obs_dim"]
-            self.action_space = gymnasium.spaces.Discrete(d["n_actions"])
-
-    groups = {g: _Spec(d) for g, d in sig["groups"].items()}
-    policies = build_policies(groups, sig["state_dim"], dataclasses.replace(cfg, device="cpu"), "cpu")
-    load_networks(policies, ckpt)
-    for p in policies.values():
-        p.eval()
-    return policies, cfg, sig
+    if env.agents_can_leave and not isinstance(ckpt.get("alive"), dict):
+        raise ValueError("resume: the checkpoint has no 'alive' masks, which this env's agents (who can leave the "
+                         "game) need")

@@ -1,131 +1,188 @@
-"""Episode statistics and reward conventions, computed from rewards and ``info`` task metrics.
+"""Per-episode statistics, generic over the scenario interface (``war_envs.core.scenario``).
 
-Per finished episode (every world, every autoreset):
+Per finished episode (every world, every autoreset), in column order (``EpisodeStats.names``):
 
 - ``episode_return``: mean over all agents of each agent's summed episode reward (mpe2's
   convention, with the env's own rewards); ``episode_return/<group>``: the same over a group;
-  ``episode_length``.
-- Spread: ``onpolicy_episode_reward`` — what the MAPPO paper's on-policy code logs as "average
-  episode rewards" (mean per-step reward x episode length).  There every agent's reward is the
-  *shared sum* over agents of ``-sum_landmarks min_dist - (collisions_i + 1)`` (each agent also
-  collides with itself), i.e. per step ``-N * sum_l d_l - sum_i collisions_i - N`` (a constant
-  -75 per 25-step episode for N=3); summed over the episode.  Computed from
-  ``info["landmark_min_dist"]`` and ``info["collisions"]``, never from the env's rewards.
-  Also ``landmark_dist`` (mean over steps of sum_l d_l), ``collisions`` (agent-pair collisions
-  summed over steps) and ``occupied_landmarks`` (at the last step).
-- PredatorPrey: ``catch_rate`` (1 if any step had an adversary-prey contact, averaged over
-  episodes: the catch rate), ``contact_steps`` (steps with at least one contact) and
-  ``contacts`` (adversary-prey contacts summed over steps), from ``info["collisions"]``.
+- ``episode_length``;
+- then each of the scenario's declared ``episode_metrics`` (task metrics and other reward
+  conventions, each reduced over the episode as it declares: sum, mean, last or any).
+
+The statistics live on the env's device: ``EpisodeStats.step`` only queues device tensor ops
+(no host synchronization), and ``pop`` copies the finished episodes to the host once.
 """
 
 from __future__ import annotations
 
 import torch
 
+from war_envs.core.validation import check_int
+# re-exported: this function lived here before scenarios declared their metrics
+from war_envs.scenarios.mpe.spread import onpolicy_step_reward
+
 __all__ = ["EpisodeStats", "onpolicy_step_reward", "summarize"]
 
-
-def onpolicy_step_reward(landmark_min_dist: torch.Tensor, collisions: torch.Tensor) -> torch.Tensor:
-    """Per world, the on-policy code's per-step (shared) Spread reward ``[E]``:
-    ``sum_i (-sum_l d_l - (collisions_i + 1))`` with ``landmark_min_dist[E, L]`` and
-    ``collisions[E, N]`` (other agents touching agent i)."""
-    d = landmark_min_dist.to(torch.float64).sum(-1)
-    c = collisions.to(torch.float64)
-    n = c.shape[-1]
-    return -n * d - (c + 1.0).sum(-1)
+_F64 = torch.float64
 
 
 class EpisodeStats:
-    """Accumulates every world's running episode and collects finished episodes.
+    """Accumulates every world's running episode and collects finished episodes, on the env's
+    device.
 
-    ``step(rew, info, done)`` after each env step; ``pop()`` returns ``{name: Tensor[k]}`` for
-    the k episodes finished since the last pop.  ``state_dict()`` makes it resumable.
+    ``step(rew, info, done, record)`` after each env step; ``pop()`` returns ``{name:
+    Tensor[k]}`` (CPU float64, columns ``names``) for the k episodes finished (and recorded)
+    since the last pop, in (step, world) order; ``{}`` if none.  ``state_dict()`` /
+    ``load_state_dict()`` make the running episodes resumable.
+
+    Each step writes one row of per-world episode values (garbage where no episode ended) and
+    one row of the done & record mask into ``[capacity, E]`` device buffers; ``pop`` masks and
+    copies them in one transfer.  When the buffer is full, ``step`` first moves its finished
+    episodes into a host-side list (the only synchronization in ``step``, once every
+    ``capacity`` steps), so loops longer than ``capacity`` steps between pops are fine.
     """
 
-    def __init__(self, env) -> None:
+    def __init__(self, env, capacity: int = 64) -> None:
+        self.capacity = check_int("capacity", capacity, minimum=1)
+        self.device = env.torch_device
+        self.num_envs = env.num_envs
         self.groups = {g: (s.start, s.stop) for g, s in env.groups.items()}
         self.num_agents = sum(s.n_agents for s in env.groups.values())
-        self.kind = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey"}.get(getattr(env, "env_id", ""), "")
-        self.num_adversaries = env.groups["adversary"].n_agents if self.kind == "predator_prey" else 0
-        E = env.num_envs
-        self.returns = torch.zeros(E, self.num_agents, dtype=torch.float64)
-        self.length = torch.zeros(E, dtype=torch.int64)
-        self.sums = {name: torch.zeros(E, dtype=torch.float64) for name in self._sum_names()}
-        self._finished: list[dict[str, torch.Tensor]] = []
+        self.metrics = tuple(env.episode_metrics)
+        self.names: list[str] = ["episode_return", *(f"episode_return/{g}" for g in self.groups),
+                                 "episode_length", *(m.name for m in self.metrics)]
+        repeated = sorted({n for n in self.names if self.names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"env.episode_metrics: column names {repeated} appear more than once "
+                             f"(columns: {self.names})")
+        E, dev = self.num_envs, self.device
+        self.returns = torch.zeros(E, self.num_agents, dtype=_F64, device=dev)
+        self.length = torch.zeros(E, dtype=torch.int64, device=dev)
+        #: running sums of the "sum" and "mean" metrics
+        self.sums = {m.name: torch.zeros(E, dtype=_F64, device=dev) for m in self.metrics
+                     if m.reduce in ("sum", "mean")}
+        #: whether an "any" metric was nonzero at some step of the running episode
+        self.seen = {m.name: torch.zeros(E, dtype=torch.bool, device=dev) for m in self.metrics
+                     if m.reduce == "any"}
+        self._values = torch.zeros(capacity, E, len(self.names), dtype=_F64, device=dev)
+        self._mask = torch.zeros(capacity, E, dtype=torch.bool, device=dev)
+        self._rows = 0
+        self._host: list[torch.Tensor] = []  # [k, columns] blocks moved off the device buffer
 
-    def _sum_names(self) -> tuple[str, ...]:
-        if self.kind == "spread":
-            return ("onpolicy_episode_reward", "landmark_dist", "collisions")
-        if self.kind == "predator_prey":
-            return ("contact_steps", "contacts")
-        return ()
-
-    def _step_terms(self, info) -> dict[str, torch.Tensor]:
-        if self.kind == "spread":
-            d, c = info["landmark_min_dist"].cpu(), info["collisions"].cpu()
-            return {"onpolicy_episode_reward": onpolicy_step_reward(d, c),
-                    "landmark_dist": d.to(torch.float64).sum(-1),
-                    "collisions": c.to(torch.float64).sum(-1) / 2.0}
-        if self.kind == "predator_prey":
-            contacts = info["collisions"].cpu()[:, :self.num_adversaries].to(torch.float64).sum(-1)
-            return {"contact_steps": (contacts > 0).to(torch.float64), "contacts": contacts}
-        return {}
-
+    # ------------------------------------------------------------------ stepping
     def step(self, rew: dict[str, torch.Tensor], info: dict, done: torch.Tensor,
              record: torch.Tensor | None = None) -> None:
-        """Add one step (``rew`` and ``info`` as ``env.step`` returns them, ``done[E]``: the
-        episode ended at this step).  Finished episodes are kept for ``pop`` where ``record``
-        (bool ``[E]``, default all) is True."""
+        """Add one step: ``rew`` and ``info`` as ``env.step`` returns them, ``done`` (bool
+        ``[E]``): the episode ended at this step.  Finished episodes are kept for ``pop`` where
+        ``record`` (bool ``[E]``, default all) is True.  Only device tensor ops (pass ``done`` /
+        ``record`` on the env's device: a host tensor is copied over)."""
+        if self._rows == self.capacity:
+            self._flush()
+        done = done.to(self.device, torch.bool)
         for g, (a, b) in self.groups.items():
-            self.returns[:, a:b] += rew[g].detach().cpu().to(torch.float64)
+            self.returns[:, a:b] += rew[g].detach().to(_F64)
         self.length += 1
-        for name, value in self._step_terms(info).items():
-            self.sums[name] += value
-        done = done.cpu()
-        if not bool(done.any()):
-            return
-        ended = done.nonzero().flatten()
-        idx = ended if record is None else (done & record.cpu()).nonzero().flatten()
-        if len(idx):
-            self._finished.append(self._episodes(idx, info))
-        self.returns[ended] = 0.0
-        self.length[ended] = 0
-        for total in self.sums.values():
-            total[ended] = 0.0
+        last = {}
+        for m in self.metrics:
+            value = self._metric_value(m, info)
+            if m.reduce == "last":
+                last[m.name] = value
+            elif m.reduce == "any":
+                self.seen[m.name] |= value != 0
+            else:
+                self.sums[m.name] += value
+        self._values[self._rows] = torch.stack(self._episode_values(last), dim=-1)
+        self._mask[self._rows] = done if record is None else done & record.to(self.device, torch.bool)
+        self._rows += 1
+        self._restart(done)
 
-    def _episodes(self, idx: torch.Tensor, info) -> dict[str, torch.Tensor]:
-        ep = {"episode_return": self.returns[idx].mean(-1),
-              "episode_length": self.length[idx].to(torch.float64)}
-        for g, (a, b) in self.groups.items():
-            ep[f"episode_return/{g}"] = self.returns[idx, a:b].mean(-1)
-        for name, total in self.sums.items():
-            ep[name] = total[idx].clone()
-        if self.kind == "spread":
-            ep["landmark_dist"] = ep["landmark_dist"] / ep["episode_length"]
-            ep["occupied_landmarks"] = info["occupied_landmarks"].cpu()[idx].to(torch.float64)
-        if self.kind == "predator_prey":
-            ep["catch_rate"] = (ep["contact_steps"] > 0).to(torch.float64)
-        return ep
+    def _metric_value(self, metric, info) -> torch.Tensor:
+        value = metric.step(info)
+        if not isinstance(value, torch.Tensor) or value.shape != (self.num_envs,):
+            got = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+            raise ValueError(f"episode metric {metric.name!r}: step(info) must return a Tensor of shape "
+                             f"({self.num_envs},), got {got}")
+        return value.to(_F64)
+
+    def _episode_values(self, last: dict[str, torch.Tensor]) -> list[torch.Tensor]:
+        """Every world's statistics if its episode ended now, one ``[E]`` tensor per column."""
+        length = self.length.to(_F64)
+        cols = [self.returns.mean(-1)]
+        cols += [self.returns[:, a:b].mean(-1) for a, b in self.groups.values()]
+        cols.append(length)
+        for m in self.metrics:
+            if m.reduce == "sum":
+                cols.append(self.sums[m.name])
+            elif m.reduce == "mean":
+                cols.append(self.sums[m.name] / length)
+            elif m.reduce == "last":
+                cols.append(last[m.name])
+            else:
+                cols.append(self.seen[m.name].to(_F64))
+        return cols
+
+    def _restart(self, done: torch.Tensor) -> None:
+        """Zero the running episode of the worlds where ``done`` (masked fills: no sync)."""
+        self.returns.masked_fill_(done[:, None], 0.0)
+        self.length.masked_fill_(done, 0)
+        for total in self.sums.values():
+            total.masked_fill_(done, 0.0)
+        for flag in self.seen.values():
+            flag.masked_fill_(done, False)
+
+    # ------------------------------------------------------------------ collecting
+    def _take(self) -> torch.Tensor:
+        """The buffer's finished episodes as a CPU ``[k, columns]`` block; empties the buffer."""
+        rows, self._rows = self._rows, 0
+        return self._values[:rows][self._mask[:rows]].cpu()
+
+    def _flush(self) -> None:
+        self._host.append(self._take())
 
     def pop(self) -> dict[str, torch.Tensor]:
-        if not self._finished:
+        """Every episode finished (and recorded) since the last pop: ``{name: CPU float64
+        Tensor[k]}`` in ``names`` order, episodes in (step, world) order; ``{}`` if none."""
+        blocks = self._host + ([self._take()] if self._rows else [])
+        self._host = []
+        if not blocks:
             return {}
-        out = {k: torch.cat([ep[k] for ep in self._finished]) for k in self._finished[0]}
-        self._finished = []
-        return out
+        episodes = torch.cat(blocks)
+        if not len(episodes):
+            return {}
+        return {name: episodes[:, j].contiguous() for j, name in enumerate(self.names)}
 
+    # ------------------------------------------------------------------ checkpoints
     def state_dict(self) -> dict:
-        return {"returns": self.returns.clone(), "length": self.length.clone(),
-                "sums": {k: v.clone() for k, v in self.sums.items()}}
+        """The running episodes, CPU tensors per world along dim 0: ``returns [E, A]``,
+        ``length [E]``, ``sums {name: [E]}`` ("sum"/"mean" metrics) and ``seen {name: [E]}``
+        ("any" metrics).  Finished episodes not yet popped are not part of it."""
+        return {"returns": self.returns.cpu().clone(), "length": self.length.cpu().clone(),
+                "sums": {k: v.cpu().clone() for k, v in self.sums.items()},
+                "seen": {k: v.cpu().clone() for k, v in self.seen.items()}}
 
     def load_state_dict(self, state: dict) -> None:
-        if state["returns"].shape != self.returns.shape:
-            raise ValueError(f"episode stats: expected returns of shape {tuple(self.returns.shape)}, "
-                             f"got {tuple(state['returns'].shape)}")
-        self.returns = state["returns"].clone()
-        self.length = state["length"].clone()
-        self.sums = {k: state["sums"][k].clone() for k in self.sums}
-        self._finished = []
+        """Restore ``state_dict()``'s running episodes (also one written before ``seen``
+        existed).  An accumulator missing from ``state`` (a metric declared after it was
+        written) starts at zero; shape mismatches raise ``ValueError``."""
+        returns = self._checked("returns", state["returns"], tuple(self.returns.shape))
+        length = self._checked("length", state["length"], tuple(self.length.shape))
+        sums = {k: self._checked(f"sums[{k!r}]", state["sums"][k], (self.num_envs,))
+                for k in self.sums if k in state.get("sums", {})}
+        seen = {k: self._checked(f"seen[{k!r}]", state["seen"][k], (self.num_envs,))
+                for k in self.seen if k in state.get("seen", {})}
+        self.returns = returns.to(self.device, _F64).clone()
+        self.length = length.to(self.device, torch.int64).clone()
+        for k in self.sums:
+            self.sums[k] = sums[k].to(self.device, _F64).clone() if k in sums else torch.zeros_like(self.sums[k])
+        for k in self.seen:
+            self.seen[k] = seen[k].to(self.device, torch.bool).clone() if k in seen else torch.zeros_like(self.seen[k])
+        self._rows = 0
+        self._host = []
+
+    @staticmethod
+    def _checked(name: str, tensor: torch.Tensor, shape: tuple) -> torch.Tensor:
+        if tuple(tensor.shape) != shape:
+            raise ValueError(f"episode stats: expected {name} of shape {shape}, got {tuple(tensor.shape)}")
+        return tensor
 
 
 def summarize(episodes: dict[str, torch.Tensor]) -> dict[str, float]:

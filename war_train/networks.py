@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["Body", "Actor", "Critic", "layer_init", "sample_categorical", "with_agent_id"]
+__all__ = ["Body", "Actor", "Critic", "layer_init", "with_agent_id"]
 
 
 def layer_init(layer: nn.Linear, gain: float, bias: float = 0.0) -> nn.Linear:
@@ -68,12 +68,15 @@ class Body(nn.Module):
 
 
 class Actor(nn.Module):
-    """Shared policy of one group: ``obs[..., obs_dim] -> logits[..., n_actions]``."""
+    """Shared policy of one group: ``obs[..., obs_dim] -> out[..., head.n_outputs]``, the
+    parameters of its action distribution ``dist`` (``war_train.distributions``: logits, or a
+    Gaussian's means with the head's own learned log-std)."""
 
-    def __init__(self, in_dim: int, n_actions: int, cfg) -> None:
+    def __init__(self, in_dim: int, dist, cfg) -> None:
         super().__init__()
         self.body = Body(in_dim, cfg.hidden_size, cfg.num_layers, cfg.activation, cfg.layer_norm, cfg.use_gru)
-        self.head = layer_init(nn.Linear(cfg.hidden_size, n_actions), cfg.policy_gain)
+        self.head = layer_init(nn.Linear(cfg.hidden_size, dist.n_outputs), cfg.policy_gain)
+        self.dist = dist
 
     def forward(self, x, h=None, starts=None):
         z, h = self.body(x, h, starts)
@@ -99,17 +102,3 @@ def with_agent_id(obs: torch.Tensor) -> torch.Tensor:
     n = obs.shape[-2]
     eye = torch.eye(n, dtype=obs.dtype, device=obs.device).expand(*obs.shape[:-1], n)
     return torch.cat([obs, eye], dim=-1)
-
-
-def sample_categorical(logits: torch.Tensor, generator: torch.Generator,
-                       u: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Draw one action per row of ``logits[..., n]`` by inverse CDF from ``generator``
-    (reproducible); returns ``(actions (int64), log-probs)``.  ``u[..., 1]``: uniforms drawn
-    already (then ``generator`` is not used; data-parallel ranks draw every world's uniforms
-    and pass their own rows)."""
-    logp = torch.log_softmax(logits, dim=-1)
-    cdf = logp.exp().cumsum(-1)
-    if u is None:
-        u = torch.rand(cdf.shape[:-1] + (1,), generator=generator, dtype=cdf.dtype, device=cdf.device)
-    actions = (cdf < u * cdf[..., -1:]).sum(-1).clamp(max=logits.shape[-1] - 1)
-    return actions, logp.gather(-1, actions.unsqueeze(-1)).squeeze(-1)

@@ -117,9 +117,10 @@ def finish_run(run_dir, policies, config: TrainConfig, log=print) -> dict:
 def format_eval(report: dict) -> str:
     """A small table: one row per policy mode, the main statistics as columns."""
     results = report["results"]
-    keys = [k for k in ("episode_return", "onpolicy_episode_reward", "catch_rate", "landmark_dist",
-                        "collisions", "occupied_landmarks", "contacts")
-            if any(k in r for r in results.values())]
+    keys = []   # episode_return, then the scenario's declared metrics, then the per-group returns
+    for r in results.values():
+        keys += [k for k in r if k not in keys and k not in ("episodes", "episode_length")
+                 and not k.startswith("episode_return/")]
     keys += sorted({k for r in results.values() for k in r if k.startswith("episode_return/")})
     width = max(len(m) for m in results) + 2
     cols = [max(len(k), 8) + 2 for k in keys]

@@ -11,7 +11,7 @@ import dataclasses
 import json
 from typing import Any
 
-__all__ = ["WarConfig", "ARTICLE_COSTS", "DEFAULT_COSTS", "war_config_from_dict", "war_config_to_dict",
+__all__ = ["WarConfig", "ARTICLE_COSTS", "war_config_from_dict", "war_config_to_dict",
            "WAR_OPTION_PREFIX"]
 
 #: option prefix of every field but ``arm``
@@ -19,8 +19,6 @@ WAR_OPTION_PREFIX = "--war-"
 
 #: the source article's case: 1 agent at 50 ms + 9 at 5 ms per decision
 ARTICLE_COSTS = {"commander": {"per_decision_ms": 50.0}, "sentry": {"per_decision_ms": 5.0}}
-#: declared costs a scenario gets when ``costs`` is left empty (others: measured online)
-DEFAULT_COSTS = {"Command-v0": ARTICLE_COSTS}
 
 
 def _f(default, help: str):
@@ -39,7 +37,8 @@ class WarConfig:
     costs: dict = _f({}, "declared cost per group as JSON, e.g. '{\"commander\": {\"per_decision_ms\": 50}, "
                          "\"sentry\": {\"per_decision_ms\": 5}}' (keys per_call_ms, per_decision_ms); groups "
                          "left out are measured online from their real policy-call times. Empty: the "
-                         "scenario's default (Command-v0: the article's 50 ms + 9x5 ms), else measured")
+                         "scenario's default (war_train.presets.SCENARIO_WAR_COSTS: the article's 50 ms + "
+                         "9x5 ms for the commander scenario), else measured")
     cost_mode: str = _f("virtual", "how declared costs are paid: virtual (advance a modelled clock: "
                                    "deterministic, instant), sleep (wait for real: remote inference), busy "
                                    "(burn CPU for real; shared resource model only)")

@@ -1,15 +1,16 @@
 """MAPPO on WAR batches, and the baselines of the same harness (DESIGN §5, items 6–7).
 
-``WarTrainer(config, war)`` owns the networks (``mappo.build_policies``: one actor and one
-centralized critic per group), the rollout workers (``war_envs.war.Collector``, one per shard of
-the worlds) and a modelled clock.  Each ``update()``:
+``WarTrainer(config, war)`` owns the learner (``ppo.Learner``, built as ``mappo.train`` builds
+it: one actor and one centralized critic per group), the rollout workers
+(``war_envs.war.Collector``, one per shard of the worlds) and a modelled clock.  Each
+``update()``:
 
 1. collects one round (``war_envs.war.baselines.collect_round``): a window per worker, lock-step
    for ``sync``/``ddppo``/``overlap``, workload-aware for ``war``;
 2. per group: drops transitions more than ``max_lag`` versions old, computes SMDP GAE
-   (``losses.smdp_gae``; V-trace when some transition is more than one version old), and runs
-   the PPO epochs on the group's valid transitions exactly as ``mappo.train`` does on its
-   rollout (same losses, same minibatch order from the same generator);
+   (``losses.smdp_gae``; V-trace when some transition is more than one version old), and trains
+   on the group's valid transitions with ``ppo.ppo_update``, the PPO update ``mappo.train``
+   uses (same losses, same minibatch order from the same generator);
 3. ``overlap``: the round collected in step 1 is learned one update later (the behaviour
    policy is exactly one version behind, as in HTS-RL), and the update's duration is
    max(collection, learning);
@@ -39,6 +40,7 @@ import threading
 import time
 from collections.abc import Callable
 
+import gymnasium
 import torch
 
 import war_envs
@@ -47,15 +49,17 @@ from war_envs.war.baselines import collect_round
 from war_envs.war.collector import DRAFT, Collector, InferenceCost, Trigger, concat_workers, lockstep_schedule
 from war_envs.war.scheduler import with_episode_starts
 from war_envs.war.weights import staleness_summary
-from war_train import losses
+from war_train import distributed, losses
 from war_train.config import TrainConfig, config_to_dict
-from war_train.mappo import (DIAGNOSTICS, TrainResult, _finite_clip_grad, build_policies, env_signature,
-                             metric_columns)
+from war_train.distributions import Categorical
+from war_train.mappo import TrainResult, _non_finite, _raise, metric_columns
 from war_train.metrics import EpisodeStats, summarize
-from war_train.networks import Actor, sample_categorical
+from war_train.networks import Actor
+from war_train.policy import env_signature
+from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, ppo_update
 from war_train.stopping import StopRequests, TrainingInterrupted
-from war_train.valuenorm import ValueNorm
-from war_train.war_config import DEFAULT_COSTS, WarConfig, war_config_to_dict
+from war_train.presets import SCENARIO_WAR_COSTS
+from war_train.war_config import WarConfig, war_config_to_dict
 
 __all__ = ["WarTrainer", "WarPolicy", "train_war", "run_war_training", "war_columns", "make_worker_envs"]
 
@@ -70,22 +74,26 @@ class WarPolicy:
     @torch.no_grad()
     def act(self, group, obs, state):
         p = self.policies[group]
-        logits, _ = p.logits(obs)
-        actions, logp = sample_categorical(logits, self.gen)
-        values, _ = p.value(state)
+        out, _ = p.forward_actor(obs)
+        actions, logp = p.dist.draw(out, self.gen)
+        values, _ = p.value(state, obs)
         return actions, logp, values
 
     @torch.no_grad()
     def draft(self, group, obs, state):
         p = self.policies[group]
-        logits, _ = self.drafts[group](p.actor_input(obs))
-        actions, logp = sample_categorical(logits, self.gen)
-        values, _ = p.value(state)
+        out, _ = self.drafts[group](p.actor_input(obs))
+        actions, logp = p.dist.draw(out, self.gen)
+        values, _ = p.value(state, obs)
         return actions, logp, values
 
     @torch.no_grad()
     def value(self, group, state):
-        return self.policies[group].value(state)[0]
+        p = self.policies[group]
+        if p.local_critic:
+            raise ValueError("critic_input: the WAR harness's collector bootstraps from the state; use "
+                             "critic_input='state'")
+        return p.value(state, None)[0]
 
 
 def make_worker_envs(cfg: TrainConfig, workers: int) -> list:
@@ -119,6 +127,9 @@ class WarTrainer:
         if cfg.use_gru:
             raise ValueError("use_gru: the WAR harness trains feed-forward policies (macro-steps and recurrent "
                              "state do not mix here); use use_gru=False")
+        if cfg.critic_input != "state":
+            raise ValueError("critic_input: the WAR harness's collector bootstraps from the state; use "
+                             "critic_input='state'")
         torch.set_num_threads(cfg.torch_threads)
         self.device = torch.device(cfg.device)
         self.envs = envs if envs is not None else make_worker_envs(cfg, war.workers)
@@ -130,23 +141,24 @@ class WarTrainer:
                              f"config.num_envs is {cfg.num_envs}")
         env0 = self.envs[0]
         self.groups = dict(env0.groups)
+        for g, spec in self.groups.items():   # (the collector holds int64 [E, n] actions)
+            if not isinstance(spec.action_space, gymnasium.spaces.Discrete):
+                raise ValueError(f"group {g!r}: the WAR harness's collector takes Discrete actions, got "
+                                 f"{spec.action_space}; train it lock-step with war_train.train")
         self.n_agents = {g: s.n_agents for g, s in self.groups.items()}
         self.E_worker = env0.num_envs
         self.real = war.cost_mode != "virtual"
 
         # --- networks, optimizers, value normalizers, the sampling stream (as mappo.train)
-        self.policies = build_policies(self.groups, env0.state_dim, cfg, self.device)
-        self.actor_opt = {g: torch.optim.Adam(p.actor.parameters(), lr=cfg.lr, eps=cfg.adam_eps)
-                          for g, p in self.policies.items()}
-        self.critic_opt = {g: torch.optim.Adam(p.critic.parameters(), lr=cfg.critic_lr, eps=cfg.adam_eps)
-                           for g, p in self.policies.items()}
-        self.vnorm = {g: ValueNorm(cfg.value_norm_beta, enabled=cfg.value_norm) for g in self.groups}
-        self.gen = torch.Generator(device=self.device)
-        self.gen.manual_seed(cfg.seed)
+        self.learner = Learner.build(self.groups, env0.state_dim, cfg, self.device, cfg.seed)
+        self.policies, self.actor_opt, self.critic_opt, self.vnorm, self.gen = (
+            self.learner.policies, self.learner.actor_opt, self.learner.critic_opt, self.learner.vnorm,
+            self.learner.generator)
         self.gen_learn = self.gen  # a separate stream only when learning runs in its own thread
+        self._reducer = distributed.Local()
 
         # --- costs: declared profiles (or None: measured) and online estimates per lane
-        table = war.costs or DEFAULT_COSTS.get(cfg.scenario, {})
+        table = war.costs or SCENARIO_WAR_COSTS.get(cfg.scenario, {})
         unknown = set(table) - set(self.groups)
         if unknown:
             raise ValueError(f"costs: unknown groups {sorted(unknown)}; groups: {list(self.groups)}")
@@ -168,7 +180,7 @@ class WarTrainer:
                 with torch.random.fork_rng(devices=[]):
                     torch.manual_seed(cfg.seed + 7919)
                     in_dim = spec.obs_dim + (spec.n_agents if cfg.agent_id else 0)
-                    self.drafts[g] = Actor(in_dim, int(spec.action_space.n), small).to(self.device)
+                    self.drafts[g] = Actor(in_dim, Categorical(int(spec.action_space.n)), small).to(self.device)
                 self.draft_opt[g] = torch.optim.Adam(self.drafts[g].parameters(), lr=cfg.lr, eps=cfg.adam_eps)
                 declared = [p for p in self.profiles.values() if p is not None]
                 dspec = war.draft_costs.get(g)
@@ -203,7 +215,6 @@ class WarTrainer:
         self.env_steps = 0
         self.model_s = 0.0
         self._in_flight = None    # overlap: the round collected but not yet learned
-        self.learn_captures: list | None = None  # tests: per-group learning inputs when a list
 
     # -------------------------------------------------------------- planning
     def _trigger(self) -> Trigger:
@@ -237,9 +248,7 @@ class WarTrainer:
         cfg, war = self.cfg, self.war
         self.update_idx += 1
         lr, critic_lr, self.entropy_coef = cfg.schedule(self.update_idx)
-        for g in self.groups:
-            self.actor_opt[g].param_groups[0]["lr"] = lr
-            self.critic_opt[g].param_groups[0]["lr"] = critic_lr
+        self.learner.set_learning_rates(lr, critic_lr)
         if war.arm == "overlap":
             if self._in_flight is None:  # the first round has nothing to overlap with
                 self._in_flight = self._collect()
@@ -314,8 +323,8 @@ class WarTrainer:
                 off = (b.draft | (lag > 0)) & keep
                 cur_logp = None
                 if bool(off.any()) or war.vtrace == "always":
-                    logits, _ = p.actor(p.actor_input(obs_f))
-                    cur_logp = torch.log_softmax(logits, -1).gather(-1, act_f.unsqueeze(-1)).squeeze(-1)
+                    out, _ = p.actor(p.actor_input(obs_f))
+                    cur_logp = p.dist.log_prob(out, act_f)
                     ratios[g] = (cur_logp - old_logp_f).exp()
                 use_vtrace = war.vtrace == "always" or (war.vtrace == "auto" and bool((lag[keep] > 1).any()))
                 k, term, trunc = b.k[..., None], b.terminated[..., None], b.truncated[..., None]
@@ -328,60 +337,15 @@ class WarTrainer:
                 else:
                     advantages, returns = losses.smdp_gae(b.rewards, values, next_values, k, term, trunc, cfg.gamma,
                                                           cfg.gae_lambda, valid=keep[..., None])
-                returns_f, adv_f = returns[keep], advantages[keep]
-                self.vnorm[g].update(returns_f)
-                targets_f = self.vnorm[g].normalize(returns_f)
-                if cfg.norm_advantages:
-                    adv_f = losses.normalize_advantages(adv_f)
-                diag[f"{g}/explained_variance"] = losses.explained_variance(values[keep], returns_f)
-                diag[f"{g}/value_mean"] = float(values[keep].mean())
-            if self.learn_captures is not None:
-                self.learn_captures.append({"group": g, "rewards": b.rewards[keep], "values": values[keep],
-                                            "next_values": next_values[keep], "advantages": advantages[keep],
-                                            "returns": returns_f, "obs": obs_f, "actions": act_f,
-                                            "logp": old_logp_f, "losses": []})
-
-            # PPO epochs over the group's valid transitions (mappo.train's loop, non-recurrent)
-            sums = {k_: 0.0 for k_ in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac",
-                                       "grad_norm_actor", "grad_norm_critic")}
-            n_mb = 0
-            units = obs_f.shape[0]
-            for _ in range(cfg.epochs):
-                perm = torch.randperm(units, generator=gen, device=self.device)
-                for mb in perm.chunk(min(cfg.num_minibatches, units)):
-                    logits, _ = p.actor(p.actor_input(obs_f[mb]))
-                    new_values, _ = p.critic(state_f[mb])
-                    logp_all = torch.log_softmax(logits, dim=-1)
-                    new_logp = logp_all.gather(-1, act_f[mb].unsqueeze(-1)).squeeze(-1)
-                    entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
-                    pg_loss, pg_stats = losses.policy_loss(new_logp, old_logp_f[mb], adv_f[mb], cfg.clip_coef)
-                    actor_loss = pg_loss - self.entropy_coef * entropy
-                    self.actor_opt[g].zero_grad(set_to_none=True)
-                    actor_loss.backward()
-                    gn_a = _finite_clip_grad(p.actor.parameters(), cfg.max_grad_norm, actor_loss, self.update_idx,
-                                             None, f"group {g!r}: the actor's", "--lr")
-                    self.actor_opt[g].step()
-
-                    v_loss = losses.value_loss(new_values, old_values_f[mb], targets_f[mb], cfg.clip_coef,
-                                               cfg.use_huber_loss, cfg.huber_delta, cfg.clip_value_loss)
-                    self.critic_opt[g].zero_grad(set_to_none=True)
-                    (cfg.value_coef * v_loss).backward()
-                    gn_c = _finite_clip_grad(p.critic.parameters(), cfg.max_grad_norm, v_loss, self.update_idx,
-                                             None, f"group {g!r}: the critic's", "--critic-lr")
-                    self.critic_opt[g].step()
-
-                    n_mb += 1
-                    sums["policy_loss"] += float(pg_loss.detach())
-                    sums["value_loss"] += float(v_loss.detach())
-                    sums["entropy"] += float(entropy.detach())
-                    sums["approx_kl"] += float(pg_stats["approx_kl"])
-                    sums["clipfrac"] += float(pg_stats["clipfrac"])
-                    sums["grad_norm_actor"] += gn_a
-                    sums["grad_norm_critic"] += gn_c
-                    if self.learn_captures is not None:
-                        self.learn_captures[-1]["losses"].append(
-                            (float(pg_loss.detach()), float(v_loss.detach()), gn_a, gn_c))
-            diag.update({f"{g}/{k_}": v_ / n_mb for k_, v_ in sums.items()})
+            # the PPO update every training path uses, on the group's valid transitions
+            batch = GroupBatch(obs_f, state_f, act_f, old_logp_f, old_values_f, returns[keep], advantages[keep],
+                               values[keep])
+            diag.update({f"{g}/{k_}": v_ for k_, v_ in ppo_update(
+                p, self.actor_opt[g], self.critic_opt[g], self.vnorm[g], batch, cfg=cfg,
+                entropy_coef=self.entropy_coef, generator=gen, reducer=self._reducer,
+                fail=lambda who, norm, loss, lr_option, g=g: _raise(_non_finite(
+                    self.update_idx, None, f"group {g!r}, {who} gradient norm is {norm} (loss {float(loss.detach())})",
+                    f"lower {lr_option}, or check the env's rewards"))).items()})
             if g in self.drafts:
                 self._distill(g, obs_f)
 
@@ -523,8 +487,7 @@ def train_war(config: TrainConfig, war: WarConfig, progress_fn: Callable[[dict],
                 payload = {"config": config_to_dict(cfg), "war": war_config_to_dict(trainer.war),
                            "env": env_signature(trainer.envs[0], cfg), "update": trainer.update_idx,
                            "env_steps": trainer.env_steps, "wall_s": time.perf_counter() - t_start,
-                           "actors": {g: p.actor.state_dict() for g, p in trainer.policies.items()},
-                           "critics": {g: p.critic.state_dict() for g, p in trainer.policies.items()}}
+                           **trainer.learner.networks()}
                 checkpoint = save_checkpoint(run_dir / "checkpoint.pt", payload)
         finally:
             if csv_log is not None:

@@ -3,7 +3,10 @@
 ``BatchedEnv`` owns what is the same for every scenario: argument checks, per-world seeds,
 the autoreset mode, the captured step graph, torch views of the Warp buffers, action
 validation, ``state()``, ``get_state``/``set_state``/``clone_worlds`` and ``close``.
-A scenario subclass allocates its Warp arrays and says which kernels make a step.
+A scenario subclass allocates its Warp arrays and says which kernels make a step, and declares
+the scenario interface (episode metrics, per-agent info entries, episode-length argument, alive
+mask, evaluation variants, renderer), documented in ``war_envs.core.scenario``; the defaults
+are here.
 
 Aliasing: the tensors returned by ``reset``/``step`` are views of the env's buffers; the
 next ``step``/``reset`` overwrites them.  Clone what you keep.
@@ -25,8 +28,9 @@ from gymnasium.vector import AutoresetMode
 
 from war_envs.core import validation as v
 from war_envs.core.runtime import capture_guard, init_warp, resolve_device
+from war_envs.core.scenario import EpisodeMetric
 
-__all__ = ["AutoresetMode", "BatchedEnv", "GroupSpec", "world_seeds"]
+__all__ = ["AutoresetMode", "BatchedEnv", "EpisodeMetric", "GroupSpec", "world_seeds"]
 
 _PRECISIONS = {"float32": (wp.float32, torch.float32), "float64": (wp.float64, torch.float64)}
 _MODE_CODES = {AutoresetMode.NEXT_STEP: 0, AutoresetMode.SAME_STEP: 1, AutoresetMode.DISABLED: 2}
@@ -96,13 +100,55 @@ class BatchedEnv:
     Subclasses set ``groups`` (ordered, in agent order), allocate their buffers and implement
     ``_launch_step`` (the kernels of one step, captured into a graph),
     ``_launch_observe(write_final)`` (reset the worlds flagged in ``_reset_now``, then
-    observe every world) and ``_state_arrays``.
+    observe every world) and ``_state_arrays``.  The scenario interface below (see
+    ``war_envs.core.scenario``) has defaults; a subclass overrides what it needs.
     """
 
     #: id under which the scenario is registered (set by subclasses)
     env_id: str = ""
     #: autoreset used when the caller does not choose one
     default_autoreset_mode = AutoresetMode.SAME_STEP
+    #: Gymnasium-style metadata (``render_modes``, ``render_fps``) the Gymnasium front ends merge
+    #: over their defaults (``{}``: the defaults)
+    metadata: dict = {}
+
+    # ------------------------------------------------------------------ scenario interface
+    #: the task metrics (and reward conventions) a trainer logs per finished episode, in column order
+    episode_metrics: tuple[EpisodeMetric, ...] = ()
+    #: the per-episode column a progress bar shows (``episode_return`` or an ``episode_metrics`` name)
+    progress_metric: str = "episode_return"
+    #: info entries holding one value per agent (``[E, A]``, agent order); the other tensor
+    #: entries are per world (``[E]``) or per landmark
+    per_agent_metrics: tuple[str, ...] = ()
+    #: the constructor argument that sets the episode length (``gym.make_vec(max_episode_steps=)``)
+    episode_length_kwarg: str = "max_cycles"
+    #: whether agents can leave the game before the episode ends (then ``alive_mask`` says who is in)
+    agents_can_leave: bool = False
+
+    @classmethod
+    def evaluation_variants(cls, env_kwargs: dict) -> dict[str, dict]:
+        """Other start distributions an evaluation should also play: ``{name: kwargs}``, each
+        ``kwargs`` overriding ``env_kwargs`` (the run's own constructor arguments); variants
+        equal to the run's own env are left out.  Default: none."""
+        return {}
+
+    @property
+    def alive_mask(self) -> dict[str, torch.Tensor]:
+        """``{group: bool [E, n_g]}``: who is in the game.  Here (``agents_can_leave`` False)
+        every agent, always: all-True tensors made once, to be read, never written."""
+        self._check_open()
+        if self._all_alive is None:
+            self._all_alive = {g: torch.ones(self.num_envs, s.n_agents, dtype=torch.bool,
+                                             device=self.torch_device)
+                               for g, s in self.groups.items()}
+        return self._all_alive
+
+    def render_frame(self, world: int = 0, *, width: int = 700, height: int = 700,
+                     original_cam_range: float | None = None) -> np.ndarray:
+        """An RGB ``[height, width, 3]`` uint8 picture of world ``world`` (no display needed).
+        Scenarios with a renderer override this; here it raises ``TypeError``."""
+        raise TypeError(f"render_mode: {self.env_id or type(self).__name__} has no renderer "
+                        f"({type(self).__name__} does not implement render_frame); use render_mode=None")
 
     def __init__(self, *, num_envs: int = 1, device="cpu", seed: int | None = None,
                  precision: str = "float32", autoreset_mode=None,
@@ -129,6 +175,7 @@ class BatchedEnv:
         self._needs_reset = True
         self._graph = None
         self._torch_streams: dict[int, wp.Stream] = {}
+        self._all_alive: dict[str, torch.Tensor] | None = None
         self.groups: dict[str, GroupSpec] = {}
 
     #: worlds per CPU shard below which one thread is faster than a thread pool
@@ -266,18 +313,28 @@ class BatchedEnv:
         self._needs_reset = False
         return self._obs
 
-    def step(self, actions: Mapping[str, torch.Tensor]):
+    def step(self, actions: Mapping[str, torch.Tensor], *, trusted: bool = False):
         """Advance every world one step.
 
-        ``actions``: ``{group: Tensor[E, n_g]}`` (Discrete, any integer dtype) or
-        ``{group: Tensor[E, n_g, act_dim]}`` (Box).  Returns ``obs, rew, term, trunc, info``:
-        dicts of ``[E, n_g(, d)]`` tensors (views; the next call overwrites them).  ``info`` holds
-        ``final_obs`` / ``_final_obs`` (SAME_STEP autoreset), ``t`` and the task metrics.
+        ``actions``: ``{group: Tensor[E, n_g]}`` (Discrete, any integer dtype),
+        ``{group: Tensor[E, n_g, m]}`` (MultiDiscrete) or ``{group: Tensor[E, n_g, act_dim]}``
+        (Box).  Returns ``obs, rew, term, trunc, info``: dicts of ``[E, n_g(, d)]`` tensors
+        (views; the next call overwrites them).  ``info`` holds ``final_obs`` / ``_final_obs``
+        (SAME_STEP autoreset), ``t`` and the task metrics.
+
+        ``trusted=True`` is the path for callers that drew the actions from the action spaces
+        themselves (a trainer's sampler): keys, tensor type, device, shape and dtype kind are
+        checked (metadata only), the *values* are not — no range or NaN scan, so no host
+        synchronization on a GPU.  Values outside the space then reach the kernels unchecked:
+        never pass user input this way.
         """
         self._check_open()
         if self._needs_reset:
             raise RuntimeError(f"{self.env_id}: step() called before reset(); call reset() first")
-        self._write_actions(actions)
+        if trusted:
+            self._write_trusted_actions(actions)
+        else:
+            self._write_actions(actions)
         self._run_step()
         return self._obs, self._rew, self._term, self._trunc, self._step_info()
 
@@ -420,6 +477,26 @@ class BatchedEnv:
         if distinct and tensor.numel() != torch.unique(tensor).numel():
             raise ValueError(f"{name}: expected distinct world indices")
         return tensor.long()
+
+    def _write_trusted_actions(self, actions) -> None:
+        """``step(trusted=True)``: metadata checks only, then the copy into the action buffer."""
+        v.check_keys("actions", actions, list(self.groups))
+        target = self._action_view
+        for g, spec in self.groups.items():
+            tensor = actions[g]
+            part = target[:, spec.start:spec.stop]
+            if not isinstance(tensor, torch.Tensor):
+                raise TypeError(f"actions[{g!r}]: the trusted path takes torch tensors, got {type(tensor).__name__}")
+            if tensor.device != self.torch_device:
+                raise ValueError(f"actions[{g!r}]: expected a tensor on device {self.torch_device}, got one on "
+                                 f"{tensor.device}")
+            if tuple(tensor.shape) != tuple(part.shape):
+                raise ValueError(f"actions[{g!r}]: expected shape {tuple(part.shape)}, got {tuple(tensor.shape)}")
+            if tensor.is_floating_point() != part.is_floating_point() or tensor.dtype == torch.bool:
+                kind = "a floating" if part.is_floating_point() else "an integer"
+                raise TypeError(f"actions[{g!r}]: expected {kind} dtype, got {tensor.dtype}")
+        for g, spec in self.groups.items():
+            target[:, spec.start:spec.stop].copy_(actions[g])
 
     def _write_actions(self, actions) -> None:
         """Validate every group's actions, then copy them into the kernels' action buffer."""

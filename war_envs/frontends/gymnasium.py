@@ -129,6 +129,7 @@ class _Layout:
 
     def __init__(self, batched) -> None:
         self.groups = batched.groups
+        self.agents_can_leave = batched.agents_can_leave
         self.agents: list[tuple[str, str, int]] = []  # (agent, group, index in group)
         for g, spec in self.groups.items():
             for k, name in enumerate(spec.agents):
@@ -155,11 +156,10 @@ class _Layout:
         skip = {"t", "final_obs", "_final_obs"}
         out = {k: np.array(_host(t)) for k, t in info.items()
                if k not in skip and isinstance(t, torch.Tensor)}
-        alive = info.get("alive")
-        if isinstance(alive, Mapping):  # agents can leave (Tag-v0): [W, A] bool, agent order
-            mask = np.concatenate([_host(alive[g]) for g in self.groups], axis=1).astype(np.bool_)
+        if self.agents_can_leave:  # info["alive"] (Tag-v0): [W, A] bool, agent order
+            mask = np.concatenate([_host(info["alive"][g]) for g in self.groups], axis=1).astype(np.bool_)
             final = info.get("final_alive")
-            if isinstance(final, Mapping):  # SAME_STEP: who was in the game at the episode's end
+            if final is not None:  # SAME_STEP: who was in the game at the episode's end
                 ended = _host(info["_final_obs"]).astype(np.bool_)
                 last = np.concatenate([_host(final[g]) for g in self.groups], axis=1).astype(np.bool_)
                 mask[ended] = last[ended]
@@ -326,7 +326,7 @@ class JointEnv(gymnasium.Env):
         scenario = _scenario_key(scenario)
         _check_scenario_kwargs(scenario, kwargs, "gym.make", _RESERVED)
         cls = registry.scenario_class(scenario)
-        self.metadata = {**_DEFAULT_METADATA, **getattr(cls, "metadata", {})}
+        self.metadata = {**_DEFAULT_METADATA, **cls.metadata}
         self.render_mode = _check_render_mode(render_mode, self.metadata)
         self.scenario_id = scenario
         self.batched = war_envs.make(scenario, num_envs=1, autoreset_mode="disabled", **kwargs)
@@ -444,7 +444,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                                         allow_none=True)
         cls = registry.scenario_class(scenario)
         if max_episode_steps is not None:
-            length = getattr(cls, "episode_length_kwarg", "max_cycles")
+            length = cls.episode_length_kwarg
             if length not in registry.accepted_kwargs(cls):
                 raise ValueError(f"max_episode_steps: {scenario} has no episode-length argument "
                                  f"({length}) to set")
@@ -452,7 +452,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 raise ValueError(f"max_episode_steps={max_episode_steps} and "
                                  f"{length}={kwargs[length]!r} disagree; pass one of them")
             kwargs[length] = max_episode_steps
-        self.metadata = {**_DEFAULT_METADATA, **getattr(cls, "metadata", {}), "autoreset_mode": mode}
+        self.metadata = {**_DEFAULT_METADATA, **cls.metadata, "autoreset_mode": mode}
         self.render_mode = _check_render_mode(render_mode, self.metadata)
         self.scenario_id = scenario
         self.autoreset_mode = mode

@@ -17,7 +17,8 @@ while env.agents:
 - Everything handed out is plain numpy / Python: observations are float32 **copies** (never
   views of the Warp buffers), rewards Python floats, flags Python bools.  Per-agent infos carry
   the scenario's task metrics (``collisions``, ...: the agent's own value where the metric is
-  per agent; world-level and per-landmark metrics as scalars / arrays) and ``t``.
+  per agent, i.e. in the scenario's declared ``per_agent_metrics``; world-level and
+  per-landmark metrics as scalars / arrays) and ``t``.
 - Agents can leave before the episode ends (``Tag-v0``'s tagged runners): an agent is reported
   terminated once, at the step it leaves, and is then removed from ``agents`` (PettingZoo's rule).
 - Actions: ``Discrete`` as Python or numpy integers; ``MultiDiscrete`` as integer arrays (or
@@ -195,9 +196,8 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         self._check_open()
         if self._needs_reset:
             raise RuntimeError(f"{self.env_id}: render() called before reset(); call reset() first")
-        if not hasattr(self.batched, "render_frame"):
-            raise TypeError(f"render_mode: {self.env_id} has no renderer (its batched env defines no render_frame); use render_mode=None")
         cam = self._original_cam_range if self.dynamic_rescaling else None
+        # a scenario without a renderer raises TypeError ("render_mode: ... has no renderer")
         frame = self.batched.render_frame(0, original_cam_range=cam)
         if self.render_mode == "rgb_array":
             return frame
@@ -334,20 +334,13 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         return out
 
     def _layout(self, info: Mapping) -> dict[str, bool]:
-        """Which info entries are task metrics, and which of those are per agent."""
+        """Which info entries are task metrics, and which of those are per agent (the
+        scenario's declared ``per_agent_metrics``)."""
         if self._info_layout is None:
-            per_agent = getattr(self.batched, "per_agent_metrics", None)
-            num_agents = len(self.possible_agents)
-            layout = {}
-            for key, value in info.items():
-                if key in _NOT_METRICS or key.startswith("_") or not isinstance(value, torch.Tensor):
-                    continue
-                if per_agent is not None:
-                    layout[key] = key in per_agent
-                else:  # [E, A] tensors are per agent, unless they describe landmarks
-                    layout[key] = (value.dim() == 2 and value.shape[1] == num_agents
-                                   and not key.startswith("landmark"))
-            self._info_layout = layout
+            per_agent = self.batched.per_agent_metrics
+            self._info_layout = {
+                key: key in per_agent for key, value in info.items()
+                if key not in _NOT_METRICS and not key.startswith("_") and isinstance(value, torch.Tensor)}
         return self._info_layout
 
     def _infos(self, info: Mapping, agents) -> dict[str, dict]:

@@ -12,8 +12,8 @@ Experiment(task=task, algorithm_config=MappoConfig.get_from_yaml(),
            seed=0, config=ExperimentConfig.get_from_yaml()).run()
 ```
 
-- Members: ``SPREAD`` (``Spread-v0``), ``PREDATOR_PREY`` (``PredatorPrey-v0``), ``COMMAND``
-  (``Command-v0``), ``TAG`` (``Tag-v0``); ``WarEnvsClass(name=<scenario id>, config=...)``
+- Members: one per built-in scenario, named after its id (``PREDATOR_PREY`` is
+  ``PredatorPrey-v0``: ``task_name``); ``WarEnvsClass(name=<scenario id>, config=...)``
   works for any registered id (e.g. your own).  ``config`` holds scenario arguments;
   BenchMARL's ``n_envs`` become ``num_envs`` worlds, its ``continuous_actions`` the scenario's
   (where it has that argument).  Tasks come with no yaml, so use ``get_task(config={...})``
@@ -27,6 +27,7 @@ Experiment(task=task, algorithm_config=MappoConfig.get_from_yaml(),
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 
 from benchmarl.environments.common import Task, TaskClass
@@ -38,9 +39,19 @@ from war_train.adapters.torchrl import TorchRLEnv
 
 __all__ = ["WarEnvsClass", "WarEnvsTask"]
 
-#: BenchMARL task names -> war-envs scenario ids
-TASK_IDS = {"SPREAD": "Spread-v0", "PREDATOR_PREY": "PredatorPrey-v0", "COMMAND": "Command-v0", "TAG": "Tag-v0"}
-_LENGTH_ARGS = ("max_cycles", "episode_length")
+
+
+def task_name(scenario_id: str) -> str:
+    """BenchMARL's name of a registered scenario: ``"PredatorPrey-v0"`` -> ``"PREDATOR_PREY"``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", scenario_id.split("-")[0]).upper()
+
+
+def _scenario_id(name: str) -> str:
+    """The registered id a task name stands for (a registered id is its own name)."""
+    for scenario_id in registry.registered_ids():
+        if task_name(scenario_id) == name:
+            return scenario_id
+    return name
 
 
 class WarEnvsClass(TaskClass):
@@ -49,7 +60,7 @@ class WarEnvsClass(TaskClass):
 
     @property
     def scenario_id(self) -> str:
-        return TASK_IDS.get(self.name, self.name)
+        return _scenario_id(self.name)
 
     def _accepted(self) -> list[str]:
         return registry.accepted_kwargs(registry.scenario_class(self.scenario_id))
@@ -70,10 +81,7 @@ class WarEnvsClass(TaskClass):
         return False
 
     def max_steps(self, env: EnvBase) -> int:
-        for name in _LENGTH_ARGS:
-            if hasattr(env.batched, name):
-                return int(getattr(env.batched, name))
-        raise AttributeError(f"{self.scenario_id}: no episode length ({' / '.join(_LENGTH_ARGS)})")
+        return int(getattr(env.batched, env.batched.episode_length_kwarg))
 
     def group_map(self, env: EnvBase) -> dict[str, list[str]]:
         return dict(env.group_map)

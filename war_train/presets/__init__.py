@@ -2,7 +2,9 @@
 
 ``preset_config(name_or_scenario, **overrides)`` -> a validated ``TrainConfig``.  A preset is a
 module in this package with a ``PRESET`` dict (only the fields it changes); ``SCENARIO_PRESETS``
-says which preset a scenario gets by default.
+says which preset a scenario gets by default and ``SCENARIO_WAR_COSTS`` which declared costs the
+WAR harness gives it.  These tables are data keyed by scenario id: the trainer's code names no
+scenario.
 """
 
 from __future__ import annotations
@@ -11,13 +13,17 @@ import dataclasses
 import importlib
 
 from war_train.config import TrainConfig, config_from_dict, config_to_dict
+from war_train.war_config import ARTICLE_COSTS
 
-__all__ = ["PRESETS", "SCENARIO_PRESETS", "preset_names", "preset_overrides", "preset_config"]
+__all__ = ["PRESETS", "SCENARIO_PRESETS", "SCENARIO_WAR_COSTS", "preset_names", "preset_overrides", "preset_config"]
 
 #: preset name -> module
-PRESETS = {"onpolicy": "onpolicy", "spread": "spread", "spread_onpolicy_starts": "spread_onpolicy_starts", "predator_prey": "predator_prey", "smoke": "smoke"}
+PRESETS = {name: name for name in ("onpolicy", "spread", "spread_onpolicy_starts", "spread_continuous",
+                                    "predator_prey", "tag", "tag_warpdrive", "smoke")}
 #: scenario id -> default preset
-SCENARIO_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey"}
+SCENARIO_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey", "Tag-v0": "tag"}
+#: scenario id -> the declared WAR costs it gets when ``WarConfig.costs`` is empty (others: measured)
+SCENARIO_WAR_COSTS = {"Command-v0": ARTICLE_COSTS}
 
 
 def preset_names() -> list[str]:

@@ -17,6 +17,7 @@ import warp as wp
 from war_envs.core import validation as v
 from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces
 from war_envs.core.runtime import capture_guard
+from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.mpe import _kernels as K
 
 # mpe2 World defaults (mpe2/_mpe_utils/core.py)
@@ -26,6 +27,33 @@ CONTACT_FORCE = 1e2
 CONTACT_MARGIN = 1e-3
 DEFAULT_SENSITIVITY = 5.0  # mpe2 SimpleEnv._set_action when agent.accel is None
 NO_SPEED_CAP = -1.0
+
+
+# ------------------------------------------------------------------ episode metrics (navigation)
+def landmark_dist(info: dict) -> torch.Tensor:
+    """Per world, ``Σ_landmarks`` distance to the nearest agent (float64 ``[E]``)."""
+    return info["landmark_min_dist"].to(torch.float64).sum(-1)
+
+
+def agent_pair_collisions(info: dict) -> torch.Tensor:
+    """Per world, colliding agent pairs (float64 ``[E]``): ``Σ_i collisions_i / 2``."""
+    return info["collisions"].to(torch.float64).sum(-1) / 2.0
+
+
+def occupied_landmarks(info: dict) -> torch.Tensor:
+    """Per world, landmarks with an agent within the capture radius (float64 ``[E]``)."""
+    return info["occupied_landmarks"].to(torch.float64)
+
+
+#: the navigation metrics of the scenarios that cover landmarks (Spread-v0, Command-v0)
+NAVIGATION_METRICS = (
+    EpisodeMetric("landmark_dist", "Σ over landmarks of the distance to the nearest agent, "
+                  "averaged over the episode's steps", landmark_dist, "mean"),
+    EpisodeMetric("collisions", "colliding agent pairs, summed over the episode's steps",
+                  agent_pair_collisions, "sum"),
+    EpisodeMetric("occupied_landmarks", "landmarks with an agent within 0.1 at the episode's last step",
+                  occupied_landmarks, "last"),
+)
 
 
 @dataclasses.dataclass

@@ -7,7 +7,8 @@ import warp as wp
 
 from war_envs.core import validation as v
 from war_envs.scenarios.mpe import _kernels as K
-from war_envs.scenarios.mpe.base import DEFAULT_SENSITIVITY, NO_SPEED_CAP, Layout, MPEBase
+from war_envs.scenarios.mpe.base import (DEFAULT_SENSITIVITY, NAVIGATION_METRICS, NO_SPEED_CAP, Layout,
+                                         MPEBase)
 from war_envs.scenarios.mpe.spread import CAPTURE_RADIUS
 
 
@@ -37,7 +38,10 @@ class Command(MPEBase):
     agents and landmarks ~ U[−1, 1)².
 
     **Info**: ``landmark_min_dist [E, L]``, ``collisions [E, A]`` (pairs each agent is in),
-    ``occupied_landmarks [E]``.
+    ``occupied_landmarks [E]``.  Per-episode metrics (``episode_metrics``, logged by
+    war-train), the two terms of the team reward and the coverage: ``landmark_dist``
+    (``Σ_l landmark_min_dist`` averaged over the episode's steps), ``collisions`` (colliding
+    agent pairs summed over steps) and ``occupied_landmarks`` (at the last step).
 
     **Arguments**: ``num_sentries=9``, ``num_landmarks=None`` (S + 1), ``num_agent_neighbors=3``,
     ``num_landmark_neighbors=3`` (the sentries' view; ``None``: full view), ``max_cycles=25``,
@@ -49,8 +53,8 @@ class Command(MPEBase):
 
     env_id = "Command-v0"
     _scenario_code = K.SCENARIO_COMMAND
-    #: info entries holding one value per agent ([E, A]); the rest are per world or landmark
     per_agent_metrics = ("collisions",)
+    episode_metrics = NAVIGATION_METRICS
 
     def __init__(self, *, num_sentries: int = 9, num_landmarks: int | None = None,
                  num_agent_neighbors: int | None = 3, num_landmark_neighbors: int | None = 3,

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+
+import torch
 import warp as wp
 
 from war_envs.core import validation as v
+from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.mpe import _kernels as K
 from war_envs.scenarios.mpe.base import Layout, MPEBase
 
@@ -13,6 +17,30 @@ ADVERSARY_SIZE, ADVERSARY_ACCEL, ADVERSARY_MAX_SPEED = 0.075, 3.0, 1.0
 PREY_SIZE, PREY_ACCEL, PREY_MAX_SPEED = 0.05, 4.0, 1.3
 OBSTACLE_SIZE = 0.2
 PREY_SPEED_FACTORS = [0.5, 0.75, 1.0]  # curriculum stages 0, 1, 2
+
+
+def adversary_contacts(info: dict, num_adversaries: int) -> torch.Tensor:
+    """Per world, adversary-prey contacts this step (float64 ``[E]``): the adversaries' entries
+    of ``info["collisions"]`` summed."""
+    return info["collisions"][:, :num_adversaries].to(torch.float64).sum(-1)
+
+
+def contact_step(info: dict, num_adversaries: int) -> torch.Tensor:
+    """Per world, 1.0 if any adversary touches a good agent this step (float64 ``[E]``)."""
+    return (adversary_contacts(info, num_adversaries) > 0).to(torch.float64)
+
+
+def predator_prey_metrics(num_adversaries: int) -> tuple[EpisodeMetric, ...]:
+    """PredatorPrey's per-episode metrics for ``num_adversaries`` adversaries (agents
+    ``0 .. num_adversaries - 1``)."""
+    contacts = functools.partial(adversary_contacts, num_adversaries=num_adversaries)
+    return (
+        EpisodeMetric("catch_rate", "1 if an adversary touched a good agent at some step (averaged over "
+                      "episodes: the catch rate)", contacts, "any"),
+        EpisodeMetric("contact_steps", "steps with at least one adversary-prey contact",
+                      functools.partial(contact_step, num_adversaries=num_adversaries), "sum"),
+        EpisodeMetric("contacts", "adversary-prey contacts, summed over the episode's steps", contacts, "sum"),
+    )
 
 
 class PredatorPrey(MPEBase):
@@ -52,7 +80,11 @@ class PredatorPrey(MPEBase):
     patched.
 
     **Info**: ``collisions [E, A]`` (adversary: good agents it touches; good agent:
-    adversaries touching it) and ``boundary_penalty [E, A]``.
+    adversaries touching it) and ``boundary_penalty [E, A]``.  Per-episode metrics
+    (``episode_metrics``, logged by war-train), from the adversaries' ``collisions`` entries:
+    ``catch_rate`` (1 if any step had an adversary-prey contact; averaged over episodes, the
+    catch rate), ``contact_steps`` (steps with at least one contact) and ``contacts``
+    (adversary-prey contacts summed over steps).
 
     **Arguments**: ``num_good=1``, ``num_adversaries=3``, ``num_obstacles=2``,
     ``max_cycles=25``, ``continuous_actions=False``, ``curriculum=False``,
@@ -64,7 +96,6 @@ class PredatorPrey(MPEBase):
     """
 
     env_id = "PredatorPrey-v0"
-    #: info entries holding one value per agent ([E, A]); the rest are per world or landmark
     _scenario_code = K.SCENARIO_PREDATOR_PREY
     per_agent_metrics = ("collisions", "boundary_penalty")
 
@@ -73,6 +104,7 @@ class PredatorPrey(MPEBase):
         self.num_good = v.check_int("num_good", num_good, minimum=1)
         self.num_adversaries = v.check_int("num_adversaries", num_adversaries, minimum=1)
         self.num_obstacles = v.check_int("num_obstacles", num_obstacles, minimum=0)
+        self.episode_metrics = predator_prey_metrics(self.num_adversaries)
         super().__init__(**kwargs)
 
     def _layout(self) -> Layout:

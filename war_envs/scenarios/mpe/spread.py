@@ -2,13 +2,43 @@
 
 from __future__ import annotations
 
+import torch
 import warp as wp
 
 from war_envs.core import validation as v
+from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.mpe import _kernels as K
-from war_envs.scenarios.mpe.base import DEFAULT_SENSITIVITY, NO_SPEED_CAP, Layout, MPEBase
+from war_envs.scenarios.mpe.base import (DEFAULT_SENSITIVITY, NAVIGATION_METRICS, NO_SPEED_CAP, Layout,
+                                         MPEBase)
 
 CAPTURE_RADIUS = 0.1  # mpe2 Scenario.CAPTURE_RADIUS
+#: the MAPPO paper's on-policy code draws landmarks from 0.8 · U(−1, 1)² (mpe2, and Spread-v0 by
+#: default: U(−1, 1)²); its "≈ −120" Spread level refers to that start distribution
+ONPOLICY_LANDMARK_RANGE = 0.8
+
+
+def onpolicy_step_reward(landmark_min_dist: torch.Tensor, collisions: torch.Tensor) -> torch.Tensor:
+    """Per world, the on-policy code's per-step (shared) Spread reward ``[E]`` (float64):
+    ``sum_i (-sum_l d_l - (collisions_i + 1))`` with ``landmark_min_dist[E, L]`` and
+    ``collisions[E, N]`` (other agents touching agent i)."""
+    d = landmark_min_dist.to(torch.float64).sum(-1)
+    c = collisions.to(torch.float64)
+    n = c.shape[-1]
+    return -n * d - (c + 1.0).sum(-1)
+
+
+def _onpolicy_step_reward(info: dict) -> torch.Tensor:
+    return onpolicy_step_reward(info["landmark_min_dist"], info["collisions"])
+
+
+#: Spread's per-episode metrics (``Spread.episode_metrics``)
+SPREAD_METRICS = (
+    EpisodeMetric("onpolicy_episode_reward",
+                  "the MAPPO paper's on-policy 'average episode rewards': every agent gets the shared sum "
+                  "over agents of -Σ_l d_l - (collisions_i + 1), summed over the episode", _onpolicy_step_reward,
+                  "sum"),
+    *NAVIGATION_METRICS,
+)
 
 
 class Spread(MPEBase):
@@ -48,7 +78,16 @@ class Spread(MPEBase):
     **Info** (task metrics, so other reward conventions can be recomputed):
     ``landmark_min_dist [E, N]`` (the distance terms of G), ``collisions [E, N]`` (int),
     ``occupied_landmarks [E]``.  The MAPPO paper's per-agent reward is
-    ``−Σ landmark_min_dist − (collisions_i + 1)``.
+    ``−Σ landmark_min_dist − (collisions_i + 1)``.  Per-episode metrics
+    (``episode_metrics``, logged by war-train): ``onpolicy_episode_reward`` — what the MAPPO
+    paper's on-policy code logs as "average episode rewards": every agent's reward there is the
+    *shared sum* over agents of ``−Σ_l d_l − (collisions_i + 1)`` (each agent also collides with
+    itself), i.e. per step ``−N·Σ_l d_l − Σ_i collisions_i − N`` (a constant −75 per 25-step
+    episode for N = 3), summed over the episode (float64, from the info entries, never from the
+    env's rewards; the progress metric); ``landmark_dist`` (``Σ_l d_l`` averaged over the
+    episode's steps); ``collisions`` (colliding agent pairs, summed over steps);
+    ``occupied_landmarks`` (at the last step).  Evaluation variants: ``onpolicy_init``
+    (``landmark_range=0.8``) and ``mpe2_init`` (``landmark_range=1.0``), less the run's own.
 
     **Arguments**: ``N=3``, ``local_ratio=0.5``, ``landmark_range=1.0`` (in [0, 1]), ``max_cycles=25``,
     ``continuous_actions=False``, ``curriculum=False``, ``terminate_on_success=False``,
@@ -60,9 +99,19 @@ class Spread(MPEBase):
     """
 
     env_id = "Spread-v0"
-    #: info entries holding one value per agent ([E, A]); the rest are per world or landmark
     _scenario_code = K.SCENARIO_SPREAD
     per_agent_metrics = ("collisions",)
+    episode_metrics = SPREAD_METRICS
+    progress_metric = "onpolicy_episode_reward"
+
+    @classmethod
+    def evaluation_variants(cls, env_kwargs: dict) -> dict[str, dict]:
+        """The two start distributions of the literature, less the run's own:
+        ``onpolicy_init`` (landmarks in 0.8·[−1, 1]², the on-policy code's) and ``mpe2_init``
+        (landmarks in [−1, 1]², mpe2's)."""
+        own = float(env_kwargs.get("landmark_range", 1.0))
+        variants = {"onpolicy_init": ONPOLICY_LANDMARK_RANGE, "mpe2_init": 1.0}
+        return {name: {"landmark_range": r} for name, r in variants.items() if r != own}
 
     def __init__(self, *, N: int = 3, local_ratio: float = 0.5, landmark_range: float = 1.0, **kwargs) -> None:
         self.N = v.check_int("N", N, minimum=1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import gymnasium
@@ -11,9 +12,10 @@ import warp as wp
 
 from war_envs.core import validation as v
 from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces
+from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.tag import _kernels as K
 
-__all__ = ["Tag", "TAG_DEFAULTS", "TAG_TRAINING_PRESET", "TAG_TRAINING_RUN", "PRESETS"]
+__all__ = ["Tag", "TAG_DEFAULTS", "TAG_TRAINING_PRESET", "TAG_TRAINING_RUN", "PRESETS", "tag_metrics"]
 
 #: WarpDrive ``TagContinuous.__init__`` defaults (v2.7.1).
 TAG_DEFAULTS: dict = {
@@ -79,6 +81,39 @@ EPSILON = 1e-10
 # agents per cell of the neighbour grid (at the starting density) when cell_size is automatic
 TARGET_AGENTS_PER_CELL = 1.0
 MAX_CELLS_PER_SIDE = 1024
+
+
+def runner_tags(info: dict, num_taggers: int) -> torch.Tensor:
+    """Per world, runners tagged this step (float64 ``[E]``): the runners' ``info["tags"]``."""
+    return info["tags"][:, num_taggers:].to(torch.float64).sum(-1)
+
+
+def runners_left(info: dict) -> torch.Tensor:
+    """Per world, runners in the game after this step's tags (float64 ``[E]``)."""
+    return info["runners_left"].to(torch.float64)
+
+
+def runners_in_game_fraction(info: dict, num_taggers: int, num_runners: int, runners_exit: bool) -> torch.Tensor:
+    """Per world, the fraction of runners in the game at the start of this step (float64 ``[E]``):
+    ``(runners_left + runners tagged this step (they left at it, if runners exit)) / num_runners``."""
+    in_game = runners_left(info)
+    if runners_exit:
+        in_game = in_game + runner_tags(info, num_taggers)
+    return in_game / num_runners
+
+
+def tag_metrics(num_taggers: int, num_runners: int, runners_exit: bool) -> tuple[EpisodeMetric, ...]:
+    """Tag's per-episode metrics (``Tag.episode_metrics``) for a game with these sizes and
+    ``runner_exits_game_after_tagged = runners_exit``."""
+    return (
+        EpisodeMetric("tags", "runners tagged in the episode (tag events, if tagged runners stay in the game)",
+                      functools.partial(runner_tags, num_taggers=num_taggers), "sum"),
+        EpisodeMetric("runners_left", "runners still in the game at the episode's end", runners_left, "last"),
+        EpisodeMetric("survival", "mean over runners of the steps spent in the game (the step a runner is "
+                      "tagged on counting)",
+                      functools.partial(runners_in_game_fraction, num_taggers=num_taggers,
+                                        num_runners=num_runners, runners_exit=runners_exit), "sum"),
+    )
 
 
 class _Default:
@@ -151,15 +186,23 @@ class Tag(BatchedEnv):
     the observation is taken after moving and *before* the step's tags, so a runner tagged at
     step t still appears in the observations of step t and is gone from step t + 1.
 
-    **Alive mask**: ``info["alive"]`` / ``env.alive_mask`` — ``{group: bool [E, n_g]}``
-    (views: who is in the game for the observations just returned; after a SAME_STEP
-    autoreset, the new episode's — the finished episode's last mask is in
+    **Alive mask** (``agents_can_leave`` is True): ``info["alive"]`` / ``env.alive_mask`` —
+    ``{group: bool [E, n_g]}`` (views: who is in the game for the observations just returned;
+    after a SAME_STEP autoreset, the new episode's — the finished episode's last mask is in
     ``info["final_alive"]``, valid where ``info["_final_obs"]``); ``get_state()["alive"]``
     ``[E, A]``.
 
     **Info** (task metrics): ``tags [E, A]`` (tagger: runners it tagged this step; runner: 1 if
     tagged this step), ``edge_hits [E, A]`` (1 if clipped at the edge this step),
-    ``runners_left [E]``, ``alive``.
+    ``runners_left [E]``, ``alive``.  At a step that ends an episode these are the finished
+    episode's, also with SAME_STEP autoreset (the reset touches state and observations only).
+    Per-episode metrics (``episode_metrics``, logged by war-train): ``tags`` (runners tagged in
+    the episode: the runners' ``tags`` summed over steps; the progress metric),
+    ``runners_left`` (at the episode's last step) and ``survival`` (the mean number of steps a
+    runner spends in the game, the step it is tagged on counting: ``Σ_steps (runners in the game
+    at the start of the step) / num_runners``, that count being ``runners_left`` plus the
+    runners tagged at the step; with ``runner_exits_game_after_tagged=False`` nobody leaves and
+    it is the episode length).
 
     **State** (``get_state``/``set_state``): ``agent_pos [E, A, 2]`` (in ``[0, L]``),
     ``agent_speed``, ``agent_dir``, ``agent_acc [E, A]``, ``agent_vel [E, A, 2]`` (the last
@@ -192,6 +235,8 @@ class Tag(BatchedEnv):
     per_agent_metrics = ("tags", "edge_hits")
     #: the argument ``gym.make_vec(max_episode_steps=...)`` sets
     episode_length_kwarg = "episode_length"
+    agents_can_leave = True
+    progress_metric = "tags"
 
     def __init__(
         self,
@@ -232,6 +277,8 @@ class Tag(BatchedEnv):
         for key, value in self._config.items():
             setattr(self, key, value)
         self.max_cycles = self.episode_length
+        self.episode_metrics = tag_metrics(self.num_taggers, self.num_runners,
+                                           self.runner_exits_game_after_tagged)
         self.cell_size_arg = v.check_float("cell_size", cell_size, low=1e-9) if cell_size is not None else None
         super().__init__(**kwargs)
         self._observe_request = None

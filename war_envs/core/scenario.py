@@ -1,0 +1,103 @@
+"""The scenario interface: what every scenario declares so trainers and front ends need no
+per-scenario code.
+
+A scenario is a ``BatchedEnv`` subclass (``war_envs.core.batched_env``).  Besides its physics
+(buffers and kernels) it declares the following; each has a default on ``BatchedEnv``, so a
+scenario overrides only what it needs.  Front ends and ``war_train`` read these declarations and
+nothing else (no probing for optional attributes, no tables keyed by scenario id).
+
+``episode_metrics: tuple[EpisodeMetric, ...] = ()``
+    The task metrics (and other reward conventions) a trainer logs for every finished episode,
+    in column order.  Each ``EpisodeMetric`` turns one step's ``info`` into a per-world value
+    and says how the values of an episode's steps reduce to one number (see ``EpisodeMetric``).
+    A class attribute, or an instance attribute set in ``__init__`` when it depends on the
+    scenario's arguments (e.g. how many agents are adversaries).
+    ``war_train.metrics.EpisodeStats`` logs, per episode, ``episode_return`` (mean over agents of
+    each agent's summed reward), ``episode_return/<group>``, ``episode_length`` and then these.
+
+``progress_metric: str = "episode_return"``
+    The column a progress bar shows: one of the names above.
+
+``per_agent_metrics: tuple[str, ...] = ()``
+    The ``info`` entries holding one value per agent (``[E, A]``, agent order); every other
+    tensor entry is per world (``[E]``) or per something else (landmarks: ``[E, L]``).  The
+    PettingZoo front end hands agent i its own value of these, and the whole array of the others.
+
+``episode_length_kwarg: str = "max_cycles"``
+    The constructor argument that sets the episode length (``gym.make_vec(...,
+    max_episode_steps=k)`` sets it).  Every scenario also exposes the length as ``max_cycles``.
+
+``agents_can_leave: bool = False`` and ``alive_mask -> {group: bool Tensor[E, n_g]}``
+    Whether agents can leave the game before the episode ends, and who is in it (for the
+    observations just returned).  The default ``alive_mask`` is all True (tensors made once:
+    read them, never write them).  A scenario whose agents leave sets ``agents_can_leave = True``,
+    overrides ``alive_mask`` and puts the same ``{group: bool [E, n_g]}`` mask in every step's
+    ``info["alive"]`` (and, with SAME_STEP autoreset, the finished episode's last mask in
+    ``info["final_alive"]``, valid where ``info["_final_obs"]``).
+
+``evaluation_variants(env_kwargs) -> {name: kwargs}`` (classmethod, default ``{}``)
+    Other start distributions an evaluation should also play: each entry's kwargs override the
+    run's ``env_kwargs`` (``war_envs.make(id, **{**env_kwargs, **kwargs})``).  Variants equal to
+    the run's own env are left out.
+
+``render_frame(world=0, *, width=700, height=700, original_cam_range=None) -> uint8 [H, W, 3]``
+    A picture of one world (no display needed).  The base raises ``TypeError`` ("no renderer"):
+    front ends call it and let that error through.  ``original_cam_range`` is mpe2's camera
+    argument (a scenario with a fixed arena may ignore it).
+
+Metric conventions: a metric's ``step`` is called once per env step on the ``info`` dict the
+step returned, *before* the next step overwrites it, and must be pure tensor ops on the env's
+device (no ``.item()``, ``.cpu()``, boolean-mask indexing or other host synchronization), so
+statistics stay on the device.  With SAME_STEP autoreset the task metrics in ``info`` at a step
+that ends an episode must be the finished episode's (the reset only touches state and
+observations), since that step's value is the episode's last.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import torch
+
+__all__ = ["EpisodeMetric", "REDUCTIONS"]
+
+#: how an episode's per-step values become one number
+REDUCTIONS = {
+    "sum": "summed over the episode's steps",
+    "mean": "summed over the episode's steps, divided by the episode length",
+    "last": "the value at the episode's last step",
+    "any": "1.0 if the value was nonzero at any step of the episode, else 0.0",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodeMetric:
+    """One per-episode column: ``step(info)`` gives a per-world value for one step, ``reduce``
+    says how an episode's values combine.
+
+    - ``name``: the column name (``metrics.csv``, ``eval.json``); unique within a scenario and
+      distinct from ``episode_return``, ``episode_return/<group>`` and ``episode_length``.
+    - ``doc``: one line saying what it measures (for a reward convention: which convention).
+    - ``step``: ``info`` (as ``env.step`` returns it) -> ``Tensor[E]`` on the env's device, any
+      real dtype (accumulated in float64).  Pure tensor ops: no host synchronization.
+    - ``reduce``: ``"sum"``, ``"mean"`` (sum / episode length), ``"last"`` or ``"any"``
+      (see ``REDUCTIONS``).
+    """
+
+    name: str
+    doc: str
+    step: Callable[[dict], torch.Tensor]
+    reduce: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"name: expected a non-empty str, got {self.name!r}")
+        if not isinstance(self.doc, str):
+            raise TypeError(f"doc: expected a str for metric {self.name!r}, got {type(self.doc).__name__}")
+        if not callable(self.step):
+            raise TypeError(f"step: expected a callable info -> Tensor[E] for metric {self.name!r}, "
+                            f"got {type(self.step).__name__}")
+        if self.reduce not in REDUCTIONS:
+            raise ValueError(f"reduce: expected one of {list(REDUCTIONS)} for metric {self.name!r}, "
+                             f"got {self.reduce!r}")

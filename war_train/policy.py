@@ -1,0 +1,146 @@
+"""A group's policy (actor + critic + action head), how to build one per group of an env, and how
+checkpoints describe and restore them.
+
+Per group: a parameter-shared actor on each agent's observation (plus a one-hot agent index with
+``agent_id``) whose output parameterises the group's action head (``war_train.distributions``:
+Discrete, MultiDiscrete or Box), and a critic — centralized on ``env.state()`` with one value
+per agent of the group (``critic_input="state"``, MAPPO), or parameter-shared on each agent's
+own observation (``"local"``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+from torch import nn
+
+from war_train.checkpoint import load_checkpoint
+from war_train.config import TrainConfig
+from war_train.distributions import action_head, space_from_signature, space_signature
+from war_train.networks import Actor, Critic, with_agent_id
+
+__all__ = ["GroupPolicy", "build_policies", "joint_state", "env_signature", "load_networks", "load_policies"]
+
+
+class GroupPolicy(nn.Module):
+    """Actor + critic of one group.  ``act`` is what evaluation and rendering use."""
+
+    def __init__(self, n_agents: int, obs_dim: int, action_space, state_dim: int, cfg: TrainConfig,
+                 group: str = "") -> None:
+        super().__init__()
+        self.n_agents, self.obs_dim, self.state_dim = n_agents, obs_dim, state_dim
+        self.action_space = action_space
+        self.agent_id = cfg.agent_id
+        self.recurrent = cfg.use_gru
+        self.hidden_size = cfg.hidden_size
+        self.local_critic = cfg.critic_input == "local"
+        in_dim = obs_dim + (n_agents if cfg.agent_id else 0)
+        self.actor = Actor(in_dim, action_head(action_space, cfg.init_log_std, group), cfg)
+        self.critic = Critic(in_dim, 1, cfg) if self.local_critic else Critic(state_dim, n_agents, cfg)
+
+    @property
+    def dist(self):
+        """The action head (``war_train.distributions``)."""
+        return self.actor.dist
+
+    def actor_input(self, obs: torch.Tensor) -> torch.Tensor:
+        return with_agent_id(obs) if self.agent_id else obs
+
+    def forward_actor(self, obs: torch.Tensor, h: torch.Tensor | None = None, starts: torch.Tensor | None = None):
+        """``obs[E, n, d]`` (one step) -> ``(out[E, n, head.n_outputs], h')``; ``h[E, n, H]``, ``starts[E]``."""
+        E, n = obs.shape[:2]
+        x = self.actor_input(obs)
+        if not self.recurrent:
+            return self.actor(x)
+        out, h = self.actor(x.reshape(1, E * n, -1), h.reshape(E * n, -1),
+                            starts.repeat_interleave(n).reshape(1, E * n))
+        return out.reshape(E, n, -1), h.reshape(E, n, -1)
+
+    def critic_forward(self, state: torch.Tensor | None, obs: torch.Tensor) -> torch.Tensor:
+        """Feed-forward values ``[..., n]`` (normalized units) from ``state[..., S]`` or, for a
+        local critic, ``obs[..., n, d]``."""
+        if self.local_critic:
+            return self.critic(self.actor_input(obs))[0][..., 0]
+        return self.critic(state)[0]
+
+    def value(self, state: torch.Tensor | None, obs: torch.Tensor, h: torch.Tensor | None = None,
+              starts: torch.Tensor | None = None):
+        """One step: ``(values[E, n], h')`` (normalized units)."""
+        if not self.recurrent:
+            return self.critic_forward(state, obs), None
+        v, h = self.critic(state.unsqueeze(0), h, starts.unsqueeze(0))
+        return v[0], h
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, h=None, starts=None, greedy: bool = True, generator=None):
+        """Env actions for one step (greedy: the head's mode; else sampled from ``generator``)."""
+        out, h = self.forward_actor(obs, h, starts)
+        actions = self.dist.mode(out) if greedy else self.dist.draw(out, generator)[0]
+        return self.dist.to_env(actions), h
+
+    def initial_hidden(self, E: int, device) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        if not self.recurrent:
+            return None, None
+        return (torch.zeros(E, self.n_agents, self.hidden_size, device=device),
+                torch.zeros(E, self.hidden_size, device=device))
+
+
+def build_policies(groups: dict, state_dim: int, cfg: TrainConfig, device) -> dict[str, GroupPolicy]:
+    """One ``GroupPolicy`` per group, initialised from ``cfg.seed`` (the global RNG is untouched)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(cfg.seed)
+        return {g: GroupPolicy(s.n_agents, s.obs_dim, s.action_space, state_dim, cfg, g).to(device)
+                for g, s in groups.items()}
+
+
+def joint_state(obs: dict[str, torch.Tensor]) -> torch.Tensor:
+    """``env.state()`` computed from a dict of group observations (used for final observations)."""
+    first = next(iter(obs.values()))
+    return torch.cat([o.reshape(first.shape[0], -1) for o in obs.values()], dim=1)
+
+
+def env_signature(env, cfg: TrainConfig) -> dict:
+    """What a checkpoint needs to rebuild (and check) the env and the policies."""
+    return {"id": env.env_id, "num_envs": cfg.num_envs, "state_dim": env.state_dim,
+            "groups": {g: {"n_agents": s.n_agents, "obs_dim": s.obs_dim, **space_signature(s.action_space)}
+                       for g, s in env.groups.items()},
+            "max_cycles": int(getattr(env, "max_cycles", cfg.rollout_length))}
+
+
+def load_networks(policies: dict[str, GroupPolicy], ckpt: dict) -> None:
+    """Actor and critic weights from a checkpoint; ``ValueError`` if they do not fit the networks."""
+    for g, p in policies.items():
+        for part, module in (("actors", p.actor), ("critics", p.critic)):
+            if g not in ckpt[part]:
+                raise ValueError(f"checkpoint: no {part[:-1]} weights for group {g!r} (it has {sorted(ckpt[part])})")
+            try:
+                module.load_state_dict(ckpt[part][g])
+            except (RuntimeError, TypeError, KeyError, AttributeError) as exc:
+                problems = [" ".join(line.split()) for line in str(exc).splitlines()[1:] if line.strip()]
+                detail = (problems[0].rstrip(".") + (f"; and {len(problems) - 1} more" if len(problems) > 1 else "")
+                          if problems else " ".join(str(exc).split()))
+                raise ValueError(f"checkpoint: the {part[:-1]} weights of group {g!r} do not fit the network "
+                                 f"its config describes ({detail})") from None
+
+
+def load_policies(checkpoint) -> tuple[dict[str, GroupPolicy], TrainConfig, dict]:
+    """``(policies, config, env signature)`` from a checkpoint path (or its run folder)."""
+    from war_train.config import config_from_dict
+
+    ckpt = checkpoint if isinstance(checkpoint, dict) else load_checkpoint(checkpoint)
+    cfg = config_from_dict(ckpt["config"])
+    sig = ckpt["env"]
+
+    @dataclasses.dataclass
+    class _Spec:  # the parts of GroupSpec build_policies reads
+        n_agents: int
+        obs_dim: int
+        action_space: object
+
+    groups = {g: _Spec(d["n_agents"], d["obs_dim"], space_from_signature(d)) for g, d in sig["groups"].items()}
+    policies = build_policies(groups, sig["state_dim"], dataclasses.replace(cfg, device="cpu"), "cpu")
+    load_networks(policies, ckpt)
+    for p in policies.values():
+        p.eval()
+    return policies, cfg, sig

@@ -1,0 +1,220 @@
+"""One PPO update, used by every training path: lock-step MAPPO (``war_train.mappo``), the WAR
+harness (``war_train.war_loop``) and data-parallel training (through the reducer).
+
+``ppo_update(policy, opt, vnorm, batch, ...)`` takes one group's batch with GAE already done
+(behaviour log-probs and values, denormalized returns and advantages) and runs, in order:
+
+1. the value normalizer's update on the returns and the normalized value targets;
+2. advantage normalization over the full batch (``norm_advantages``);
+3. explained variance and the mean value (diagnostics);
+4. ``epochs`` x ``num_minibatches`` gradient steps: the clipped surrogate minus the entropy bonus
+   for the actor, the clipped Huber value loss for the critic, each with its own gradient clip
+   (a non-finite gradient norm stops the run before the optimizer step applies it).
+
+Agents out of the game (``batch.mask`` False: Tag-v0's tagged runners) contribute to none of
+these: every mean is over the agents in the game.  With ``mask=None`` every function is the
+plain mean, bit for bit.  Statistics and gradients go through ``reducer`` (``war_train
+.distributed``): the identity in one process, all-reduced over ranks under torchrun.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from war_train import losses
+
+__all__ = ["Learner", "GroupBatch", "ppo_update", "clip_grad", "DIAGNOSTICS"]
+
+#: per-group diagnostics logged every update (as ``<group>/<name>``)
+DIAGNOSTICS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance",
+               "grad_norm_actor", "grad_norm_critic", "value_mean")
+
+
+@dataclasses.dataclass
+class Learner:
+    """What learns, per group: the policies, their Adam optimizers and value normalizers, and the
+    sampling / minibatch generator.  ``Learner.build`` is the set-up every training path uses."""
+
+    policies: dict
+    actor_opt: dict
+    critic_opt: dict
+    vnorm: dict
+    generator: torch.Generator
+
+    @classmethod
+    def build(cls, groups: dict, state_dim: int, cfg, device, generator_seed: int) -> "Learner":
+        from war_train.policy import build_policies
+        from war_train.valuenorm import ValueNorm
+
+        policies = build_policies(groups, state_dim, cfg, device)
+        gen = torch.Generator(device=device)
+        gen.manual_seed(generator_seed)
+        return cls(policies,
+                   {g: torch.optim.Adam(p.actor.parameters(), lr=cfg.lr, eps=cfg.adam_eps) for g, p in policies.items()},
+                   {g: torch.optim.Adam(p.critic.parameters(), lr=cfg.critic_lr, eps=cfg.adam_eps)
+                    for g, p in policies.items()},
+                   {g: ValueNorm(cfg.value_norm_beta, enabled=cfg.value_norm) for g in groups}, gen)
+
+    def set_learning_rates(self, lr: float, critic_lr: float) -> None:
+        for g in self.policies:
+            self.actor_opt[g].param_groups[0]["lr"] = lr
+            self.critic_opt[g].param_groups[0]["lr"] = critic_lr
+
+    def networks(self) -> dict:
+        """The checkpoint entries of the networks (what evaluation and rendering load)."""
+        return {"actors": {g: p.actor.state_dict() for g, p in self.policies.items()},
+                "critics": {g: p.critic.state_dict() for g, p in self.policies.items()}}
+
+    def state_dict(self) -> dict:
+        """Networks, optimizers, value normalizers and the generator (what resuming needs)."""
+        return {**self.networks(),
+                "actor_opts": {g: o.state_dict() for g, o in self.actor_opt.items()},
+                "critic_opts": {g: o.state_dict() for g, o in self.critic_opt.items()},
+                "valuenorms": {g: v.state_dict() for g, v in self.vnorm.items()},
+                "generator": self.generator.get_state()}
+
+
+@dataclasses.dataclass
+class GroupBatch:
+    """One group's learning data.
+
+    Feed-forward policies: rows ``[N, ...]`` (lock-step MAPPO passes its ``[T, E, ...]`` buffers
+    with ``T·E`` flattened, WAR its valid transitions).  Recurrent policies: time-major
+    sequences ``[T, E, ...]`` with the hidden states at the rollout's start; minibatches split
+    worlds.  Per-agent tensors end in ``n`` (agents of the group) before any feature axis.
+    """
+
+    obs: torch.Tensor             # [N, n, obs_dim]
+    state: torch.Tensor | None    # [N, state_dim] (None: every critic of the group is local)
+    actions: torch.Tensor         # [N, n, *action_shape]
+    logp: torch.Tensor            # [N, n] behaviour log-probs
+    values: torch.Tensor          # [N, n] behaviour values, normalized units
+    returns: torch.Tensor         # [N, n] denormalized
+    advantages: torch.Tensor      # [N, n]
+    values_denorm: torch.Tensor   # [N, n]
+    mask: torch.Tensor | None = None        # [N, n] bool, agents in the game
+    starts: torch.Tensor | None = None      # recurrent: [T, E] episode starts
+    actor_h0: torch.Tensor | None = None    # recurrent: [E, n, H]
+    critic_h0: torch.Tensor | None = None   # recurrent: [E, H]
+
+    @property
+    def recurrent(self) -> bool:
+        return self.starts is not None
+
+    @property
+    def units(self) -> int:
+        """What minibatches split: rows, or worlds for sequences."""
+        return self.obs.shape[1] if self.recurrent else self.obs.shape[0]
+
+
+def _select(x: torch.Tensor | None, valid: torch.Tensor | None) -> torch.Tensor | None:
+    return x if valid is None or x is None else x[valid]
+
+
+def ppo_update(policy, actor_opt, critic_opt, vnorm, batch: GroupBatch, *, cfg, entropy_coef: float,
+               generator: torch.Generator, reducer, shape: tuple[int, int] | None = None,
+               fail: Callable[[str, float, torch.Tensor, str], None] = None) -> dict[str, float]:
+    """Train ``policy`` (a ``GroupPolicy``) on ``batch``; returns the group's diagnostics (means
+    over minibatches, ``DIAGNOSTICS``).
+
+    ``shape``: ``(T, E)`` of a lock-step rollout (the reducer draws minibatches of the global
+    batch under torchrun), else ``(N, 1)``.  ``fail(where, norm, loss, lr_option)`` is called
+    with a non-finite gradient norm and must raise.
+    """
+    mask = batch.mask
+    diag: dict[str, float] = {}
+    with torch.no_grad():
+        reducer.update_valuenorm(vnorm, _select(batch.returns, mask))   # (statistics of every rank's returns)
+        targets = vnorm.normalize(batch.returns)
+        advantages = batch.advantages
+        if cfg.norm_advantages:
+            advantages = reducer.normalize_advantages(advantages, mask)
+        diag["explained_variance"] = reducer.explained_variance(_select(batch.values_denorm, mask),
+                                                                _select(batch.returns, mask))
+        diag["value_mean"] = reducer.mean(_select(batch.values_denorm, mask))
+
+    sums = {k: 0.0 for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac",
+                             "grad_norm_actor", "grad_norm_critic")}
+    n_mb = 0
+    T, E = shape if shape is not None else (batch.units, 1)
+    for epoch in range(cfg.epochs):
+        # minibatches split worlds (GRU) or rows; under torchrun each rank's part of them
+        for m, mb in enumerate(reducer.minibatches(T, E, batch.recurrent, cfg.num_minibatches, generator,
+                                                   batch.obs.device)):
+            new_logp, entropy, new_values, sel = _evaluate(policy, batch, mb)
+            mb_mask = None if mask is None else mask[sel]
+            count = new_logp.numel() if mb_mask is None else int(mb_mask.sum())
+            pg_loss, pg_stats = losses.policy_loss(new_logp, batch.logp[sel], advantages[sel], cfg.clip_coef, mb_mask)
+            ent = losses.masked_mean(entropy, mb_mask)
+            actor_loss = pg_loss - entropy_coef * ent
+            actor_opt.zero_grad(set_to_none=True)
+            actor_loss.backward()
+            reducer.reduce_grads(policy.actor.parameters(), count)   # all-reduce before clipping
+            # (norms of all-reduced gradients: every rank stops on the same minibatch)
+            where = f"epoch {epoch + 1}, minibatch {m + 1}"
+            gn_a = _finite_clip_grad(policy.actor.parameters(), cfg.max_grad_norm, actor_loss, fail,
+                                     f"{where}: the actor's", "--lr")
+            actor_opt.step()
+
+            v_loss = losses.value_loss(new_values, batch.values[sel], targets[sel], cfg.clip_coef,
+                                       cfg.use_huber_loss, cfg.huber_delta, cfg.clip_value_loss, mb_mask)
+            critic_opt.zero_grad(set_to_none=True)
+            (cfg.value_coef * v_loss).backward()
+            reducer.reduce_grads(policy.critic.parameters(), count)
+            gn_c = _finite_clip_grad(policy.critic.parameters(), cfg.max_grad_norm, v_loss, fail,
+                                     f"{where}: the critic's", "--critic-lr")
+            critic_opt.step()
+
+            n_mb += 1
+            sums["policy_loss"] += reducer.share(pg_loss.detach())   # (this rank's share of the minibatch)
+            sums["value_loss"] += reducer.share(v_loss.detach())
+            sums["entropy"] += reducer.share(ent.detach())
+            sums["approx_kl"] += reducer.share(pg_stats["approx_kl"])
+            sums["clipfrac"] += reducer.share(pg_stats["clipfrac"])
+            sums["grad_norm_actor"] += gn_a
+            sums["grad_norm_critic"] += gn_c
+    sums = reducer.sum_stats(sums, skip=("grad_norm_actor", "grad_norm_critic"))
+    diag.update({k: v / n_mb for k, v in sums.items()})
+    return diag
+
+
+def _evaluate(policy, batch: GroupBatch, mb: torch.Tensor):
+    """``(new log-probs, entropies, new values, selector)`` of minibatch ``mb`` under ``policy``."""
+    if batch.recurrent:
+        T = batch.obs.shape[0]
+        B, n = len(mb), policy.n_agents
+        x = policy.actor_input(batch.obs[:, mb]).reshape(T, B * n, -1)
+        st = batch.starts[:, mb]
+        out, _ = policy.actor(x, batch.actor_h0[mb].reshape(B * n, -1), st.repeat_interleave(n, dim=1))
+        out = out.reshape(T, B, n, -1)
+        new_values, _ = policy.critic(batch.state[:, mb], batch.critic_h0[mb], st)
+        sel = (slice(None), mb)
+    else:
+        out, _ = policy.actor(policy.actor_input(batch.obs[mb]))
+        new_values = policy.critic_forward(batch.state[mb] if batch.state is not None else None, batch.obs[mb])
+        sel = mb
+    new_logp, entropy = policy.dist.log_prob_entropy(out, batch.actions[sel])
+    return new_logp, entropy, new_values, sel
+
+
+def _finite_clip_grad(params, max_norm: float, loss: torch.Tensor, fail, who: str, lr_option: str) -> float:
+    """``clip_grad``, refusing a non-finite norm before the optimizer step would apply it."""
+    norm = clip_grad(params, max_norm)
+    if not math.isfinite(norm):
+        if fail is None:
+            raise FloatingPointError(f"{who} gradient norm is {norm} (loss {float(loss.detach())})")
+        fail(who, norm, loss, lr_option)
+    return norm
+
+
+def clip_grad(params, max_norm: float) -> float:
+    """Clip the gradients' global norm to ``max_norm`` (``<= 0``: no clipping); returns the norm."""
+    params = [p for p in params if p.grad is not None]
+    if max_norm > 0:
+        return float(nn.utils.clip_grad_norm_(params, max_norm))
+    return float(torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in params])))
