@@ -26,6 +26,12 @@ Usage
 ``--json PATH`` writes the rows as a JSON list of records (with the command, package versions,
 machine and date in every record).  On CUDA, profiling synchronizes at each phase boundary, so
 the breakdown costs a little throughput there.
+
+**Before / after a change**: ``--baseline-tree DIR`` (a checkout of another commit, e.g.
+``git worktree add /tmp/before <rev>``) also times that tree's trainer on every configuration:
+both trees run in fresh subprocesses, alternately (``--repeats`` times each), each timing
+whole updates from ``progress_fn`` with profiling off (so any version of ``war_train.train``
+can be timed), and the table adds the median env-steps/s of both and their ratio.
 """
 
 from __future__ import annotations
@@ -105,6 +111,35 @@ def measure(scenario: str, preset: str, worlds: int, updates: int, warmup: int, 
     }
 
 
+def wallclock(tree: str, preset: str, worlds: int, updates: int, warmup: int, device: str, threads: int,
+              overrides: dict) -> float:
+    """Median env-steps/s of whole updates of the trainer in checkout ``tree`` (a subprocess)."""
+    import subprocess
+
+    job = json.dumps({"tree": tree, "preset": preset, "worlds": worlds, "updates": updates, "warmup": warmup,
+                      "device": device, "threads": threads, "overrides": overrides})
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--_wallclock", job], check=True,
+                         capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": str(threads)})
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def _wallclock_worker(job: dict) -> None:
+    sys.path.insert(0, job["tree"])
+    import war_envs
+    from war_train.mappo import train
+    from war_train.presets import preset_config
+
+    kw = dict(num_envs=job["worlds"], device=job["device"], torch_threads=job["threads"], **job["overrides"])
+    base = preset_config(job["preset"], **kw)
+    cfg = preset_config(job["preset"], progress=False, tensorboard=False, eval_episodes=0, gif=False,
+                        total_env_steps=base.batch_env_steps * (job["warmup"] + job["updates"]), **kw)
+    env = war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed, device=cfg.device, **cfg.env_kwargs)
+    stamps = []
+    train(env, cfg, lambda row: stamps.append(time.perf_counter()))
+    gaps = [b - a for a, b in zip(stamps[job["warmup"] - 1:], stamps[job["warmup"]:])]
+    print(statistics.median(cfg.batch_env_steps / g for g in gaps))
+
+
 def si(x: float) -> str:
     for unit, div in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(x) >= div:
@@ -139,11 +174,17 @@ def parse_args(argv=None):
                    help="override a config field for every run, e.g. --set epochs=5")
     p.add_argument("--quick", action="store_true", help="one size per scenario, 4 measured updates")
     p.add_argument("--json", metavar="PATH", help="also write the rows as a JSON list of records")
+    p.add_argument("--baseline-tree", metavar="DIR", help="also time the trainer of this checkout (before/after)")
+    p.add_argument("--repeats", type=int, default=3, help="with --baseline-tree: alternating runs per tree")
+    p.add_argument("--_wallclock", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
 def main(argv=None) -> list[dict]:
     args = parse_args(argv)
+    if args._wallclock:
+        _wallclock_worker(json.loads(args._wallclock))
+        return []
     from war_train.presets import SCENARIO_PRESETS
 
     presets = dict(item.split("=", 1) for item in args.preset)
@@ -160,9 +201,24 @@ def main(argv=None) -> list[dict]:
         for worlds in sizes:
             print(f"[train_speed] {scenario} ({preset}), {worlds} worlds, {args.warmup}+{updates} updates ...",
                   file=sys.stderr, flush=True)
-            rows.append({**measure(scenario, preset, worlds, updates, args.warmup, args.device, args.threads,
-                                   overrides), **meta})
+            row = measure(scenario, preset, worlds, updates, args.warmup, args.device, args.threads, overrides)
+            if args.baseline_tree:
+                here = str(Path(__file__).resolve().parents[1])
+                rates = {"before": [], "after": []}
+                for _ in range(args.repeats):
+                    for name, tree in (("before", args.baseline_tree), ("after", here)):
+                        rates[name].append(wallclock(tree, preset, worlds, updates, args.warmup, args.device,
+                                                     args.threads, overrides))
+                row.update({"baseline_tree": args.baseline_tree, "before_env_steps_per_s": rates["before"],
+                            "after_env_steps_per_s": rates["after"],
+                            "after_over_before": statistics.median(rates["after"]) / statistics.median(rates["before"])})
+            rows.append({**row, **meta})
     print_table(rows)
+    if args.baseline_tree:
+        print("\nbefore / after (whole updates, profiling off, median of alternating runs):")
+        for r in rows:
+            print(f"  {r['scenario']:10s} {r['worlds']:6d} worlds: before {si(statistics.median(r['before_env_steps_per_s']))}"
+                  f" env-steps/s, after {si(statistics.median(r['after_env_steps_per_s']))}: x{r['after_over_before']:.3f}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")

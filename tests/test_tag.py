@@ -428,3 +428,30 @@ def test_render_frame():
     assert frame.shape == (700, 700, 3) and frame.dtype == np.uint8 and (frame != 255).any()
     with pytest.raises(ValueError, match="world"):
         env.render_frame(2)
+
+
+@pytest.mark.parametrize("full", [True, False], ids=["full", "partial"])
+def test_observe_self_appends_the_observers_own_state_and_changes_nothing_else(full):
+    kw = dict(num_envs=4, seed=3, num_taggers=2, num_runners=5, grid_length=3.0, tagging_distance=0.1,
+              use_full_observation=full, num_other_agents_observed=3, precision="float64")
+    plain, own = war_envs.make("Tag-v0", **kw), war_envs.make("Tag-v0", observe_self=True, **kw)
+    assert own.groups["runner"].obs_dim == plain.groups["runner"].obs_dim + 5
+    plain.reset(), own.reset()
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(40):
+        acts = {g: torch.stack([torch.randint(0, int(n), (4, s.n_agents), generator=gen)
+                                for n in s.action_space.nvec], -1) for g, s in plain.groups.items()}
+        a, b = plain.step(acts), own.step(acts)
+        for g in plain.groups:
+            assert torch.equal(a[0][g], b[0][g][..., :-5])          # WarpDrive's part is untouched
+            assert torch.equal(a[1][g], b[1][g])
+    st = own.get_state()
+    obs = torch.cat([b[0]["tagger"], b[0]["runner"]], 1)[..., -5:].double()
+    alive = st["alive"][..., None]
+    expected = torch.stack([st["agent_dir"].cos(), st["agent_dir"].sin(), st["agent_speed"] / (1.0 + 1e-10),
+                            st["agent_pos"][..., 0] / 3.0, st["agent_pos"][..., 1] / 3.0], -1)
+    done = own.world_flags()[0] | own.world_flags()[1]
+    keep = (~done)[:, None, None] & alive      # (a world reset this step shows its new start)
+    assert torch.allclose(torch.where(keep, obs, 0.0), torch.where(keep, expected, 0.0), atol=1e-6)
+    with pytest.raises(TypeError, match="observe_self"):
+        war_envs.make("Tag-v0", observe_self="yes")

@@ -430,3 +430,17 @@ def test_stop_requests_treat_a_quick_repeat_as_the_same_request():
         with pytest.raises(KeyboardInterrupt):
             signal.raise_signal(signal.SIGINT)
     assert signal.getsignal(signal.SIGTERM) == before   # handlers restored
+
+
+@pytest.mark.parametrize("scenario, env_kwargs", [("Spread-v0", {"continuous_actions": True}),
+                                                  ("Tag-v0", {"num_runners": 3, "episode_length": 20})],
+                         ids=["box", "multidiscrete"])
+@pytest.mark.parametrize("value, what", [(float("nan"), "non-finite rewards"), (3e38, "(gradient norm|parameter)")],
+                         ids=["nan", "overflow"])
+def test_non_finite_numbers_stop_runs_of_every_action_space(tmp_path, scenario, env_kwargs, value, what):
+    cfg = config(scenario=scenario, env_kwargs=env_kwargs, checkpoint_every=2)
+    with war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed, **env_kwargs) as env:
+        bad = RewardsFrom(env, at=2 * 25 + 5, value=value)   # in update 3
+        with pytest.raises(NonFiniteTraining, match=rf"update 3: .*{what}.*last good checkpoint is .*checkpoint.pt"):
+            war_train.train(bad, cfg, run_dir=tmp_path)
+    assert load_checkpoint(tmp_path)["update"] == 2

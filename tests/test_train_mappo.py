@@ -77,7 +77,8 @@ VARIANTS = {"mlp": {}, "gru": {"use_gru": True},
             "box": {"env_kwargs": {"continuous_actions": True}},
             "multidiscrete_masked": {"scenario": "Tag-v0", "env_kwargs": SMALL_TAG},
             "local_critic": {"scenario": "Tag-v0", "env_kwargs": SMALL_TAG, "critic_input": "local"},
-            "gru_masked": {"scenario": "Tag-v0", "env_kwargs": SMALL_TAG, "use_gru": True}}
+            "gru_masked": {"scenario": "Tag-v0", "env_kwargs": SMALL_TAG, "use_gru": True},
+            "frame_stack": {"scenario": "Tag-v0", "env_kwargs": SMALL_TAG, "frame_stack": 3, "critic_input": "local"}}
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
@@ -109,7 +110,8 @@ def test_stop_and_resume_is_exact(tmp_path, variant):
     a, b = read_csv(tmp_path / "full" / "metrics.csv"), read_csv(tmp_path / "cut" / "metrics.csv")
     assert len(a) == len(b) == 4
     assert a == b  # every number but wall-clock, bit for bit (repr-formatted floats)
-    assert strip_wall(full.history[2:]) == strip_wall(resumed.history)
+    for x, y in zip(strip_wall(full.history[2:]), strip_wall(resumed.history)):
+        assert x.keys() == y.keys() and all(same(x[k], y[k]) for k in x), x
     ca, cb = load_checkpoint(tmp_path / "full"), load_checkpoint(tmp_path / "cut")
     for key in ("actors", "critics", "env_state", "obs"):
         for g in ca[key]:
@@ -228,14 +230,15 @@ def test_config_errors_are_clear():
 
 
 # ----------------------------------------------------------------------------- action spaces, masks
-@pytest.mark.parametrize("variant", ["box", "multidiscrete_masked", "local_critic"])
+@pytest.mark.parametrize("variant", ["box", "multidiscrete_masked", "local_critic", "frame_stack"])
 def test_every_action_space_trains_and_is_reproducible(variant):
     cfg = smoke(total_env_steps=16 * 25 * 2, **VARIANTS[variant])
     runs = []
     for _ in range(2):
         with make(cfg) as env:
             runs.append(war_train.train(env, cfg))
-    assert strip_wall(runs[0].history) == strip_wall(runs[1].history)
+    for x, y in zip(strip_wall(runs[0].history), strip_wall(runs[1].history)):
+        assert x.keys() == y.keys() and all(same(x[k], y[k]) for k in x), x
     row = runs[0].history[-1]
     for g in runs[0].policies:
         for d in ("policy_loss", "value_loss", "entropy", "approx_kl", "grad_norm_actor"):
@@ -311,3 +314,20 @@ def test_masked_agents_contribute_no_gradient():
     for x, y in zip(p1.parameters(), p2.parameters()):
         torch.testing.assert_close(x, y, rtol=1e-6, atol=1e-7)
     assert d1 == pytest.approx(d2, rel=1e-5)
+
+
+def test_frame_stack_holds_the_last_observations_and_restarts_with_episodes():
+    from war_train.policy import build_policies
+
+    cfg = smoke(frame_stack=3)
+    with make(cfg) as env:
+        p = build_policies(dict(env.groups), env.state_dim, cfg, "cpu")["agent"]
+    E, n, d = 2, 3, p.obs_dim
+    h, _ = p.initial_hidden(E, "cpu")
+    assert h.shape == (E, n, 3 * d) and not h.any()
+    o = [torch.full((E, n, d), float(k + 1)) for k in range(3)]
+    h = p.forward_actor(o[0], h, torch.tensor([True, True]))[1]
+    h = p.forward_actor(o[1], h, torch.tensor([False, False]))[1]
+    h = p.forward_actor(o[2], h, torch.tensor([False, True]))[1]   # world 1 starts a new episode here
+    assert h[0].reshape(n, 3, d)[:, :, 0].tolist() == [[3.0, 2.0, 1.0]] * n
+    assert h[1].reshape(n, 3, d)[:, :, 0].tolist() == [[3.0, 0.0, 0.0]] * n

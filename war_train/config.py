@@ -72,6 +72,9 @@ class TrainConfig:
     use_gru: bool = _f(False, "add a GRU after the MLP of actor and critic (recurrent MAPPO); "
                               "trained by back-propagation through the whole rollout")
     agent_id: bool = _f(False, "append a one-hot agent index (within its group) to each actor input")
+    frame_stack: int = _f(1, "actor input: the agent's last N observations, newest first (zeros before its "
+                             "episode's first), a feed-forward memory (e.g. Tag-v0, whose observations hold no "
+                             "own heading); a local critic sees the same stack")
     policy_gain: float = _f(0.01, "orthogonal init gain of the policy head")
     critic_input: str = _f("state", "'state': one centralized critic per group on env.state() with a value per agent "
                                     "(MAPPO); 'local': a parameter-shared critic on each agent's own observation "
@@ -120,7 +123,7 @@ class TrainConfig:
     def validate(self) -> "TrainConfig":
         """Raise ``ValueError`` naming the first bad field."""
         positive_int = ("num_envs", "rollout_length", "total_env_steps", "torch_threads", "epochs",
-                        "num_minibatches", "hidden_size", "num_layers")
+                        "num_minibatches", "hidden_size", "num_layers", "frame_stack")
         for name in positive_int:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -147,6 +150,8 @@ class TrainConfig:
             raise ValueError(f"value_norm_beta: expected a number in (0, 1], got {self.value_norm_beta!r}")
         if self.critic_input not in ("state", "local"):
             raise ValueError(f"critic_input: expected 'state' or 'local', got {self.critic_input!r}")
+        if self.frame_stack > 1 and self.use_gru:
+            raise ValueError("frame_stack: stacking is a feed-forward memory; use frame_stack=1 with use_gru=True")
         if self.critic_input == "local" and self.use_gru:
             raise ValueError("critic_input: a 'local' critic is feed-forward; use use_gru=False or critic_input='state'")
         if not isinstance(self.init_log_std, (int, float)) or isinstance(self.init_log_std, bool) or \

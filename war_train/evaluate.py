@@ -93,8 +93,10 @@ def evaluate(policies: dict, scenario: str, env_kwargs: dict, episodes: int = 10
 
 def evaluation_suite(policies: dict, scenario: str, env_kwargs: dict, episodes: int, seed: int) -> dict:
     """``{"greedy": ..., "sample": ..., "random": ...}`` on the run's own env, plus, with several
-    groups, ``"<group>_greedy_vs_random"`` (that group greedy, the others random: e.g. trained
-    taggers against random runners; "greedy" is every group trained against trained opponents),
+    groups, ``"<group>_greedy_vs_random"`` and ``"<group>_sample_vs_random"`` (that group greedy
+    or sampled, the others random: e.g. trained taggers against random runners; "greedy" and
+    "sample" are every group trained against trained opponents — in adversarial games the
+    sampled policies are the ones trained against each other),
     plus the same three modes on each of the scenario's ``evaluation_variants`` as
     ``"<mode>@<variant>"`` (Spread: ``onpolicy_init``, landmarks in 0.8·[-1, 1]² as the on-policy
     code draws them, or ``mpe2_init`` -- whichever the run's own env is not).  Every entry plays
@@ -111,8 +113,10 @@ def evaluation_suite(policies: dict, scenario: str, env_kwargs: dict, episodes: 
                                                            {g: mode for g in groups}))
     if len(groups) > 1:
         for g in groups:
-            modes = {h: ("greedy" if h == g else "random") for h in groups}
-            out[f"{g}_greedy_vs_random"] = summarize(run_episodes(scenario, env_kwargs, policies, episodes, seed, modes))
+            for mode in ("greedy", "sample"):
+                modes = {h: (mode if h == g else "random") for h in groups}
+                out[f"{g}_{mode}_vs_random"] = summarize(run_episodes(scenario, env_kwargs, policies, episodes, seed,
+                                                                      modes))
     return out
 
 

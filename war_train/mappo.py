@@ -110,7 +110,7 @@ class Rollout:
         per_agent = {g: (cap, E, s.n_agents) for g, s in groups.items()}
         need_state = any(not p.local_critic for p in policies.values())
         return cls(
-            obs={g: zeros(cap, E, s.n_agents, s.obs_dim) for g, s in groups.items()},
+            obs={g: zeros(cap, E, s.n_agents, policies[g].frames * s.obs_dim) for g, s in groups.items()},
             actions={g: zeros(*per_agent[g], *p.dist.action_shape, dtype=p.dist.action_dtype)
                      for g, p in policies.items()},
             logp={g: zeros(*per_agent[g]) for g in groups}, values={g: zeros(*per_agent[g]) for g in groups},
@@ -130,8 +130,8 @@ class Rollout:
 
 @dataclasses.dataclass
 class Carry:
-    """What one rollout hands the next: the current observations and episode starts, recurrent
-    states, and who is in the game."""
+    """What one rollout hands the next: the current observations and episode starts, the actors'
+    and critics' carried states (GRU states, frame stacks), and who is in the game."""
 
     obs: dict
     starts: torch.Tensor
@@ -208,8 +208,9 @@ def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStat
             out, carry.actor_h[g] = p.forward_actor(carry.obs[g], carry.actor_h[g], carry.starts)
             raw, buf.logp[g][t] = dist.sample(p.dist, out, gen)
             buf.actions[g][t] = raw
-            buf.obs[g][t] = carry.obs[g]
-            buf.values[g][t], carry.critic_h[g] = p.value(state, carry.obs[g], carry.critic_h[g], carry.starts)
+            seen = carry.actor_h[g] if p.frames > 1 else carry.obs[g]   # (frame_stack: the stacked obs)
+            buf.obs[g][t] = seen
+            buf.values[g][t], carry.critic_h[g] = p.value(state, seen, carry.critic_h[g], carry.starts)
             if buf.mask is not None:
                 buf.mask[g][t] = carry.alive[g]
             actions[g] = p.dist.to_env(raw)
@@ -229,7 +230,8 @@ def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStat
         final_state = joint_state(final_obs) if state is not None else None
         no_start = torch.zeros_like(done)
         for g, p in policies.items():
-            v_final, _ = p.value(final_state, final_obs[g], carry.critic_h[g], no_start)
+            seen = p.stack(carry.actor_h[g], final_obs[g], no_start) if p.frames > 1 else final_obs[g]
+            v_final, _ = p.value(final_state, seen, carry.critic_h[g], no_start)
             buf.boot[g][t] = vnorm[g].denormalize(v_final)
         carry.obs = {g: next_obs[g].clone() for g in groups}
         if carry.alive is not None:
@@ -240,7 +242,7 @@ def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStat
     return T
 
 
-def advantages(policy, vnorm, buf: Rollout, g: str, last_value: torch.Tensor, gamma: float, lam: float):
+def advantages(vnorm, buf: Rollout, g: str, last_value: torch.Tensor, gamma: float, lam: float):
     """``(values, returns, advantages)``, denormalized, of group ``g``'s rollout."""
     values = vnorm.denormalize(buf.values[g])
     next_values = torch.cat([values[1:], vnorm.denormalize(last_value).unsqueeze(0)])
@@ -314,8 +316,9 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
             actor_opt[g].load_state_dict(ckpt["actor_opts"][g])
             critic_opt[g].load_state_dict(ckpt["critic_opts"][g])
             vnorm[g].load_state_dict(ckpt["valuenorms"][g])
-            if p.recurrent:
+            if carry.actor_h[g] is not None:    # (GRU states, frame stacks)
                 carry.actor_h[g] = ckpt["actor_h"][g].to(device)
+            if carry.critic_h[g] is not None:
                 carry.critic_h[g] = ckpt["critic_h"][g].to(device)
         gen.set_state(ckpt["generator"])
         env.set_state({k: v.to(env.torch_device) for k, v in ckpt["env_state"].items()})
@@ -388,7 +391,8 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
             # ---------------------------------------------------------------- 2. bootstrap
             with torch.no_grad():
                 state = joint_state(carry.obs) if buf.state is not None else None
-                last_value = {g: p.value(state, carry.obs[g], carry.critic_h[g], carry.starts)[0]
+                last_value = {g: p.value(state, p.stack(carry.actor_h[g], carry.obs[g], carry.starts) if p.frames > 1
+                                         else carry.obs[g], carry.critic_h[g], carry.starts)[0]
                               for g, p in policies.items()}
             timer.split("policy")
 
@@ -396,7 +400,7 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
             row_diag: dict[str, float] = {}
             for g, p in policies.items():
                 with torch.no_grad():
-                    values, returns, adv = advantages(p, vnorm[g], buf, g, last_value[g], cfg.gamma, cfg.gae_lambda)
+                    values, returns, adv = advantages(vnorm[g], buf, g, last_value[g], cfg.gamma, cfg.gae_lambda)
                 diag = ppo_update(p, actor_opt[g], critic_opt[g], vnorm[g], group_batch(p, buf, g, values, returns,
                                                                                          adv, h0[g]),
                                   cfg=cfg, entropy_coef=entropy_coef, generator=gen, reducer=dist, shape=(T, E),

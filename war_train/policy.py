@@ -35,7 +35,8 @@ class GroupPolicy(nn.Module):
         self.recurrent = cfg.use_gru
         self.hidden_size = cfg.hidden_size
         self.local_critic = cfg.critic_input == "local"
-        in_dim = obs_dim + (n_agents if cfg.agent_id else 0)
+        self.frames = cfg.frame_stack
+        in_dim = self.frames * obs_dim + (n_agents if cfg.agent_id else 0)
         self.actor = Actor(in_dim, action_head(action_space, cfg.init_log_std, group), cfg)
         self.critic = Critic(in_dim, 1, cfg) if self.local_critic else Critic(state_dim, n_agents, cfg)
 
@@ -47,9 +48,21 @@ class GroupPolicy(nn.Module):
     def actor_input(self, obs: torch.Tensor) -> torch.Tensor:
         return with_agent_id(obs) if self.agent_id else obs
 
+    def stack(self, frames: torch.Tensor, obs: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
+        """``frame_stack``: the newest ``frames`` observations ``[E, n, F·d]``, newest first, with
+        ``obs[E, n, d]`` pushed in; worlds where ``starts`` begin with zeros behind it."""
+        d = obs.shape[-1]
+        older = frames[..., :-d] * (~starts).to(frames.dtype)[:, None, None]
+        return torch.cat([obs, older], dim=-1)
+
     def forward_actor(self, obs: torch.Tensor, h: torch.Tensor | None = None, starts: torch.Tensor | None = None):
-        """``obs[E, n, d]`` (one step) -> ``(out[E, n, head.n_outputs], h')``; ``h[E, n, H]``, ``starts[E]``."""
+        """``obs[E, n, d]`` (one step) -> ``(out[E, n, head.n_outputs], h')``; ``starts[E]``.  The
+        carried state ``h``: the GRU's ``[E, n, H]``, or with ``frame_stack`` the stacked
+        observations ``[E, n, F·d]`` (what the actor saw: the rollout stores it for learning)."""
         E, n = obs.shape[:2]
+        if self.frames > 1:
+            h = self.stack(h, obs, starts)
+            return self.actor(self.actor_input(h))[0], h
         x = self.actor_input(obs)
         if not self.recurrent:
             return self.actor(x)
@@ -59,7 +72,7 @@ class GroupPolicy(nn.Module):
 
     def critic_forward(self, state: torch.Tensor | None, obs: torch.Tensor) -> torch.Tensor:
         """Feed-forward values ``[..., n]`` (normalized units) from ``state[..., S]`` or, for a
-        local critic, ``obs[..., n, d]``."""
+        local critic, ``obs[..., n, d]`` (the actor's input: stacked with ``frame_stack``)."""
         if self.local_critic:
             return self.critic(self.actor_input(obs))[0][..., 0]
         return self.critic(state)[0]
@@ -80,6 +93,9 @@ class GroupPolicy(nn.Module):
         return self.dist.to_env(actions), h
 
     def initial_hidden(self, E: int, device) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """``(actor state, critic state)`` at the start: GRU states, the empty frame stack, or None."""
+        if self.frames > 1:
+            return torch.zeros(E, self.n_agents, self.frames * self.obs_dim, device=device), None
         if not self.recurrent:
             return None, None
         return (torch.zeros(E, self.n_agents, self.hidden_size, device=device),

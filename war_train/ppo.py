@@ -55,8 +55,8 @@ class Learner:
         gen = torch.Generator(device=device)
         gen.manual_seed(generator_seed)
         return cls(policies,
-                   {g: torch.optim.Adam(p.actor.parameters(), lr=cfg.lr, eps=cfg.adam_eps) for g, p in policies.items()},
-                   {g: torch.optim.Adam(p.critic.parameters(), lr=cfg.critic_lr, eps=cfg.adam_eps)
+                   {g: torch.optim.Adam(p.actor.parameters(), lr=cfg.lr, eps=cfg.adam_eps, foreach=True) for g, p in policies.items()},
+                   {g: torch.optim.Adam(p.critic.parameters(), lr=cfg.critic_lr, eps=cfg.adam_eps, foreach=True)
                     for g, p in policies.items()},
                    {g: ValueNorm(cfg.value_norm_beta, enabled=cfg.value_norm) for g in groups}, gen)
 

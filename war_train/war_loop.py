@@ -127,6 +127,9 @@ class WarTrainer:
         if cfg.use_gru:
             raise ValueError("use_gru: the WAR harness trains feed-forward policies (macro-steps and recurrent "
                              "state do not mix here); use use_gru=False")
+        if cfg.frame_stack != 1:
+            raise ValueError("frame_stack: the WAR harness's collector hands policies single observations; use "
+                             "frame_stack=1")
         if cfg.critic_input != "state":
             raise ValueError("critic_input: the WAR harness's collector bootstraps from the state; use "
                              "critic_input='state'")

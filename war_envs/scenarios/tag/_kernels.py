@@ -387,6 +387,8 @@ def tag_observe(
     diagonal: Any,
     speed_norm: Any,
     two_pi: Any,
+    observe_self: int,
+    grid_length: Any,
     mask: wp.array(dtype=wp.int32),
     # State in
     pending_reset: wp.array(dtype=wp.int32),
@@ -410,7 +412,9 @@ def tag_observe(
     then t / episode_length.  Full: every other agent in index order, 7 (A - 1) + 1 values
     (an agent out of the game keeps zeros in the relative rows and the time but still sees the
     type and in-game rows, as WarpDrive).  Partial: the k nearest agents in the game, zero-padded,
-    7 k + 1 values (all zeros for an agent out of the game)."""
+    7 k + 1 values (all zeros for an agent out of the game).  With ``observe_self`` (not
+    WarpDrive's) five more values follow the time: cos(dir), sin(dir), speed / (v_max + eps),
+    x / L, y / L of agent i itself (zeros for an agent out of the game)."""
     e, i = wp.tid()
     if not selected(select, e, pending_reset, mask):
         return
@@ -461,6 +465,16 @@ def tag_observe(
                 for f in range(7):
                     out[e, slot, f * k + column] = wp.float32(0.0)
         out[e, slot, 7 * k] = time
+    if observe_self != 0:
+        base = out.shape[2] - 5
+        for f in range(5):
+            out[e, slot, base + f] = wp.float32(0.0)
+        if me_alive:
+            out[e, slot, base] = wp.float32(wp.cos(agent_dir[e, i]))
+            out[e, slot, base + 1] = wp.float32(wp.sin(agent_dir[e, i]))
+            out[e, slot, base + 2] = wp.float32(agent_speed[e, i] / speed_norm)
+            out[e, slot, base + 3] = wp.float32(agent_pos[e, i, 0] / grid_length)
+            out[e, slot, base + 4] = wp.float32(agent_pos[e, i, 1] / grid_length)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -185,6 +185,11 @@ class Tag(BatchedEnv):
     zero-padded, ``7 k + 1`` values; an agent out of the game sees all zeros.  As in WarpDrive
     the observation is taken after moving and *before* the step's tags, so a runner tagged at
     step t still appears in the observations of step t and is gone from step t + 1.
+    ``observe_self=True`` (an extension, off by default; not WarpDrive's) appends five values
+    about the agent itself: cos(dir), sin(dir), speed / (max_speed + 1e-10), x / L, y / L
+    (zeros for an agent out of the game).  WarpDrive's observation holds nothing absolute about
+    the observer — no heading — so a feed-forward policy cannot aim at a runner (it has to
+    infer its heading from memory); with its own state a tagger can.
 
     **Alive mask** (``agents_can_leave`` is True): ``info["alive"]`` / ``env.alive_mask`` —
     ``{group: bool [E, n_g]}`` (views: who is in the game for the observations just returned;
@@ -220,7 +225,7 @@ class Tag(BatchedEnv):
     ``tag_penalty_for_runner=-1.0``, ``step_reward_for_runner=0.0``,
     ``end_of_game_reward_for_runner=1.0``, ``runner_exits_game_after_tagged=True``; sign
     constraints as WarpDrive's asserts.  Plus ``preset`` (``None`` or ``"warpdrive_training"``),
-    ``cell_size`` (side of the neighbour-search cells; ``None``: about
+    ``observe_self`` (``False``; see **Observation**), ``cell_size`` (side of the neighbour-search cells; ``None``: about
     ``TARGET_AGENTS_PER_CELL`` agents per cell; changes speed, never results) and the batch
     arguments ``num_envs``, ``device``, ``seed``, ``precision``, ``autoreset_mode``,
     ``num_threads``.  ``max_cycles`` is an alias attribute of ``episode_length``.
@@ -266,6 +271,7 @@ class Tag(BatchedEnv):
         end_of_game_reward_for_runner: float = _d("end_of_game_reward_for_runner"),
         runner_exits_game_after_tagged: bool = _d("runner_exits_game_after_tagged"),
         cell_size: float | None = None,
+        observe_self: bool = False,
         **kwargs,
     ) -> None:
         given = {k: val for k, val in locals().items() if k in TAG_DEFAULTS and not isinstance(val, _Default)}
@@ -280,6 +286,7 @@ class Tag(BatchedEnv):
         self.episode_metrics = tag_metrics(self.num_taggers, self.num_runners,
                                            self.runner_exits_game_after_tagged)
         self.cell_size_arg = v.check_float("cell_size", cell_size, low=1e-9) if cell_size is not None else None
+        self.observe_self = v.check_bool("observe_self", observe_self)
         super().__init__(**kwargs)
         self._observe_request = None
         self._build()
@@ -348,7 +355,7 @@ class Tag(BatchedEnv):
         A = T + R
         np_float = wp.dtype_to_numpy(F)
         k = self.num_other_agents_observed
-        obs_dim = 7 * (A - 1) + 1 if self.use_full_observation else 7 * k + 1
+        obs_dim = (7 * (A - 1) + 1 if self.use_full_observation else 7 * k + 1) + (5 if self.observe_self else 0)
         action_space = gymnasium.spaces.MultiDiscrete(
             [self.num_acceleration_levels + 1, self.num_turn_levels + 1], dtype=np.int64)
         self.groups["tagger"] = GroupSpec("tagger", tuple(f"tagger_{i}" for i in range(T)), 0, obs_dim,
@@ -465,7 +472,7 @@ class Tag(BatchedEnv):
         self._launch_agents(K.tag_observe, worlds=worlds, inputs=[
             select, self.num_taggers, int(self.use_full_observation), self.num_other_agents_observed,
             self.episode_length, self.grid_cells, c["cell_size"], c["diagonal"], c["speed_norm"],
-            c["two_pi"], mask, self._pending_reset, self._t, self.alive, self.agent_pos,
+            c["two_pi"], int(self.observe_self), c["L"], mask, self._pending_reset, self._t, self.alive, self.agent_pos,
             self.agent_speed, self.agent_acc, self.agent_dir, self._agent_cell, self._cell_start,
             self._cell_agents, self._nn_dist, self._nn_idx,
             self._obs_arrays["tagger"], self._obs_arrays["runner"]])

@@ -1,0 +1,119 @@
+"""Learning results over seeds: train a preset with several seeds and tabulate each run's
+evaluation (``eval.json``) and its last logged training figures.
+
+Each seed is a complete ``war-train train`` run (its own process, one torch thread; ``--jobs``
+at a time), written under ``--out``.  The table has one row per seed and a median row; with
+``--json PATH`` the rows (and every run's full evaluation) are written as a JSON list of
+records with the command, versions, machine and date.
+
+    python benchmarks/learning.py --preset spread --seeds 1,2,3
+    python benchmarks/learning.py --preset spread_continuous --seeds 1,2,3 --json benchmarks/results/learning_spread_continuous.json
+    python benchmarks/learning.py --preset tag --seeds 1,2,3 --set total_env_steps=3000000
+    python benchmarks/learning.py --preset smoke --seeds 1 --quick          # seconds: checks the script
+
+Columns: the preset's progress metric (the scenario's ``progress_metric``: Spread's on-policy
+reward, Tag's tags per episode) averaged over the last 5 logged updates, then for every
+evaluation entry (greedy / sample / random, each group greedy against random others, the
+scenario's evaluation variants) that metric's mean over the evaluation episodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import datetime
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_speed import machine, versions  # noqa: E402
+
+
+def run_seed(preset: str, seed: int, out: Path, overrides: dict) -> Path:
+    """One ``war-train train`` run; returns its folder."""
+    from war_train.presets import preset_config
+
+    run_dir = out / f"{preset}__seed{seed}"
+    scenario = preset_config(preset).scenario
+    cmd = [sys.executable, "-m", "war_train.cli", "train", scenario, "--preset", preset, "--seed", str(seed),
+           "--run-dir", str(run_dir), "--no-progress", "--torch-threads", "1"]
+    for key, value in overrides.items():
+        flag = "--" + key.replace("_", "-")
+        if isinstance(value, bool):
+            cmd.append(flag if value else "--no-" + key.replace("_", "-"))
+        elif isinstance(value, (dict, list)):
+            cmd += [flag, json.dumps(value)]
+        else:
+            cmd += [flag, str(value)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    with open(out / f"{preset}__seed{seed}.log", "w") as log:
+        subprocess.run(cmd, check=True, stdout=log, stderr=subprocess.STDOUT, env=env)
+    return run_dir
+
+
+def summarize_run(run_dir: Path, seed: int) -> dict:
+    import csv
+
+    from war_train.config import config_from_dict
+    from war_envs.registry import scenario_class
+
+    cfg = config_from_dict(json.loads((run_dir / "config.json").read_text()))
+    key = scenario_class(cfg.scenario).progress_metric
+    with open(run_dir / "metrics.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    logged = [float(r[key]) for r in rows if r.get(key) not in (None, "", "nan")][-5:]
+    report = json.loads((run_dir / "eval.json").read_text())
+    row = {"seed": seed, "scenario": cfg.scenario, "metric": key, "env_steps": int(rows[-1]["env_steps"]),
+           "wall_s": float(rows[-1]["wall_s"]), "train_last5": statistics.mean(logged) if logged else math.nan}
+    row.update({f"eval/{mode}": r.get(key, math.nan) for mode, r in report["results"].items()})
+    row["eval"] = report["results"]
+    return row
+
+
+def print_table(rows: list[dict]) -> None:
+    cols = ["seed", "train_last5"] + [k for k in rows[0] if k.startswith("eval/")] + ["wall_s"]
+    med = {c: statistics.median(r[c] for r in rows) for c in cols[1:]}
+    print(f"{rows[0]['scenario']}: {rows[0]['metric']} ({rows[0]['env_steps']:,} env steps per seed)")
+    print("  ".join(f"{c:>14s}" for c in cols))
+    for r in rows + [{"seed": "median", **med}]:
+        print("  ".join(f"{r[c]:>14.2f}" if isinstance(r[c], float) else f"{str(r[c]):>14s}" for c in cols))
+
+
+def main(argv=None) -> list[dict]:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--preset", required=True)
+    p.add_argument("--seeds", default="1,2,3")
+    p.add_argument("--jobs", type=int, default=2, help="runs at a time")
+    p.add_argument("--out", default="runs/learning", help="where the runs are written")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=JSON", help="override a config field")
+    p.add_argument("--quick", action="store_true", help="a few updates per seed (checks the script)")
+    p.add_argument("--json", metavar="PATH")
+    args = p.parse_args(argv)
+    overrides = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
+    if args.quick:
+        overrides.setdefault("total_env_steps", 16 * 25 * 2)
+        overrides.setdefault("eval_episodes", 8)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        dirs = list(pool.map(lambda s: run_seed(args.preset, s, out, overrides), seeds))
+    rows = [summarize_run(d, s) for d, s in zip(dirs, seeds)]
+    print_table(rows)
+    if args.json:
+        meta = {"command": " ".join(["learning.py", *(argv if argv is not None else sys.argv[1:])]),
+                "date": datetime.datetime.now().isoformat(timespec="seconds"), "machine": machine(),
+                "versions": versions(), "preset": args.preset, "overrides": overrides}
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps([{**r, **meta} for r in rows], indent=2) + "\n")
+        print(f"wrote {args.json}", file=sys.stderr)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
