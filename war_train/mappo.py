@@ -7,9 +7,10 @@ agents; ``war_train.policy``) on any action space the env has (Discrete, MultiDi
 1. **rollout** (``collect``): ``rollout_length`` steps of every world, on the env's device with
    no host synchronization: actions are sampled, handed to the env through its trusted path
    (``env.step(actions, trusted=True)``: they come from the action space by construction),
-   episode statistics accumulate on the device (``war_train.metrics``), and every step also
-   evaluates V(final state) from ``info["final_obs"]`` for all worlds (SAME_STEP autoreset),
-   used where the step truncated an episode — no host-side branch on ``trunc.any()``;
+   episode statistics accumulate on the device (``war_train.metrics``), and V(final state) is
+   evaluated from ``info["final_obs"]`` for all worlds (SAME_STEP autoreset) and used where the
+   step truncated an episode — on a GPU every step, with no host-side branch on
+   ``trunc.any()``; on the CPU, where that question costs nothing, only on steps that truncate;
 2. **bootstrap**: V of the state after the last step;
 3. **advantages**: GAE on denormalized values, termination and truncation kept apart, per agent
    (Tag-v0's runners terminate one by one);
@@ -196,6 +197,7 @@ def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStat
     """Fill ``buf`` with up to ``T`` steps of every world from ``carry`` (updated in place);
     returns the steps collected (fewer when a straggler mode stops this rank early)."""
     groups = env.groups
+    host_checks_free = buf.starts.device.type == "cpu"
     state = joint_state(carry.obs) if buf.state is not None else None   # == env.state() (see tests)
     for t in range(T):
         if dist.stop_collecting(t):
@@ -225,14 +227,17 @@ def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStat
         done = term_w | trunc_w
         stats.step(rew, info, done)
         # V(final state) of every world (SAME_STEP autoreset: the final observations are in
-        # info["final_obs"]); GAE uses it where the step truncated the episode
-        final_obs = info["final_obs"]
-        final_state = joint_state(final_obs) if state is not None else None
-        no_start = torch.zeros_like(done)
-        for g, p in policies.items():
-            seen = p.stack(carry.actor_h[g], final_obs[g], no_start) if p.frames > 1 else final_obs[g]
-            v_final, _ = p.value(final_state, seen, carry.critic_h[g], no_start)
-            buf.boot[g][t] = vnorm[g].denormalize(v_final)
+        # info["final_obs"]); GAE uses it where the step truncated the episode.  On a GPU it is
+        # computed every step (asking whether any world truncated would be a host sync); on the
+        # CPU that question is free, and most steps truncate nothing.
+        if not host_checks_free or bool(trunc_w.any()):
+            final_obs = info["final_obs"]
+            final_state = joint_state(final_obs) if state is not None else None
+            no_start = torch.zeros_like(done)
+            for g, p in policies.items():
+                seen = p.stack(carry.actor_h[g], final_obs[g], no_start) if p.frames > 1 else final_obs[g]
+                v_final, _ = p.value(final_state, seen, carry.critic_h[g], no_start)
+                buf.boot[g][t] = vnorm[g].denormalize(v_final)
         carry.obs = {g: next_obs[g].clone() for g in groups}
         if carry.alive is not None:
             carry.alive = {g: a.clone() for g, a in env.alive_mask.items()}
