@@ -331,3 +331,19 @@ def test_frame_stack_holds_the_last_observations_and_restarts_with_episodes():
     h = p.forward_actor(o[2], h, torch.tensor([False, True]))[1]   # world 1 starts a new episode here
     assert h[0].reshape(n, 3, d)[:, :, 0].tolist() == [[3.0, 2.0, 1.0]] * n
     assert h[1].reshape(n, 3, d)[:, :, 0].tolist() == [[3.0, 0.0, 0.0]] * n
+
+
+def test_group_lr_scale_scales_each_groups_learning_rates():
+    cfg = smoke(scenario="Tag-v0", env_kwargs=SMALL_TAG, group_lr_scale={"runner": 0.0})
+    with make(cfg) as env:
+        init = {g: [t.clone() for t in p.parameters()]
+                for g, p in war_train.policy.build_policies(dict(env.groups), env.state_dim, cfg, "cpu").items()}
+        result = war_train.train(env, cfg)
+    frozen = all(torch.equal(a, b) for a, b in zip(init["runner"], result.policies["runner"].parameters()))
+    moved = any(not torch.equal(a, b) for a, b in zip(init["tagger"], result.policies["tagger"].parameters()))
+    assert frozen and moved
+    with pytest.raises(ValueError, match="group_lr_scale"):
+        war_train.TrainConfig(group_lr_scale={"runner": -1}).validate()
+    bad = smoke(scenario="Tag-v0", env_kwargs=SMALL_TAG, group_lr_scale={"runners": 0.5})
+    with make(bad) as env, pytest.raises(ValueError, match=r"group_lr_scale: unknown groups \['runners'\]"):
+        war_train.train(env, bad)

@@ -47,6 +47,9 @@ class TrainConfig:
     lr: float = _f(7e-4, "actor learning rate (Adam)")
     critic_lr: float = _f(7e-4, "critic learning rate (Adam)")
     anneal_lr: bool = _f(False, "decay both learning rates linearly to 0 over the run")
+    group_lr_scale: dict = _f({}, "per-group factor on both learning rates, as JSON (e.g. '{\"runner\": 0.2}'; "
+                                  "groups left out: 1); WarpDrive's Tag config also trains its groups at "
+                                  "different rates")
     adam_eps: float = _f(1e-5, "Adam epsilon")
     epochs: int = _f(10, "PPO epochs over each batch")
     num_minibatches: int = _f(1, "minibatches per epoch (split over worlds x steps)")
@@ -169,6 +172,11 @@ class TrainConfig:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 < value <= 1.0:
                 raise ValueError(f"{name}: expected a number in (0, 1], got {value!r}")
+        if not isinstance(self.group_lr_scale, dict) or not all(
+                isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+                and math.isfinite(v) for k, v in self.group_lr_scale.items()):
+            raise ValueError(f"group_lr_scale: expected a dict of group name -> number >= 0, got "
+                             f"{self.group_lr_scale!r}")
         if not isinstance(self.env_kwargs, dict):
             raise ValueError(f"env_kwargs: expected a dict, got {type(self.env_kwargs).__name__}")
         if not isinstance(self.scenario, str) or not self.scenario:

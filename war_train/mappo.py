@@ -185,6 +185,9 @@ def _check_env(env, cfg: TrainConfig, dist) -> None:
     if mode is None or mode.name != "SAME_STEP":
         raise ValueError(f"autoreset_mode: war_train needs SAME_STEP autoreset (the batch API default), "
                          f"got {getattr(mode, 'name', mode)}")
+    unknown = sorted(set(cfg.group_lr_scale) - set(env.groups))
+    if unknown:
+        raise ValueError(f"group_lr_scale: unknown groups {unknown}; the env's groups are {list(env.groups)}")
     env_dev = getattr(env, "torch_device", torch.device("cpu"))
     if dist.device(cfg.device) != env_dev:
         raise ValueError(f"device: the env runs on {env_dev} but config.device is {cfg.device!r}; use the same device")
@@ -374,7 +377,7 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
             update += 1
             timer.start()
             lr, critic_lr, entropy_coef = cfg.schedule(update)
-            learner.set_learning_rates(lr, critic_lr)
+            learner.set_learning_rates(lr, critic_lr, cfg.group_lr_scale)
             h0 = {g: (None if carry.actor_h[g] is None else carry.actor_h[g].clone(),
                       None if carry.critic_h[g] is None else carry.critic_h[g].clone()) for g in groups}
 

@@ -60,10 +60,12 @@ class Learner:
                     for g, p in policies.items()},
                    {g: ValueNorm(cfg.value_norm_beta, enabled=cfg.value_norm) for g in groups}, gen)
 
-    def set_learning_rates(self, lr: float, critic_lr: float) -> None:
+    def set_learning_rates(self, lr: float, critic_lr: float, scale: dict | None = None) -> None:
+        """Both learning rates of every group, times ``scale[group]`` (default 1)."""
         for g in self.policies:
-            self.actor_opt[g].param_groups[0]["lr"] = lr
-            self.critic_opt[g].param_groups[0]["lr"] = critic_lr
+            k = (scale or {}).get(g, 1.0)
+            self.actor_opt[g].param_groups[0]["lr"] = lr * k
+            self.critic_opt[g].param_groups[0]["lr"] = critic_lr * k
 
     def networks(self) -> dict:
         """The checkpoint entries of the networks (what evaluation and rendering load)."""

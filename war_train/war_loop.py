@@ -251,7 +251,7 @@ class WarTrainer:
         cfg, war = self.cfg, self.war
         self.update_idx += 1
         lr, critic_lr, self.entropy_coef = cfg.schedule(self.update_idx)
-        self.learner.set_learning_rates(lr, critic_lr)
+        self.learner.set_learning_rates(lr, critic_lr, cfg.group_lr_scale)
         if war.arm == "overlap":
             if self._in_flight is None:  # the first round has nothing to overlap with
                 self._in_flight = self._collect()
