@@ -57,6 +57,13 @@ def sample_categorical(logits: torch.Tensor, generator: torch.Generator | None,
     return actions, logp.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 
 
+def _log_prob_entropy(logits: torch.Tensor, actions: torch.Tensor | None):
+    """Categorical ``(log-prob of actions or None, entropy)`` of ``logits[..., n]``."""
+    logp_all = torch.log_softmax(logits, dim=-1)
+    logp = None if actions is None else logp_all.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+    return logp, -(logp_all.exp() * logp_all).sum(-1)
+
+
 class ActionHead(nn.Module):
     """The interface every head implements (shapes for a batch ``[..., n_outputs]`` of outputs)."""
 
@@ -112,16 +119,13 @@ class Categorical(ActionHead):
         return sample_categorical(out, None, u=noise)
 
     def log_prob(self, out, actions):
-        return torch.log_softmax(out, dim=-1).gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+        return _log_prob_entropy(out, actions)[0]
 
     def entropy(self, out):
-        logp = torch.log_softmax(out, dim=-1)
-        return -(logp.exp() * logp).sum(-1)
+        return _log_prob_entropy(out, None)[1]
 
     def log_prob_entropy(self, out, actions):
-        logp_all = torch.log_softmax(out, dim=-1)
-        return (logp_all.gather(-1, actions.unsqueeze(-1)).squeeze(-1),
-                -(logp_all.exp() * logp_all).sum(-1))
+        return _log_prob_entropy(out, actions)
 
     def mode(self, out):
         return out.argmax(-1)
@@ -150,18 +154,14 @@ class MultiCategorical(ActionHead):
         return torch.stack([a for a, _ in parts], -1), sum(lp for _, lp in parts)
 
     def log_prob_entropy(self, out, actions):
-        logp, ent = 0.0, 0.0
-        for i, logits in enumerate(self._split(out)):
-            logp_all = torch.log_softmax(logits, dim=-1)
-            logp = logp + logp_all.gather(-1, actions[..., i:i + 1]).squeeze(-1)
-            ent = ent - (logp_all.exp() * logp_all).sum(-1)
-        return logp, ent
+        parts = [_log_prob_entropy(logits, actions[..., i]) for i, logits in enumerate(self._split(out))]
+        return sum(lp for lp, _ in parts), sum(ent for _, ent in parts)
 
     def log_prob(self, out, actions):
         return self.log_prob_entropy(out, actions)[0]
 
     def entropy(self, out):
-        return sum(Categorical.entropy(self, logits) for logits in self._split(out))
+        return sum(_log_prob_entropy(logits, None)[1] for logits in self._split(out))
 
     def mode(self, out):
         return torch.stack([logits.argmax(-1) for logits in self._split(out)], -1)

@@ -51,8 +51,7 @@ from war_train import distributed, losses
 from war_train.checkpoint import RESUMABLE, load_checkpoint, malformed_entries, save_checkpoint
 from war_train.config import TrainConfig, config_to_dict
 from war_train.metrics import EpisodeStats, summarize
-from war_train.policy import (GroupPolicy, build_policies, env_signature, joint_state, load_networks,
-                              load_policies)
+from war_train.policy import GroupPolicy, build_policies, env_signature, joint_state, load_policies
 from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, ppo_update
 from war_train.stopping import NonFiniteTraining, StopRequests
 
@@ -79,7 +78,7 @@ def metric_columns(env, groups) -> list[str]:
     """``metrics.csv``'s columns: counters, the episode statistics the env declares, learning rates
     and per-group diagnostics."""
     cols = ["update", "env_steps", "agent_steps", "wall_s", "env_steps_per_s", "episodes"]
-    cols += EpisodeStats(env, capacity=1).names
+    cols += EpisodeStats.columns(env)
     cols += ["lr", "critic_lr"]
     cols += [f"{g}/{d}" for g in groups for d in DIAGNOSTICS]
     return cols
@@ -213,7 +212,7 @@ def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStat
             out, carry.actor_h[g] = p.forward_actor(carry.obs[g], carry.actor_h[g], carry.starts)
             raw, buf.logp[g][t] = dist.sample(p.dist, out, gen)
             buf.actions[g][t] = raw
-            seen = carry.actor_h[g] if p.frames > 1 else carry.obs[g]   # (frame_stack: the stacked obs)
+            seen = carry.actor_h[g] if p.frames > 1 else carry.obs[g]   # what the actor saw (stacked frames)
             buf.obs[g][t] = seen
             buf.values[g][t], carry.critic_h[g] = p.value(state, seen, carry.critic_h[g], carry.starts)
             if buf.mask is not None:
@@ -238,7 +237,7 @@ def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStat
             final_state = joint_state(final_obs) if state is not None else None
             no_start = torch.zeros_like(done)
             for g, p in policies.items():
-                seen = p.stack(carry.actor_h[g], final_obs[g], no_start) if p.frames > 1 else final_obs[g]
+                seen = p.observed(carry.actor_h[g], final_obs[g], no_start)
                 v_final, _ = p.value(final_state, seen, carry.critic_h[g], no_start)
                 buf.boot[g][t] = vnorm[g].denormalize(v_final)
         carry.obs = {g: next_obs[g].clone() for g in groups}
@@ -319,16 +318,12 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
         ckpt = load_checkpoint(resume)
         _check_resume(ckpt, cfg, env)
         ckpt = dist.local_checkpoint(ckpt)   # this rank's worlds (and generator)
-        load_networks(policies, ckpt)
-        for g, p in policies.items():
-            actor_opt[g].load_state_dict(ckpt["actor_opts"][g])
-            critic_opt[g].load_state_dict(ckpt["critic_opts"][g])
-            vnorm[g].load_state_dict(ckpt["valuenorms"][g])
+        learner.load_state_dict(ckpt)
+        for g in policies:
             if carry.actor_h[g] is not None:    # (GRU states, frame stacks)
                 carry.actor_h[g] = ckpt["actor_h"][g].to(device)
             if carry.critic_h[g] is not None:
                 carry.critic_h[g] = ckpt["critic_h"][g].to(device)
-        gen.set_state(ckpt["generator"])
         env.set_state({k: v.to(env.torch_device) for k, v in ckpt["env_state"].items()})
         carry.obs = {g: ckpt["obs"][g].to(device).clone() for g in groups}
         carry.starts = ckpt["starts"].to(device).clone()
@@ -399,9 +394,8 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
             # ---------------------------------------------------------------- 2. bootstrap
             with torch.no_grad():
                 state = joint_state(carry.obs) if buf.state is not None else None
-                last_value = {g: p.value(state, p.stack(carry.actor_h[g], carry.obs[g], carry.starts) if p.frames > 1
-                                         else carry.obs[g], carry.critic_h[g], carry.starts)[0]
-                              for g, p in policies.items()}
+                last_value = {g: p.value(state, p.observed(carry.actor_h[g], carry.obs[g], carry.starts),
+                                         carry.critic_h[g], carry.starts)[0] for g, p in policies.items()}
             timer.split("policy")
 
             # ---------------------------------------------------------------- 3. advantages, 4. update
@@ -412,9 +406,7 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
                 diag = ppo_update(p, actor_opt[g], critic_opt[g], vnorm[g], group_batch(p, buf, g, values, returns,
                                                                                          adv, h0[g]),
                                   cfg=cfg, entropy_coef=entropy_coef, generator=gen, reducer=dist, shape=(T, E),
-                                  fail=lambda who, norm, loss, lr_option, g=g: _raise(fail(
-                                      f"group {g!r}, {who} gradient norm is {norm} (loss {float(loss.detach())})",
-                                      f"lower {lr_option}, or check the env's rewards")))
+                                  group=g, fail=fail)
                 row_diag.update({f"{g}/{k}": v for k, v in diag.items()})
             bad = [name for g, p in policies.items() for name, t in p.named_parameters(prefix=g)
                    if not bool(torch.isfinite(t).all())]
@@ -468,10 +460,6 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
 
     return TrainResult(policies=policies, history=history, config=cfg, run_dir=run_dir,
                        checkpoint=checkpoint_path, stopped_early=stopped_early, interrupted_by=stops.signum)
-
-
-def _raise(exc: Exception):
-    raise exc
 
 
 def _non_finite(update: int, checkpoint, what: str, hint: str) -> NonFiniteTraining:

@@ -41,6 +41,18 @@ class EpisodeStats:
     ``capacity`` steps), so loops longer than ``capacity`` steps between pops are fine.
     """
 
+    @staticmethod
+    def columns(env) -> list[str]:
+        """The per-episode columns of ``env`` in order (``names``); ``ValueError`` if a declared
+        metric repeats a name."""
+        names = ["episode_return", *(f"episode_return/{g}" for g in env.groups), "episode_length",
+                 *(m.name for m in env.episode_metrics)]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"env.episode_metrics: column names {repeated} appear more than once "
+                             f"(columns: {names})")
+        return names
+
     def __init__(self, env, capacity: int = 64) -> None:
         self.capacity = check_int("capacity", capacity, minimum=1)
         self.device = env.torch_device
@@ -48,12 +60,7 @@ class EpisodeStats:
         self.groups = {g: (s.start, s.stop) for g, s in env.groups.items()}
         self.num_agents = sum(s.n_agents for s in env.groups.values())
         self.metrics = tuple(env.episode_metrics)
-        self.names: list[str] = ["episode_return", *(f"episode_return/{g}" for g in self.groups),
-                                 "episode_length", *(m.name for m in self.metrics)]
-        repeated = sorted({n for n in self.names if self.names.count(n) > 1})
-        if repeated:
-            raise ValueError(f"env.episode_metrics: column names {repeated} appear more than once "
-                             f"(columns: {self.names})")
+        self.names: list[str] = self.columns(env)
         E, dev = self.num_envs, self.device
         self.returns = torch.zeros(E, self.num_agents, dtype=_F64, device=dev)
         self.length = torch.zeros(E, dtype=torch.int64, device=dev)

@@ -55,6 +55,11 @@ class GroupPolicy(nn.Module):
         older = frames[..., :-d] * (~starts).to(frames.dtype)[:, None, None]
         return torch.cat([obs, older], dim=-1)
 
+    def observed(self, h: torch.Tensor | None, obs: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
+        """What the actor (and a local critic) would see next for ``obs``: the observations, or
+        with ``frame_stack`` the stack ``h`` with ``obs`` pushed in (``h`` itself is not changed)."""
+        return self.stack(h, obs, starts) if self.frames > 1 else obs
+
     def forward_actor(self, obs: torch.Tensor, h: torch.Tensor | None = None, starts: torch.Tensor | None = None):
         """``obs[E, n, d]`` (one step) -> ``(out[E, n, head.n_outputs], h')``; ``starts[E]``.  The
         carried state ``h``: the GRU's ``[E, n, H]``, or with ``frame_stack`` the stacked

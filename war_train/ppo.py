@@ -72,6 +72,17 @@ class Learner:
         return {"actors": {g: p.actor.state_dict() for g, p in self.policies.items()},
                 "critics": {g: p.critic.state_dict() for g, p in self.policies.items()}}
 
+    def load_state_dict(self, ckpt: dict) -> None:
+        """Restore what ``state_dict`` saved (networks checked with ``policy.load_networks``)."""
+        from war_train.policy import load_networks
+
+        load_networks(self.policies, ckpt)
+        for g in self.policies:
+            self.actor_opt[g].load_state_dict(ckpt["actor_opts"][g])
+            self.critic_opt[g].load_state_dict(ckpt["critic_opts"][g])
+            self.vnorm[g].load_state_dict(ckpt["valuenorms"][g])
+        self.generator.set_state(ckpt["generator"])
+
     def state_dict(self) -> dict:
         """Networks, optimizers, value normalizers and the generator (what resuming needs)."""
         return {**self.networks(),
@@ -119,15 +130,17 @@ def _select(x: torch.Tensor | None, valid: torch.Tensor | None) -> torch.Tensor 
 
 
 def ppo_update(policy, actor_opt, critic_opt, vnorm, batch: GroupBatch, *, cfg, entropy_coef: float,
-               generator: torch.Generator, reducer, shape: tuple[int, int] | None = None,
-               fail: Callable[[str, float, torch.Tensor, str], None] = None) -> dict[str, float]:
+               generator: torch.Generator, reducer, shape: tuple[int, int] | None = None, group: str = "",
+               fail: Callable[[str, str], Exception] | None = None) -> dict[str, float]:
     """Train ``policy`` (a ``GroupPolicy``) on ``batch``; returns the group's diagnostics (means
     over minibatches, ``DIAGNOSTICS``).
 
     ``shape``: ``(T, E)`` of a lock-step rollout (the reducer draws minibatches of the global
-    batch under torchrun), else ``(N, 1)``.  ``fail(where, norm, loss, lr_option)`` is called
-    with a non-finite gradient norm and must raise.
+    batch under torchrun), else ``(N, 1)``.  A non-finite gradient norm raises
+    ``fail(what, hint)`` (the caller's exception type, e.g. one naming the update and the last
+    checkpoint); ``group`` names the group in that message.
     """
+    fail = fail or (lambda what, hint: FloatingPointError(f"{what}; {hint}"))
     mask = batch.mask
     diag: dict[str, float] = {}
     with torch.no_grad():
@@ -158,7 +171,7 @@ def ppo_update(policy, actor_opt, critic_opt, vnorm, batch: GroupBatch, *, cfg, 
             actor_loss.backward()
             reducer.reduce_grads(policy.actor.parameters(), count)   # all-reduce before clipping
             # (norms of all-reduced gradients: every rank stops on the same minibatch)
-            where = f"epoch {epoch + 1}, minibatch {m + 1}"
+            where = f"group {group!r}, epoch {epoch + 1}, minibatch {m + 1}"
             gn_a = _finite_clip_grad(policy.actor.parameters(), cfg.max_grad_norm, actor_loss, fail,
                                      f"{where}: the actor's", "--lr")
             actor_opt.step()
@@ -208,9 +221,8 @@ def _finite_clip_grad(params, max_norm: float, loss: torch.Tensor, fail, who: st
     """``clip_grad``, refusing a non-finite norm before the optimizer step would apply it."""
     norm = clip_grad(params, max_norm)
     if not math.isfinite(norm):
-        if fail is None:
-            raise FloatingPointError(f"{who} gradient norm is {norm} (loss {float(loss.detach())})")
-        fail(who, norm, loss, lr_option)
+        raise fail(f"{who} gradient norm is {norm} (loss {float(loss.detach())})",
+                   f"lower {lr_option}, or check the env's rewards")
     return norm
 
 

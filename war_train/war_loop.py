@@ -52,7 +52,7 @@ from war_envs.war.weights import staleness_summary
 from war_train import distributed, losses
 from war_train.config import TrainConfig, config_to_dict
 from war_train.distributions import Categorical
-from war_train.mappo import TrainResult, _non_finite, _raise, metric_columns
+from war_train.mappo import TrainResult, _non_finite, metric_columns
 from war_train.metrics import EpisodeStats, summarize
 from war_train.networks import Actor
 from war_train.policy import env_signature
@@ -89,11 +89,7 @@ class WarPolicy:
 
     @torch.no_grad()
     def value(self, group, state):
-        p = self.policies[group]
-        if p.local_critic:
-            raise ValueError("critic_input: the WAR harness's collector bootstraps from the state; use "
-                             "critic_input='state'")
-        return p.value(state, None)[0]
+        return self.policies[group].value(state, None)[0]
 
 
 def make_worker_envs(cfg: TrainConfig, workers: int) -> list:
@@ -345,10 +341,8 @@ class WarTrainer:
                                values[keep])
             diag.update({f"{g}/{k_}": v_ for k_, v_ in ppo_update(
                 p, self.actor_opt[g], self.critic_opt[g], self.vnorm[g], batch, cfg=cfg,
-                entropy_coef=self.entropy_coef, generator=gen, reducer=self._reducer,
-                fail=lambda who, norm, loss, lr_option, g=g: _raise(_non_finite(
-                    self.update_idx, None, f"group {g!r}, {who} gradient norm is {norm} (loss {float(loss.detach())})",
-                    f"lower {lr_option}, or check the env's rewards"))).items()})
+                entropy_coef=self.entropy_coef, generator=gen, reducer=self._reducer, group=g,
+                fail=lambda what, hint: _non_finite(self.update_idx, None, what, hint)).items()})
             if g in self.drafts:
                 self._distill(g, obs_f)
 
