@@ -1,91 +1,118 @@
-"""Environment throughput: war-envs against mpe2, VMAS and JaxMARL.
+"""Environment throughput: war-envs against mpe2, VMAS and JaxMARL, every registered scenario.
 
 What is measured
 ----------------
-For each scenario (``Spread-v0``, ``PredatorPrey-v0``) and each number of
-parallel worlds (default 1, 64, 1024, 8192) we step the environment with
-uniformly random discrete actions and report
+For each scenario (every id in ``war_envs.registered_ids()``; ``--scenarios`` limits the run)
+and each number of parallel worlds (default 1, 64, 1024, 8192) we step the environment with
+uniformly random actions and report
 
 * env-steps/s   -- world steps per second (one step of one world), and
-* agent-steps/s -- env-steps/s x agents per world (3 for Spread, 4 for
-  PredatorPrey),
+* agent-steps/s -- env-steps/s x agents per world,
 
-plus the ratio of our env-steps/s to each peer's at the same size.  The peers
-run their equivalent scenarios with the same settings:
+plus the ratio of our env-steps/s to each peer's at the same size.  The peers run their
+equivalent scenarios at their default sizes, which are the same as ours ("-" where a peer has no
+such scenario):
 
-==============  ===============================  =======================  ======================
-ours            mpe2 (PettingZoo parallel API)   vmas (torch, CPU)        jaxmarl (jax, CPU)
-==============  ===============================  =======================  ======================
-Spread-v0       simple_spread_v3, N=3            "simple_spread", 3 ag.   "MPE_simple_spread_v3"
-PredatorPrey-v0 simple_tag_v3 (3 adv., 1 good)   "simple_tag"             "MPE_simple_tag_v3"
-==============  ===============================  =======================  ======================
+==================  ==========================  =======================  ==========================
+ours                mpe2 (PettingZoo parallel)  vmas (torch, CPU) [1]    jaxmarl (jax, CPU) [1]
+==================  ==========================  =======================  ==========================
+Simple-v0           simple_v3                   simple                   simple_v3
+Adversary-v0        simple_adversary_v3, N=2    simple_adversary         simple_adversary_v3
+Crypto-v0           simple_crypto_v3            simple_crypto            simple_crypto_v3
+Push-v0             simple_push_v3              simple_push              simple_push_v3
+Reference-v0        simple_reference_v3         simple_reference         simple_reference_v3
+SpeakerListener-v0  simple_speaker_listener_v4  simple_speaker_listener  simple_speaker_listener_v4
+Spread-v0           simple_spread_v3, N=3       simple_spread, 3 ag.     simple_spread_v3
+PredatorPrey-v0     simple_tag_v3 (3 adv., 1)   simple_tag               simple_tag_v3
+WorldComm-v0        simple_world_comm_v3        simple_world_comm        simple_world_comm_v3 [2]
+Formation-v0        simple_formation_v1, N=4    -                        -
+Line-v0             simple_line_v1, N=4         -                        -
+CollectTreasure-v0  collect_treasure_v1         -                        -
+Command-v0          -                           -                        -
+Tag-v0              -                           -                        -
+==================  ==========================  =======================  ==========================
 
-Every framework uses discrete actions, 25-step episodes and automatic reset,
-and draws its own random actions inside the timed loop:
+[1] the names passed to ``vmas.make_env`` and, prefixed with ``MPE_``, to ``jaxmarl.make``.
+[2] with ``action_type="Discrete"``: JaxMARL's world_comm defaults to continuous actions.
 
-* war-envs: ``torch.randint`` per agent group (one reused ``torch.Generator``),
-  auto-reset is built into ``env.step``.
-* mpe2: one env object per world stepped in a Python loop (so only at small
-  sizes, larger sizes are reported as "-"), actions from ``np.random``,
-  ``env.reset()`` when the episode ends.
-* vmas: ``torch.randint`` over each agent's own action space (VMAS' discrete
-  2-D action space has 9 actions, not 5), ``env.reset()`` when all worlds are
-  done (they are in lock-step: 25-step episodes, no early termination) and
+A registered id missing from this table (a scenario added later) is measured for war-envs
+alone; an id in the table that is not registered (yet) is skipped with a message.
+
+Every framework uses its own discrete action spaces (per agent, drawn uniformly: e.g. our
+SpeakerListener speaker Discrete(3) / listener Discrete(5), Reference Discrete(50), Tag-v0
+MultiDiscrete([11, 11]); VMAS' discrete 2-D movement has 9 actions, not 5, and its
+communicating agents get one Discrete over movement x message), 25-step episodes and automatic
+reset, and draws its random actions inside the timed loop:
+
+* war-envs: ``torch.randint`` per agent group (one reused ``torch.Generator``), one draw per
+  MultiDiscrete component; auto-reset is built into ``env.step``.
+* mpe2: one env object per world stepped in a Python loop (so only at small sizes, larger sizes
+  are reported as "n/r"), actions from ``np.random``, ``env.reset()`` when the episode ends.
+* vmas: ``torch.randint`` over each agent's own action space, ``env.reset()`` when all worlds
+  are done (they are in lock-step: 25-step episodes, no early termination) and
   ``env.reset_at(i)`` otherwise.
-* jaxmarl: ``jax.jit`` + ``jax.vmap`` over worlds + ``jax.lax.scan`` over a
-  chunk of steps, actions from ``jax.random``; ``env.step`` auto-resets.  The
-  observations and rewards are folded into a checksum carried through the scan
-  so XLA cannot dead-code-eliminate them (every other framework materialises
-  them too).  Compile time is excluded.
+* jaxmarl: ``jax.jit`` + ``jax.vmap`` over worlds + ``jax.lax.scan`` over a chunk of steps,
+  actions from ``jax.random``; ``env.step`` auto-resets.  The observations and rewards are
+  folded into a checksum carried through the scan so XLA cannot dead-code-eliminate them (every
+  other framework materialises them too).  Compile time is excluded.
 
-Timing protocol: each measurement first runs two warm-up calls (JIT / kernel
-compilation, caches, first resets), then one calibration call that sizes the
-measurement to about ``--target-s`` seconds (1.5 s; 0.25 s with ``--quick``),
-then three timed repeats with ``time.perf_counter``; the median is reported.
-One "call" is one 25-step episode for the Python-loop frameworks and one
-scanned chunk of 25..1000 steps for jaxmarl.  ``--quick`` measures 1 and 1024
-worlds only (mpe2 at 1 world) for 0.25 s per repeat, about a minute in all.
+Timing protocol: each measurement first runs two warm-up calls (JIT / kernel compilation,
+caches, first resets), then one calibration call that sizes the measurement to about
+``--target-s`` seconds (1.5 s; 0.25 s with ``--quick``), then three timed repeats with
+``time.perf_counter``; the median is reported.  One "call" is one 25-step episode for the
+Python-loop frameworks and one scanned chunk of 25..1000 steps for jaxmarl.  ``--quick``
+measures 1 and 1024 worlds only (mpe2 at 1 world) for 0.25 s per repeat.
 
 Isolation and pinning
 ---------------------
-Each framework is measured in its own subprocess (so torch / XLA / OpenMP
-thread pools cannot interfere), which prints exactly one JSON line with its
-results on stdout (anything the libraries print goes to stderr).  By default
-(``--pin``) each subprocess restricts itself with ``os.sched_setaffinity`` to a
-single core (the last one this process may use) and sets every thread pool to
-one thread (``OMP/MKL/OPENBLAS_NUM_THREADS=1``, ``torch.set_num_threads(1)``,
-``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false``).  This is the protocol under
-which the reference figures were measured (8192 worlds, agent-steps/s: VMAS
-about 2.7 M, JaxMARL about 1.16 M; mpe2 about 11 k).  ``--cores N`` instead
-gives every framework the first N cores and N threads; ``--no-pin`` leaves
-affinity and thread counts alone.
+Each (framework, scenario) is measured in its own subprocess (so torch / XLA / OpenMP thread
+pools cannot interfere, and a crash or hang costs one scenario only), which measures every world
+count in turn and prints exactly one JSON line with its results on stdout (anything the
+libraries print goes to stderr).  By default (``--pin``) each subprocess restricts itself with
+``os.sched_setaffinity`` to a single core (the last one this process may use) and sets every
+thread pool to one thread (``OMP/MKL/OPENBLAS_NUM_THREADS=1``, ``torch.set_num_threads(1)``,
+``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false``).  This is the protocol under which the
+reference figures were measured (8192 worlds, agent-steps/s: VMAS about 2.7 M, JaxMARL about
+1.16 M; mpe2 about 11 k).  ``--cores N`` instead gives every framework the first N cores and N
+threads; ``--no-pin`` leaves affinity and thread counts alone.
 
 Peers in their own virtual environments
 ---------------------------------------
-vmas and jaxmarl are never installed into the project's environment.  If
-missing, they are installed (``python -m venv`` + ``pip``) into
-``<venv-dir>/<peer>``, where ``<venv-dir>`` is ``--venv-dir``, else
-``$WAR_ENVS_BENCH_VENVS``, else ``~/.cache/war-envs/bench-venvs``; the pip log
-is kept next to it as ``<peer>-install.log``.  The vmas venv gets
-``torch==2.13.0`` (the CPU build, same as the project's) before ``vmas`` so pip
-does not pull a multi-GB CUDA torch.  Versions are pinned to the ones this
-benchmark was validated with (see ``PEER_REQUIREMENTS``).  JaxMARL's compiled
-programs are kept in ``<venv-dir>/jaxmarl-xla-cache`` (JAX's persistent
-compilation cache), which only shortens the warm-up of re-runs.  mpe2 is a test
-dependency of the project and runs under the current interpreter.  With
-``--no-install`` a missing peer is skipped; a failed install turns that peer's
-rows into an error note and the rest still runs.
+vmas and jaxmarl are never installed into the project's environment.  If missing, they are
+installed (``python -m venv`` + ``pip``) into ``<venv-dir>/<peer>``, where ``<venv-dir>`` is
+``--venv-dir``, else ``$WAR_ENVS_BENCH_VENVS``, else ``~/.cache/war-envs/bench-venvs``; the pip
+log is kept next to it as ``<peer>-install.log`` (about a minute each).  A peer is installed
+only when one of the selected scenarios has an equivalent there.  The vmas venv gets
+``torch==2.13.0`` (the CPU build, same as the project's) before ``vmas`` so pip does not pull a
+multi-GB CUDA torch.  Versions are pinned to the ones this benchmark was validated with (see
+``PEER_REQUIREMENTS``).  JaxMARL's compiled programs are kept in
+``<venv-dir>/jaxmarl-xla-cache`` (JAX's persistent compilation cache), which only shortens the
+warm-up of re-runs.  mpe2 is a test dependency of the project and runs under the current
+interpreter.  With ``--no-install`` a missing peer is skipped; a failed install turns that
+peer's cells into an error note and the rest still runs.
+
+Output
+------
+One table, a row per (scenario, worlds): agents per world, each framework's agent-steps/s and
+our env-steps/s over each peer's ("-": the peer has no such scenario; "n/r": not run, mpe2
+above its size limit; "err[n]": see note n below the table).  ``--json PATH`` writes one record
+per (scenario, worlds, framework) -- rates, per-repeat figures, the peer's env name, errors /
+notes -- each with ``command``, ``date``, ``machine`` (CPU model, cores) and ``versions``
+(python and the framework's packages), the format of ``train_speed.py`` / ``learning.py``, so
+the file can live in ``benchmarks/results/``.
 
 Usage
 -----
-    python benchmarks/env_throughput.py                      # full run
-    python benchmarks/env_throughput.py --quick              # about a minute
+    python benchmarks/env_throughput.py                      # full run, every scenario (~25-30 min)
+    python benchmarks/env_throughput.py --quick              # 1 and 1024 worlds (~8 min)
+    python benchmarks/env_throughput.py --scenarios Spread-v0,PredatorPrey-v0   # the original table
     python benchmarks/env_throughput.py --peers vmas --worlds 8192 --json out.json
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import shutil
@@ -101,23 +128,79 @@ WARMUP_CALLS = 2
 
 OURS = "war-envs"
 PEERS = ("mpe2", "vmas", "jaxmarl")
-SCENARIOS = ("Spread-v0", "PredatorPrey-v0")
+# Every scenario this benchmark knows (the table of the docstring), in table order.  The
+# tests check that it covers ``war_envs.registered_ids()``.
+SCENARIOS = (
+    "Simple-v0",
+    "Adversary-v0",
+    "Crypto-v0",
+    "Push-v0",
+    "Reference-v0",
+    "SpeakerListener-v0",
+    "Spread-v0",
+    "PredatorPrey-v0",
+    "WorldComm-v0",
+    "Formation-v0",
+    "Line-v0",
+    "CollectTreasure-v0",
+    "Command-v0",  # no peer equivalent
+    "Tag-v0",  # no peer equivalent (benchmarks/tag_scale.py compares it with simple_tag)
+)
 DEFAULT_WORLDS = (1, 64, 1024, 8192)
 QUICK_WORLDS = (1, 1024)
 
-# Scenario -> each peer's equivalent environment.
+# Scenario -> each peer's equivalent environment (a scenario missing here: "-" for that peer).
+# Keyword arguments only where the peer's default differs or to make the size explicit.
 MPE2_ENVS = {
+    "Simple-v0": ("simple_v3", {}),
+    "Adversary-v0": ("simple_adversary_v3", {"N": 2}),  # 2 good agents, 1 adversary
+    "Crypto-v0": ("simple_crypto_v3", {}),
+    "Push-v0": ("simple_push_v3", {}),
+    "Reference-v0": ("simple_reference_v3", {}),
+    "SpeakerListener-v0": ("simple_speaker_listener_v4", {}),
     "Spread-v0": ("simple_spread_v3", {"N": 3}),
     "PredatorPrey-v0": ("simple_tag_v3", {}),  # 1 good agent, 3 adversaries, 2 obstacles
+    "WorldComm-v0": ("simple_world_comm_v3", {}),  # 2 good, 4 adversaries (1 leader)
+    "Formation-v0": ("simple_formation_v1", {"N": 4}),
+    "Line-v0": ("simple_line_v1", {"N": 4}),
+    "CollectTreasure-v0": ("collect_treasure_v1", {}),  # 6 collectors, 2 deposits
 }
 VMAS_ENVS = {
+    "Simple-v0": ("simple", {}),
+    "Adversary-v0": ("simple_adversary", {}),  # 3 agents: 1 adversary, 2 good
+    "Crypto-v0": ("simple_crypto", {}),
+    "Push-v0": ("simple_push", {}),
+    "Reference-v0": ("simple_reference", {}),
+    "SpeakerListener-v0": ("simple_speaker_listener", {}),
     "Spread-v0": ("simple_spread", {"n_agents": 3}),
     "PredatorPrey-v0": ("simple_tag", {}),  # 1 good agent, 3 adversaries, 2 obstacles
+    "WorldComm-v0": ("simple_world_comm", {}),
 }
 JAXMARL_ENVS = {
-    "Spread-v0": "MPE_simple_spread_v3",
-    "PredatorPrey-v0": "MPE_simple_tag_v3",
+    "Simple-v0": ("MPE_simple_v3", {}),
+    "Adversary-v0": ("MPE_simple_adversary_v3", {}),
+    "Crypto-v0": ("MPE_simple_crypto_v3", {}),
+    "Push-v0": ("MPE_simple_push_v3", {}),
+    "Reference-v0": ("MPE_simple_reference_v3", {}),
+    "SpeakerListener-v0": ("MPE_simple_speaker_listener_v4", {}),
+    "Spread-v0": ("MPE_simple_spread_v3", {}),
+    "PredatorPrey-v0": ("MPE_simple_tag_v3", {}),
+    # JaxMARL's world_comm defaults to continuous actions; its discrete decoder exists.
+    "WorldComm-v0": ("MPE_simple_world_comm_v3", {"action_type": "Discrete"}),
 }
+PEER_ENVS = {"mpe2": MPE2_ENVS, "vmas": VMAS_ENVS, "jaxmarl": JAXMARL_ENVS}
+
+
+def peer_env_name(framework: str, scenario: str) -> str | None:
+    """The peer's environment for ``scenario`` as text (None: the peer has none)."""
+    if framework == OURS:
+        return scenario
+    entry = PEER_ENVS[framework].get(scenario)
+    if entry is None:
+        return None
+    name, kwargs = entry
+    return name + "".join(f", {k}={v!r}" for k, v in kwargs.items())
+
 
 # Peer venvs: pip install steps, run in order.  torch first for vmas: an
 # unpinned torch would resolve to a multi-GB CUDA build.
@@ -128,7 +211,7 @@ PEER_REQUIREMENTS = {
 PEER_IMPORT_CHECK = {"vmas": "import torch, vmas", "jaxmarl": "import jax, jaxmarl"}
 INSTALL_MARKER = ".war-envs-bench-ok"
 
-# mpe2 is one Python env object per world; beyond this it is reported as "-".
+# mpe2 is one Python env object per world; beyond this it is reported as "n/r" (not run).
 MPE2_MAX_WORLDS = 64
 MPE2_MAX_WORLDS_QUICK = 1
 
@@ -190,14 +273,32 @@ def _bench_ours(scenario: str, worlds: int):
     env = war_envs.make(scenario, num_envs=worlds, device="cpu", seed=0)
     env.reset()
     gen = torch.Generator().manual_seed(0)
-    groups = [(g, spec.n_agents, int(spec.action_space.n)) for g, spec in env.groups.items()]
+    # Each group's own action space: Discrete(n) -> int32 [worlds, agents];
+    # MultiDiscrete(nvec) -> int32 [worlds, agents, len(nvec)], one draw per component.
+    discrete, multi = [], []
+    for g, spec in env.groups.items():
+        space = spec.action_space
+        if hasattr(space, "nvec"):
+            multi.append((g, spec.n_agents, [int(n) for n in space.nvec]))
+        elif hasattr(space, "n"):
+            discrete.append((g, spec.n_agents, int(space.n)))
+        else:
+            raise TypeError(f"group {g!r}: unsupported action space {space}")
 
     def run(calls):
         for _ in range(calls * EPISODE_LEN):
             actions = {
                 g: torch.randint(0, n_act, (worlds, n), dtype=torch.int32, generator=gen)
-                for g, n, n_act in groups
+                for g, n, n_act in discrete
             }
+            for g, n, nvec in multi:
+                actions[g] = torch.cat(
+                    [
+                        torch.randint(0, k, (worlds, n, 1), dtype=torch.int32, generator=gen)
+                        for k in nvec
+                    ],
+                    dim=2,
+                )
             env.step(actions)
 
     return env.num_agents, run, EPISODE_LEN
@@ -245,12 +346,25 @@ def _bench_vmas(scenario: str, worlds: int):
         **kwargs,
     )
     env.reset()
-    n_actions = [int(space.n) for space in env.action_space]
+    # Each agent's own space: Discrete(n) -> [worlds]; MultiDiscrete(nvec) -> [worlds, len(nvec)].
+    spaces = []
+    for space in env.action_space:
+        if hasattr(space, "nvec"):
+            spaces.append([int(n) for n in space.nvec])
+        elif hasattr(space, "n"):
+            spaces.append(int(space.n))
+        else:
+            raise TypeError(f"unsupported VMAS action space {space}")
     gen = torch.Generator().manual_seed(0)
+
+    def draw(space):
+        if isinstance(space, int):
+            return torch.randint(0, space, (worlds,), generator=gen)
+        return torch.stack([torch.randint(0, n, (worlds,), generator=gen) for n in space], dim=1)
 
     def run(calls):
         for _ in range(calls * EPISODE_LEN):
-            actions = [torch.randint(0, n, (worlds,), generator=gen) for n in n_actions]
+            actions = [draw(space) for space in spaces]
             _, _, dones, _ = env.step(actions)
             if dones.any():  # VMAS has no built-in auto-reset
                 if dones.all():
@@ -265,7 +379,8 @@ def _bench_vmas(scenario: str, worlds: int):
 def _bench_jaxmarl(scenario: str, worlds: int):
     import jaxmarl
 
-    env = jaxmarl.make(JAXMARL_ENVS[scenario], max_steps=EPISODE_LEN)
+    name, kwargs = JAXMARL_ENVS[scenario]
+    env = jaxmarl.make(name, max_steps=EPISODE_LEN, **kwargs)
     # Steps per jitted call: long enough that dispatch overhead is negligible
     # at small sizes, short enough that calibration stays fine-grained.
     chunk_steps = EPISODE_LEN * max(1, min(40, 1024 // worlds))
@@ -280,17 +395,19 @@ def jaxmarl_runner(env, worlds: int, chunk_steps: int):
     import jax.numpy as jnp
 
     agents = list(env.agents)
-    n_actions = [int(env.action_space(a).n) for a in agents]
+    spaces = [env.action_space(a) for a in agents]
     step = jax.vmap(env.step)
+
+    def draw(k, space):
+        if hasattr(space, "n"):  # Discrete
+            return jax.random.randint(k, (worlds,), 0, int(space.n))
+        return jax.vmap(space.sample)(jax.random.split(k, worlds))  # any other space
 
     def one_step(carry, _):
         key, state, checksum = carry
         key, k_act, k_step = jax.random.split(key, 3)
         act_keys = jax.random.split(k_act, len(agents))
-        actions = {
-            a: jax.random.randint(k, (worlds,), 0, n)
-            for a, k, n in zip(agents, act_keys, n_actions)
-        }
+        actions = {a: draw(k, space) for a, k, space in zip(agents, act_keys, spaces)}
         obs, state, rew, _, _ = step(jax.random.split(k_step, worlds), state, actions)
         for a in agents:
             checksum = checksum + jnp.sum(obs[a]) + jnp.sum(rew[a])
@@ -318,22 +435,35 @@ def jaxmarl_runner(env, worlds: int, chunk_steps: int):
 BENCHES = {OURS: _bench_ours, "mpe2": _bench_mpe2, "vmas": _bench_vmas, "jaxmarl": _bench_jaxmarl}
 
 
-def _framework_version(framework: str) -> str:
+# Each framework's packages: the one-line ``version`` string names these ...
+FRAMEWORK_DISTS = {
+    OURS: ["war-envs", "warp-lang", "torch"],
+    "mpe2": ["mpe2", "pettingzoo"],
+    "vmas": ["vmas", "torch"],
+    "jaxmarl": ["jaxmarl", "jax"],
+}
+# ... and the ``versions`` dict of the JSON records these as well.
+EXTRA_DISTS = {OURS: [], "mpe2": ["numpy"], "vmas": [], "jaxmarl": ["jaxlib"]}
+
+
+def _framework_versions(framework: str) -> dict:
+    """``{"python": ..., dist: version}`` for the framework's packages (``?``: not found)."""
+    import platform
     from importlib import metadata
 
-    dists = {
-        OURS: ["war-envs", "warp-lang", "torch"],
-        "mpe2": ["mpe2", "pettingzoo"],
-        "vmas": ["vmas", "torch"],
-        "jaxmarl": ["jaxmarl", "jax"],
-    }[framework]
-    parts = []
-    for dist in dists:
+    found = {"python": platform.python_version()}
+    for dist in FRAMEWORK_DISTS[framework] + EXTRA_DISTS[framework]:
         try:
-            parts.append(f"{dist} {metadata.version(dist)}")
+            found[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
-            parts.append(f"{dist} ?")
-    return ", ".join(parts)
+            found[dist] = "?"
+    return found
+
+
+def _framework_version(framework: str) -> str:
+    """The framework's package versions as one line, e.g. ``vmas 1.5.2, torch 2.13.0``."""
+    versions = _framework_versions(framework)
+    return ", ".join(f"{dist} {versions[dist]}" for dist in FRAMEWORK_DISTS[framework])
 
 
 def worker_main(cfg: dict) -> None:
@@ -382,6 +512,7 @@ def worker_main(cfg: dict) -> None:
     result = {
         "framework": framework,
         "version": _framework_version(framework),
+        "versions": _framework_versions(framework),
         "cpus": sorted(os.sched_getaffinity(0)),
         "threads": cfg["threads"],
         "rows": rows,
@@ -452,10 +583,58 @@ def pick_cpus(args) -> tuple[list[int] | None, int | None]:
     return None, None
 
 
+def machine() -> dict:
+    """CPU model, usable cores, GPU (as ``train_speed.machine()``; this benchmark is CPU-only)."""
+    import platform
+
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(
+                (line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu
+            )
+    except OSError:
+        pass
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"cpu": cpu, "cores": cores, "gpu": None}
+
+
+def registered_ids() -> list[str] | None:
+    """``war_envs.registered_ids()`` (None, with a message, if war_envs does not import)."""
+    try:
+        import war_envs
+    except Exception as exc:  # e.g. a scenario module half-written by someone else
+        log(f"cannot import war_envs ({type(exc).__name__}: {exc}); not checking registrations")
+        return None
+    return list(war_envs.registered_ids())
+
+
+def resolve_scenarios(requested: list[str] | None) -> tuple[list[str], list[str]]:
+    """(scenarios to measure, skip messages).  Default: every scenario of ``SCENARIOS`` plus
+    any registered id the table does not know yet; ids that are not registered are skipped."""
+    registered = registered_ids()
+    if requested is None:
+        requested = list(SCENARIOS)
+        if registered is not None:
+            requested += [s for s in registered if s not in SCENARIOS]
+    skipped = []
+    for s in requested:
+        if s not in SCENARIOS:
+            log(f"{s}: not in this benchmark's table, measuring war-envs only")
+    if registered is not None:
+        for s in requested:
+            if s not in registered:
+                skipped.append(f"{s}: not registered in war_envs (yet), skipped")
+                log(skipped[-1])
+        requested = [s for s in requested if s in registered]
+    return requested, skipped
+
+
 def run_worker(framework: str, python: str, cfg: dict, timeout_s: float, env: dict) -> dict:
     cfg = dict(cfg, framework=framework)
     cmd = [python, os.path.abspath(__file__), "--_worker", json.dumps(cfg)]
-    log(f"measuring {framework} ...")
+    what = ",".join(cfg["scenarios"])
+    log(f"measuring {framework} {what} ...")
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(
@@ -463,7 +642,7 @@ def run_worker(framework: str, python: str, cfg: dict, timeout_s: float, env: di
         )
     except subprocess.TimeoutExpired:
         return {"error": f"worker timed out after {timeout_s:.0f} s"}
-    log(f"  {framework} done in {time.perf_counter() - t0:.0f} s")
+    log(f"  {framework} {what} done in {time.perf_counter() - t0:.0f} s")
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         return {"error": f"worker exited with code {proc.returncode}"}
@@ -471,33 +650,46 @@ def run_worker(framework: str, python: str, cfg: dict, timeout_s: float, env: di
 
 
 def collect(args) -> list[dict]:
+    """Measure every (framework, scenario) in its own worker; one record per (scenario, worlds,
+    framework), sorted in table order, with ``ours_over_peer`` filled in."""
     cpus, threads = pick_cpus(args)
-    cfg = {
-        "scenarios": args.scenarios,
+    base_cfg = {
         "worlds": args.worlds,
         "target_s": args.target_s,
         "cpus": cpus,
         "threads": threads,
         "mpe2_max_worlds": MPE2_MAX_WORLDS_QUICK if args.quick else MPE2_MAX_WORLDS,
     }
-    timeout_s = 900 if args.quick else 3600
+    timeout_s = 900 if args.quick else 3600  # per (framework, scenario) worker
     root = venv_root(args)
+    meta = {
+        "command": args.command,
+        "date": args.date,
+        "machine": machine(),
+    }
 
     records = []
-    for framework in [OURS, *args.peers]:
-        if framework in PEER_REQUIREMENTS:
+    frameworks = [OURS, *args.peers]
+    for framework in frameworks:
+        mine = [s for s in args.scenarios if framework == OURS or s in PEER_ENVS[framework]]
+        python, reason = sys.executable, None
+        if mine and framework in PEER_REQUIREMENTS:  # install only a peer that will run
             python, reason = ensure_peer_venv(framework, root, install=not args.no_install)
-        else:
-            python, reason = sys.executable, None
         env = {}
         if framework == "jaxmarl":  # persistent XLA cache: only shortens re-runs' warm-up
             env["JAX_COMPILATION_CACHE_DIR"] = str(root / "jaxmarl-xla-cache")
             env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
-        result = run_worker(framework, python, cfg, timeout_s, env) if python else {"error": reason}
-        by_key = {(r["scenario"], r["worlds"]): r for r in result.get("rows", [])}
         for scenario in args.scenarios:
+            if scenario not in mine:
+                result = {"note": "no equivalent scenario"}
+            elif python is None:
+                result = {"error": reason}
+            else:
+                cfg = dict(base_cfg, scenarios=[scenario])
+                result = run_worker(framework, python, cfg, timeout_s, env)
+            by_worlds = {r["worlds"]: r for r in result.get("rows", [])}
             for worlds in args.worlds:
-                row = by_key.get((scenario, worlds), {})
+                row = by_worlds.get(worlds, {})
                 eps = row.get("env_steps_per_s")
                 agents = row.get("agents")
                 records.append(
@@ -505,6 +697,7 @@ def collect(args) -> list[dict]:
                         "scenario": scenario,
                         "worlds": worlds,
                         "framework": framework,
+                        "peer_env": peer_env_name(framework, scenario),
                         "agents": agents,
                         "env_steps_per_s": eps,
                         "agent_steps_per_s": eps * agents if eps is not None else None,
@@ -514,22 +707,31 @@ def collect(args) -> list[dict]:
                         "seconds_per_repeat": row.get("seconds_per_repeat"),
                         "setup_s": row.get("setup_s"),
                         "warmup_s": row.get("warmup_s"),
+                        "target_s": args.target_s,
+                        "episode_len": EPISODE_LEN,
+                        "repeats": REPEATS,
                         "version": result.get("version"),
                         "cpus": result.get("cpus", cpus),
                         "threads": threads,
                         "error": row.get("error") or result.get("error"),
-                        "note": row.get("note"),
+                        "note": row.get("note") or result.get("note"),
+                        **meta,
+                        "versions": result.get("versions"),
                     }
                 )
 
-    order = [OURS, *args.peers]
     records.sort(
         key=lambda r: (
             args.scenarios.index(r["scenario"]),
             r["worlds"],
-            order.index(r["framework"]),
+            frameworks.index(r["framework"]),
         )
     )
+    known = {r["framework"]: r for r in records if r["versions"]}
+    for r in records:  # a peer's "no equivalent" records: its versions from its other workers
+        if not r["versions"] and r["framework"] in known:
+            r["version"] = known[r["framework"]]["version"]
+            r["versions"] = known[r["framework"]]["versions"]
     ours = {
         (r["scenario"], r["worlds"]): r["env_steps_per_s"] for r in records if r["framework"] == OURS
     }
@@ -555,6 +757,46 @@ def fmt_ratio(x: float | None) -> str:
     return f"{x:.2f}×" if x < 10 else f"{x:.1f}×" if x < 100 else f"{x:.0f}×"
 
 
+def table_rows(records: list[dict], frameworks: list[str]) -> tuple[list, list, list]:
+    """(headers, one row per (scenario, worlds), notes).  Cells: agent-steps/s per framework,
+    then ours / peer (env-steps/s); "-" where the framework has no such scenario, "n/r" where
+    it was not run at that size (mpe2 above its limit), "err[n]" where it failed (note n)."""
+    peers = [f for f in frameworks if f != OURS]
+    headers = ["scenario", "worlds", "agents", *frameworks, *(f"ours/{p}" for p in peers)]
+    by_key: dict[tuple, dict] = {}
+    for r in records:
+        by_key.setdefault((r["scenario"], r["worlds"]), {})[r["framework"]] = r
+    notes: list[str] = []
+    note_index: dict[str, int] = {}
+    rows = []
+    for (scenario, worlds), cells in by_key.items():
+        ours = cells.get(OURS, {})
+        agents = ours.get("agents") or next(
+            (c["agents"] for c in cells.values() if c["agents"]), None
+        )
+        row = [scenario, str(worlds), str(agents) if agents else "-"]
+        for fw in frameworks:
+            r = cells.get(fw)
+            if r is None or (r["agent_steps_per_s"] is None and not r["error"]):
+                row.append("n/r" if (r and (r["note"] or "").startswith("not run")) else "-")
+            elif r["error"]:
+                text = f"{fw}: {r['error']}"
+                if text not in note_index:
+                    notes.append(text if len(text) <= 160 else text[:157] + "...")
+                    note_index[text] = len(notes)
+                row.append(f"err[{note_index[text]}]")
+            else:
+                cell = fmt_rate(r["agent_steps_per_s"])
+                if agents and r["agents"] != agents:  # a peer with another agent count
+                    cell += f" ({r['agents']} ag.)"
+                row.append(cell)
+        for fw in peers:
+            r = cells.get(fw)
+            row.append(fmt_ratio(r["ours_over_peer"]) if r and r["ours_over_peer"] else "-")
+        rows.append(row)
+    return headers, rows, notes
+
+
 def print_table(records: list[dict], args) -> None:
     cpus, threads = pick_cpus(args)
     if cpus is None:
@@ -563,39 +805,31 @@ def print_table(records: list[dict], args) -> None:
         how = f"{threads} thread(s) on cpu {','.join(map(str, cpus))}"
     print(
         f"\nEnv throughput: {how}, {EPISODE_LEN}-step episodes with auto-reset, random actions, "
-        f"median of {REPEATS} x ~{args.target_s:g} s\n"
+        f"median of {REPEATS} x ~{args.target_s:g} s.\nCells: agent-steps/s; ours/peer: our "
+        f"env-steps/s over the peer's; \"-\": the peer has no such scenario; \"n/r\": not run "
+        f"(mpe2 above {MPE2_MAX_WORLDS_QUICK if args.quick else MPE2_MAX_WORLDS} worlds).\n"
     )
-    headers = ["scenario", "worlds", "framework", "env-steps/s", "agent-steps/s", "ours ×", "note"]
-    table = []
-    for r in records:
-        note = r["error"] or r["note"] or ""
-        table.append(
-            [
-                r["scenario"],
-                str(r["worlds"]),
-                r["framework"],
-                fmt_rate(r["env_steps_per_s"]),
-                fmt_rate(r["agent_steps_per_s"]),
-                fmt_ratio(r["ours_over_peer"]),
-                note if len(note) <= 90 else note[:87] + "...",
-            ]
-        )
+    frameworks = [OURS, *args.peers]
+    headers, table, notes = table_rows(records, frameworks)
     widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(headers)]
-    right = {1, 3, 4, 5}
 
     def line(cells):
         return "  ".join(
-            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
         ).rstrip()
 
     print(line(headers))
     print(line(["-" * w for w in widths]))
     previous = None
-    for r, row in zip(records, table):
-        if previous is not None and (r["scenario"], r["worlds"]) != previous:
+    for row in table:
+        if previous is not None and row[0] != previous:
             print()
-        previous = (r["scenario"], r["worlds"])
+        previous = row[0]
         print(line(row))
+    for i, note in enumerate(notes, 1):
+        print(f"[{i}] {note}")
+    for message in getattr(args, "skipped", []):
+        print(f"skipped: {message}")
     versions = {r["framework"]: r["version"] for r in records if r["version"]}
     if versions:
         print("\n" + "\n".join(f"{fw}: {v}" for fw, v in versions.items()))
@@ -608,12 +842,13 @@ def comma_list(text: str) -> list[str]:
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true",
-                   help="1 and 1024 worlds, 0.25 s repeats (~1 minute)")
-    p.add_argument("--json", metavar="PATH", help="also write the rows as a JSON list of records")
+                   help="1 and 1024 worlds (mpe2 at 1), 0.25 s repeats")
+    p.add_argument("--json", metavar="PATH",
+                   help="also write one record per (scenario, worlds, framework) as a JSON list")
     p.add_argument("--worlds", type=lambda s: [int(w) for w in comma_list(s)],
                    help="comma-separated world counts (default 1,64,1024,8192)")
-    p.add_argument("--scenarios", type=comma_list, default=list(SCENARIOS),
-                   help=f"comma-separated scenarios (default {','.join(SCENARIOS)})")
+    p.add_argument("--scenarios", type=comma_list,
+                   help="comma-separated scenario ids (default: every registered one)")
     p.add_argument("--peers", type=comma_list, default=list(PEERS),
                    help=f"comma-separated peers, may be empty (default {','.join(PEERS)})")
     p.add_argument("--no-install", action="store_true",
@@ -635,27 +870,38 @@ def parse_args(argv=None):
         args.worlds = list(QUICK_WORLDS if args.quick else DEFAULT_WORLDS)
     if args.target_s is None:
         args.target_s = 0.25 if args.quick else 1.5
-    for s in args.scenarios:
-        if s not in SCENARIOS:
-            p.error(f"unknown scenario {s!r} (choose from {', '.join(SCENARIOS)})")
     for peer in args.peers:
         if peer not in PEERS:
             p.error(f"unknown peer {peer!r} (choose from {', '.join(PEERS)})")
     if args.cores is not None and args.cores < 1:
         p.error("--cores must be >= 1")
+    if args.scenarios is not None:
+        registered = registered_ids() or []
+        for s in args.scenarios:
+            if s not in SCENARIOS and s not in registered:
+                p.error(f"unknown scenario {s!r} (choose from {', '.join(SCENARIOS)})")
+    args.scenarios, args.skipped = resolve_scenarios(args.scenarios)
+    if not args.scenarios:
+        p.error("no scenario to measure")
+    args.command = " ".join(
+        [Path(sys.argv[0]).name, *sys.argv[1:]] if argv is None else ["env_throughput.py", *argv]
+    )
+    args.date = datetime.datetime.now().isoformat(timespec="seconds")
     return args
 
 
-def main(argv=None) -> None:
+def main(argv=None) -> list[dict]:
     args = parse_args(argv)
     if args._worker:
         worker_main(json.loads(args._worker))
-        return
+        return []
     records = collect(args)
     print_table(records, args)
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
         log(f"wrote {args.json}")
+    return records
 
 
 if __name__ == "__main__":

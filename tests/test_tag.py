@@ -455,3 +455,29 @@ def test_observe_self_appends_the_observers_own_state_and_changes_nothing_else(f
     assert torch.allclose(torch.where(keep, obs, 0.0), torch.where(keep, expected, 0.0), atol=1e-6)
     with pytest.raises(TypeError, match="observe_self"):
         war_envs.make("Tag-v0", observe_self="yes")
+
+
+@pytest.mark.parametrize("full", [True, False], ids=["full", "partial"])
+def test_observe_egocentric_appends_each_listed_offset_in_the_observers_frame(full):
+    kw = dict(num_envs=4, seed=5, num_taggers=2, num_runners=5, grid_length=3.0, tagging_distance=0.1,
+              use_full_observation=full, num_other_agents_observed=3, precision="float64", observe_self=True)
+    plain, ego = war_envs.make("Tag-v0", **kw), war_envs.make("Tag-v0", observe_egocentric=True, **kw)
+    n = 6 if full else 3                                  # columns listed
+    assert ego.groups["tagger"].obs_dim == plain.groups["tagger"].obs_dim + 2 * n
+    plain.reset(), ego.reset()
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(40):
+        acts = {g: torch.stack([torch.randint(0, int(m), (4, s.n_agents), generator=gen)
+                                for m in s.action_space.nvec], -1) for g, s in plain.groups.items()}
+        a, b = plain.step(acts), ego.step(acts)
+        for g in plain.groups:
+            assert torch.equal(a[0][g], b[0][g][..., :-2 * n])     # everything before is untouched
+            obs = b[0][g].double()
+            dx, dy = obs[..., :n], obs[..., n:2 * n]               # WarpDrive's dx, dy rows
+            c, s_ = obs[..., 7 * n + 1:7 * n + 2], obs[..., 7 * n + 2:7 * n + 3]   # own heading
+            ahead, left = obs[..., -2 * n:-n], obs[..., -n:]
+            assert torch.allclose(ahead, dx * c + dy * s_, atol=1e-6)
+            assert torch.allclose(left, dy * c - dx * s_, atol=1e-6)
+            assert (ahead.abs() + left.abs()).sum() > 0
+    with pytest.raises(TypeError, match="observe_egocentric"):
+        war_envs.make("Tag-v0", observe_egocentric=1)

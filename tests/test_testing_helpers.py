@@ -8,6 +8,7 @@ import importlib
 import pathlib
 import sys
 
+import numpy as np
 import pytest
 import torch
 
@@ -48,11 +49,62 @@ def rendezvous():
 def test_tutorial_scenario_passes_check_all(rendezvous):
     wt.check_all("Rendezvous-v0", max_cycles=10)
     wt.check_all("Rendezvous-v0", N=5, radius=0.5)  # terminations, not only truncations
+    # the MPE world gives it float64 worlds, continuous actions and neighbour views too
+    wt.check_all("Rendezvous-v0", N=4, radius=0.5, precision="float64", continuous_actions=True,
+                 num_agent_neighbors=2, pettingzoo=False, gymnasium=False)
     env = war_envs.make("Rendezvous-v0", num_envs=4, seed=0, N=4)
     obs = env.reset()
     assert obs["agent"].shape == (4, 4, 10)
-    with pytest.raises(ValueError, match="float32 worlds only"):
-        war_envs.make("Rendezvous-v0", precision="float64")
+    assert isinstance(env, rendezvous.MPEBase) and [m.name for m in env.episode_metrics] == ["spread"]
+
+
+def _softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+@pytest.mark.parametrize("precision,tol", [("float64", 1e-12), ("float32", 2e-6)])
+def test_tutorial_world_matches_a_hand_computed_step(rendezvous, precision, tol):
+    """One Rendezvous-v0 step by hand: MPE's semi-implicit Euler (position from the old velocity;
+    then velocity damped by 0.25 plus force / mass · dt, force = 5 · move + contacts, mass 1,
+    dt 0.1), reward -|p_i - centroid|, spread the largest of those distances, terminated once
+    it is below radius.  World 0: agents far apart (no contact); world 1: agents 0 and 1
+    overlap (soft contact c · d/|d| · softplus(-(|d| - 0.1)/k) · k, c = 100, k = 1e-3)."""
+    env = war_envs.make("Rendezvous-v0", num_envs=2, seed=0, precision=precision, radius=0.3,
+                        autoreset_mode="disabled")
+    env.reset()
+    pos = np.array([[[-0.5, -0.5], [0.5, -0.5], [0.0, 0.6]],
+                    [[0.10, 0.20], [0.13, 0.24], [0.30, 0.05]]])
+    vel = np.array([[[0.1, 0.0], [0.0, -0.2], [0.3, 0.3]],
+                    [[-0.4, 0.1], [0.2, 0.2], [0.0, 0.0]]])
+    actions = np.array([[0, 1, 4], [2, 3, 0]])
+    env.set_state({"agent_pos": torch.tensor(pos, dtype=env.torch_float),
+                   "agent_vel": torch.tensor(vel, dtype=env.torch_float)})
+    pos = env.get_state()["agent_pos"].double().numpy()  # as the world holds them (float32: rounded)
+    vel = env.get_state()["agent_vel"].double().numpy()
+    obs, rew, term, trunc, info = env.step({"agent": torch.tensor(actions)})
+
+    force = 5.0 * np.array([[0, 0], [-1, 0], [1, 0], [0, -1], [0, 1]], dtype=np.float64)[actions]
+    for e in range(2):
+        for i in range(3):
+            for j in range(3):
+                d = pos[e, i] - pos[e, j]
+                dist = np.linalg.norm(d)
+                if j != i and dist < 0.1 + 41e-3:  # beyond that the contact term is exactly 0
+                    force[e, i] += 100.0 * d / dist * _softplus(-(dist - 0.1) / 1e-3) * 1e-3
+    assert np.abs(force[1, :2]).max() > 1.0  # world 1's contact is felt
+    new_pos = pos + vel * 0.1
+    new_vel = vel * (1.0 - 0.25) + force * 0.1
+    dist = np.linalg.norm(new_pos - new_pos.mean(axis=1, keepdims=True), axis=-1)
+    state = env.get_state()
+    np.testing.assert_allclose(state["agent_pos"].double().numpy(), new_pos, rtol=0, atol=tol)
+    np.testing.assert_allclose(state["agent_vel"].double().numpy(), new_vel, rtol=0, atol=tol)
+    np.testing.assert_allclose(rew["agent"].double().numpy(), -dist, rtol=0, atol=tol)
+    np.testing.assert_allclose(info["spread"].double().numpy(), dist.max(axis=1), rtol=0, atol=tol)
+    assert term["agent"][:, 0].tolist() == [False, True] and not trunc["agent"].any()
+    for i in range(3):  # [vel_i, pos_i, p_j - p_i for j != i]
+        expected = [new_vel[:, i], new_pos[:, i], *(new_pos[:, j] - new_pos[:, i] for j in range(3) if j != i)]
+        np.testing.assert_allclose(obs["agent"][:, i].double().numpy(), np.concatenate(expected, axis=1),
+                                   rtol=0, atol=max(tol, 1e-6))
 
 
 # ------------------------------------------------------------------ the checks catch bugs

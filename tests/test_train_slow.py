@@ -47,3 +47,31 @@ def test_predator_prey_adversaries_learn_to_catch():
     random_rate = suite["random"]["catch_rate"]
     assert suite["adversary_greedy_vs_random"]["catch_rate"] > random_rate + 0.2, suite
     assert suite["greedy"]["catch_rate"] > random_rate + 0.1, suite
+
+
+def test_speaker_listener_reaches_a_three_word_code():
+    # The MAPPO paper's "Comm" (on-policy simple_speaker_listener): its logged "average episode
+    # rewards" is onpolicy_episode_reward (-2 goal_dist^2 per step, summed).  A speaker that merges
+    # two goals into one word stalls near -23; a three-word code reaches about -15.
+    # (Measured: seeds 1-3 in benchmarks/results/learning_speaker_listener.json.)
+    cfg, result = _train("speaker_listener", seed=1)
+    first = result.history[0]["onpolicy_episode_reward"]
+    assert first < -60.0  # a random policy: about -83
+    last = [r["onpolicy_episode_reward"] for r in result.history[-5:]]
+    assert sum(last) / len(last) >= SPEAKER_LISTENER_LEVEL, last
+    suite = evaluation_suite(result.policies, cfg.scenario, cfg.env_kwargs, 1000, cfg.seed + EVAL_SEED_OFFSET)
+    assert suite["greedy"]["onpolicy_episode_reward"] >= SPEAKER_LISTENER_LEVEL, suite
+    # the listener needs the speaker: against a random speaker it scores far lower
+    assert suite["listener_greedy_vs_random"]["onpolicy_episode_reward"] < SPEAKER_LISTENER_LEVEL - 10.0, suite
+
+
+def test_reference_agents_learn_to_tell_each_other_their_goals():
+    # The MAPPO paper's "Reference" (on-policy simple_reference): onpolicy_episode_reward is
+    # -(goal_dist_0^2 + goal_dist_1^2) per step, summed, here on mpe2's start states (landmarks in
+    # [-1, 1]^2; the on-policy code's 0.8 * [-1, 1]^2 are easier).
+    # (Measured: seeds 1-3 in benchmarks/results/learning_reference.json.)
+    cfg, result = _train("reference", seed=1)
+    last = [r["onpolicy_episode_reward"] for r in result.history[-5:]]
+    assert sum(last) / len(last) >= REFERENCE_LEVEL, last
+    suite = evaluation_suite(result.policies, cfg.scenario, cfg.env_kwargs, 1000, cfg.seed + EVAL_SEED_OFFSET)
+    assert suite["greedy"]["onpolicy_episode_reward"] >= REFERENCE_LEVEL, suite

@@ -126,7 +126,9 @@ def test_sleep_costs_take_real_time_in_parallel_and_add_up_when_shared():
     s, per_lane = par.spend({"a": 1, "b": 4})  # lanes: a 20 ms, b 4 x 5 = 20 ms per lane; together ~20 ms
     took = time.perf_counter() - t0
     assert s == pytest.approx(0.020) and per_lane == {"a": pytest.approx(0.020), "b": pytest.approx(0.060)}
-    assert 0.019 <= took < 0.035
+    # overlapped: well under the 80 ms the same spend takes serially (a loose bound: a loaded
+    # machine delays thread wake-ups, and this is a check of overlap, not of timing)
+    assert 0.019 <= took < 0.060
     par.close()
     shared = InferenceCost(profiles, lanes, resource="shared", clock=WallClock())
     t0 = time.perf_counter()

@@ -11,6 +11,16 @@ _SCENARIOS: dict[str, str] = {
     "PredatorPrey-v0": "war_envs.scenarios.mpe.predator_prey:PredatorPrey",
     "Command-v0": "war_envs.scenarios.mpe.command:Command",
     "Tag-v0": "war_envs.scenarios.tag.tag:Tag",
+    "Formation-v0": "war_envs.scenarios.mpe.formation:Formation",
+    "Line-v0": "war_envs.scenarios.mpe.line:Line",
+    "CollectTreasure-v0": "war_envs.scenarios.mpe.collect_treasure:CollectTreasure",
+    "Simple-v0": "war_envs.scenarios.mpe.simple:Simple",
+    "SpeakerListener-v0": "war_envs.scenarios.mpe.speaker_listener:SpeakerListener",
+    "Reference-v0": "war_envs.scenarios.mpe.reference:Reference",
+    "Crypto-v0": "war_envs.scenarios.mpe.crypto:Crypto",
+    "Adversary-v0": "war_envs.scenarios.mpe.adversary:Adversary",
+    "Push-v0": "war_envs.scenarios.mpe.push:Push",
+    "WorldComm-v0": "war_envs.scenarios.mpe.world_comm:WorldComm",
 }
 
 

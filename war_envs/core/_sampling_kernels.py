@@ -12,7 +12,7 @@ from typing import Any
 
 import warp as wp
 
-from war_envs.core._world_kernels import KERNEL_MODULE_OPTIONS
+from war_envs.core.episode import KERNEL_MODULE_OPTIONS
 
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
 

@@ -94,13 +94,49 @@ def parse_autoreset_mode(value) -> AutoresetMode:
     )
 
 
+def world_bytes(*buffers: tuple[tuple[int, ...], object]) -> int:
+    """Bytes per world of ``[E, *tail]`` buffers given as ``(tail, Warp dtype)`` pairs."""
+    return sum(int(np.prod(tail, dtype=np.int64)) * wp.types.type_size_in_bytes(dtype) for tail, dtype in buffers)
+
+
+def available_memory(device) -> int | None:
+    """Bytes that can still be allocated on a Warp ``device`` (``None``: unknown).  CPU: the
+    kernel's ``MemAvailable`` (``/proc/meminfo``), else free physical pages; CUDA: the free
+    memory ``torch.cuda.mem_get_info`` reports."""
+    if not device.is_cpu:
+        return int(torch.cuda.mem_get_info(device.ordinal)[0])
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def format_bytes(n: int) -> str:
+    """``1536`` -> ``'1.5 KiB'``."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if value < 1024 or unit == "PiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
 class BatchedEnv:
     """E worlds stepped together by Warp kernels, exposed as torch tensors.
 
     Subclasses set ``groups`` (ordered, in agent order), allocate their buffers and implement
     ``_launch_step`` (the kernels of one step, captured into a graph),
     ``_launch_observe(write_final)`` (reset the worlds flagged in ``_reset_now``, then
-    observe every world) and ``_state_arrays``.  The scenario interface below (see
+    observe every world) and ``_state_arrays``.  Before allocating, a subclass passes its
+    estimate of the bytes per world to ``_check_allocation``, which refuses (``MemoryError``) a
+    batch the device cannot hold.  The scenario interface below (see
     ``war_envs.core.scenario``) has defaults; a subclass overrides what it needs.
     """
 
@@ -223,6 +259,26 @@ class BatchedEnv:
         self._obs_arrays: dict[str, wp.array] = {}
         self._final_obs_arrays: dict[str, wp.array] = {}
 
+    def _common_world_bytes(self, num_agents: int) -> int:
+        """Bytes per world of ``_allocate_common``'s buffers (keep the two in step)."""
+        return world_bytes(*[((), wp.int32)] * 5, *[((), wp.bool)] * 2, ((num_agents,), self.wp_float))
+
+    def _check_allocation(self, bytes_per_world: int, num_agents: int) -> None:
+        """Refuse, before anything is allocated, a batch whose per-world buffers
+        (``bytes_per_world`` each, the scenario's estimate) do not fit in the memory available
+        on the device: ``MemoryError`` naming worlds x agents, the bytes needed and the bytes
+        available."""
+        needed = self.num_envs * int(bytes_per_world)
+        available = available_memory(self.device)
+        if available is None or needed <= available:
+            return
+        fit = available // max(int(bytes_per_world), 1)
+        raise MemoryError(
+            f"{self.env_id or type(self).__name__}: num_envs={self.num_envs} worlds x {num_agents} agents "
+            f"need about {format_bytes(needed)} ({needed} bytes, {int(bytes_per_world)} per world) but "
+            f"{format_bytes(available)} ({available} bytes) is available on {self.device.alias}; "
+            f"use at most about num_envs={fit} or fewer agents")
+
     def _world_array(self, tail: tuple[int, ...], dtype) -> wp.array:
         """A zeroed ``[E, *tail]`` buffer, registered as per-world so shards can slice it."""
         array = wp.zeros((self.num_envs, *tail), dtype=dtype, device=self.device)
@@ -253,6 +309,13 @@ class BatchedEnv:
         self._term = {g: term[:, None].expand(E, s.n_agents) for g, s in self.groups.items()}
         self._trunc = {g: trunc[:, None].expand(E, s.n_agents) for g, s in self.groups.items()}
         self._term_world, self._trunc_world = term, trunc
+        self._action_parts = self._action_targets()
+
+    def _action_targets(self) -> dict[str, torch.Tensor]:
+        """``{group: the view of the action buffer its actions are copied into}`` (``[E, n_g, ...]``
+        of ``_action_view``, agent columns ``start:stop``); scenarios whose groups' actions differ
+        in width override this."""
+        return {g: self._action_view[:, s.start:s.stop] for g, s in self.groups.items()}
 
     # ------------------------------------------------------------------ properties
     @property
@@ -481,10 +544,9 @@ class BatchedEnv:
     def _write_trusted_actions(self, actions) -> None:
         """``step(trusted=True)``: metadata checks only, then the copy into the action buffer."""
         v.check_keys("actions", actions, list(self.groups))
-        target = self._action_view
-        for g, spec in self.groups.items():
+        for g in self.groups:
             tensor = actions[g]
-            part = target[:, spec.start:spec.stop]
+            part = self._action_parts[g]
             if not isinstance(tensor, torch.Tensor):
                 raise TypeError(f"actions[{g!r}]: the trusted path takes torch tensors, got {type(tensor).__name__}")
             if tensor.device != self.torch_device:
@@ -495,8 +557,8 @@ class BatchedEnv:
             if tensor.is_floating_point() != part.is_floating_point() or tensor.dtype == torch.bool:
                 kind = "a floating" if part.is_floating_point() else "an integer"
                 raise TypeError(f"actions[{g!r}]: expected {kind} dtype, got {tensor.dtype}")
-        for g, spec in self.groups.items():
-            target[:, spec.start:spec.stop].copy_(actions[g])
+        for g in self.groups:
+            self._action_parts[g].copy_(actions[g])
 
     def _write_actions(self, actions) -> None:
         """Validate every group's actions, then copy them into the kernels' action buffer."""
@@ -513,9 +575,8 @@ class BatchedEnv:
                 v.check_shape(name, tensor, (self.num_envs, spec.n_agents, *space.shape))
                 v.check_box(name, tensor, float(space.low.min()), float(space.high.max()))
             checked.append((spec, tensor))
-        target = self._action_view
         for spec, tensor in checked:
-            target[:, spec.start:spec.stop].copy_(tensor)
+            self._action_parts[spec.name].copy_(tensor)
 
     @contextlib.contextmanager
     def _warp_work(self):

@@ -1,13 +1,32 @@
-"""What every MPE scenario shares: the world (agents, landmarks, physics constants), the
-arguments mpe2 1.1 takes, the curriculum stage API, buffers and kernel launches.
+"""What every MPE scenario shares (the Python side of ``world.py``): the arguments mpe2 1.1
+takes, the agents' action encodings, buffers, the struct the kernels read, launches, the
+curriculum stage API and rendering.
 
-A scenario subclass describes its layout (``_layout``), its observation sizes and its two
-scenario kernels (reward/done and observe/autoreset); the physics kernels are shared.
+**A scenario is one file**: a subclass of ``MPEBase`` with
+
+- ``_layout()`` -> ``Layout``: groups and agent names (mpe2's order), sizes, masses,
+  accelerations, speed caps, which agents move / speak / collide, landmarks, colours, the
+  communication width ``dim_c``;
+- ``_obs_dim(group)``: the observation size of the group's agents;
+- ``_fields()`` -> ``{name: Field}``: the scenario's own struct fields — parameters (``param``,
+  ``const``), per-world random choices of a reset (``state``: part of ``get_state`` /
+  ``set_state``), per-step task metrics (``info``: in ``step``'s info) and ``scratch``;
+- four Warp functions, set as class attributes (``world.py`` builds the kernels around them):
+  ``reset_world(w, e)`` (draw world e's start from its stream ``wp.rand_init(w.world_seed[e],
+  w.episode[e])``; velocities and communication are already zero), ``reward_world(w, e) ->
+  bool`` (write ``w.reward[e, :]`` and the info fields after the physics step; return the
+  task's terminal condition), ``observe_agent(w, e, i, out)`` (agent i's observation into
+  ``out[e, i, :obs_dim]``) and, if the info needs it, ``clear_info(w, e)`` (zero the info for
+  NEXT_STEP's reset-only step).  ``w`` is the struct: the shared fields of
+  ``world.shared_fields`` plus the scenario's own, by name.
+
+Nothing scenario-specific lives in shared modules, and a scenario has any number of groups.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import gymnasium
 import numpy as np
@@ -15,10 +34,10 @@ import torch
 import warp as wp
 
 from war_envs.core import validation as v
-from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces
+from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces, world_bytes
 from war_envs.core.runtime import capture_guard
 from war_envs.core.scenario import EpisodeMetric
-from war_envs.scenarios.mpe import _kernels as K
+from war_envs.scenarios.mpe import world as W
 
 # mpe2 World defaults (mpe2/_mpe_utils/core.py)
 DT = 0.1
@@ -27,6 +46,47 @@ CONTACT_FORCE = 1e2
 CONTACT_MARGIN = 1e-3
 DEFAULT_SENSITIVITY = 5.0  # mpe2 SimpleEnv._set_action when agent.accel is None
 NO_SPEED_CAP = -1.0
+
+
+# ------------------------------------------------------------------ a scenario's own fields
+@dataclasses.dataclass(frozen=True)
+class Field:
+    """One of a scenario's struct fields.
+
+    ``role``: ``"param"`` (a scalar ``value``), ``"const"`` (a 1-D array of ``value``, shared by
+    every world), ``"state"`` (per world, ``[E, *shape]``, in ``get_state``/``set_state``: the
+    random choices of a reset), ``"info"`` (per world, in ``step``'s info: ``[E]`` for
+    ``shape=()``) or ``"scratch"``.  ``dtype``: ``"float"`` (the world's precision), ``"int"``
+    (int32) or ``"bool"``.
+    """
+
+    role: str
+    dtype: str
+    shape: tuple[int, ...] = ()
+    value: object = None
+
+
+def param(value, dtype: str = "float") -> Field:
+    return Field("param", dtype, (), value)
+
+
+def const(values, dtype: str = "float") -> Field:
+    return Field("const", dtype, (len(values),), list(values))
+
+
+def state(dtype: str, *shape: int) -> Field:
+    return Field("state", dtype, tuple(shape))
+
+
+def info(dtype: str, *shape: int) -> Field:
+    return Field("info", dtype, tuple(shape))
+
+
+def scratch(dtype: str, *shape: int) -> Field:
+    return Field("scratch", dtype, tuple(shape))
+
+
+_ROLES = ("param", "const", "state", "info", "scratch")
 
 
 # ------------------------------------------------------------------ episode metrics (navigation)
@@ -58,7 +118,7 @@ NAVIGATION_METRICS = (
 
 @dataclasses.dataclass
 class Layout:
-    """Static description of one world of a scenario."""
+    """Static description of one world of a scenario (per agent / landmark lists in order)."""
 
     groups: list[tuple[str, list[str]]]  # (group name, agent names) in agent order
     agent_size: list[float]
@@ -69,16 +129,84 @@ class Layout:
     landmark_size: list[float]
     landmark_collide: list[bool]
     landmark_color: list[tuple[float, float, float]]
-    agent_range: tuple[float, float]
-    landmark_range: tuple[float, float]
-    curriculum_scaled: list[bool]  # agents whose accel / max speed follow the curriculum factor
-    curriculum_factors: list[float]  # factor per stage (1.0 where the stage changes rewards only)
+    curriculum_scaled: list[bool] | None = None  # agents whose accel / max speed follow the curriculum factor
+    curriculum_factors: list[float] = dataclasses.field(default_factory=lambda: [1.0])  # per stage
+    agent_movable: list[bool] | None = None  # None: every agent moves
+    agent_silent: list[bool] | None = None  # None: every agent is silent
+    agent_mass: list[float] | None = None  # None: 1 (mpe2's initial_mass)
+    dim_c: int = 0  # communication channel width (mpe2's world.dim_c)
+
+    def __post_init__(self) -> None:
+        n = len(self.agent_size)
+        self.curriculum_scaled = self.curriculum_scaled or [False] * n
+        self.agent_movable = self.agent_movable or [True] * n
+        self.agent_silent = self.agent_silent or [True] * n
+        self.agent_mass = self.agent_mass or [1.0] * n
+        for name in ("agent_accel", "agent_max_speed", "agent_collide", "agent_color", "curriculum_scaled",
+                     "agent_movable", "agent_silent", "agent_mass"):
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"Layout.{name}: expected {n} values (one per agent), got {len(getattr(self, name))}")
+        if sum(len(a) for _, a in self.groups) != n:
+            raise ValueError(f"Layout.groups: expected {n} agents in all, got {sum(len(a) for _, a in self.groups)}")
+        if not all(self.agent_silent) and self.dim_c < 1:
+            raise ValueError("Layout.dim_c: agents that speak need a communication channel (dim_c >= 1)")
+
+
+def agent_action_space(movable: bool, silent: bool, dim_c: int, continuous: bool) -> gymnasium.spaces.Space:
+    """mpe2's action space of one agent: moving adds 5 (no-op, -x, +x, -y, +y), speaking
+    multiplies a discrete space by ``dim_c`` (index ``move + 5 · say``) or appends ``dim_c``
+    continuous values (``[move(5), say(dim_c)]`` in [0, 1])."""
+    if continuous:
+        dim = (W.NUM_MOVE_ACTIONS if movable else 0) + (0 if silent else dim_c)
+        return gymnasium.spaces.Box(low=0.0, high=1.0, shape=(dim,), dtype=np.float32)
+    n = W.NUM_MOVE_ACTIONS if movable else 1
+    return gymnasium.spaces.Discrete(n * (1 if silent else dim_c))
+
+
+_WARP_DTYPES = {"int": wp.int32, "bool": wp.bool}
+_STRUCTS: dict = {}
+
+
+def _warp_dtype(dtype: str, F):
+    return F if dtype == "float" else _WARP_DTYPES[dtype]
+
+
+def world_struct(cls, F, fields: dict[str, Field]):
+    """The ``wp.struct`` type of scenario ``cls``'s worlds in float type ``F``: the shared fields
+    and the scenario's own (a type depends on field names and types only)."""
+    key = (cls, F, tuple((n, f.role, f.dtype, len(f.shape)) for n, f in fields.items()))
+    struct = _STRUCTS.get(key)
+    if struct is None:
+        annotations = W.shared_fields(F)
+        for name, f in fields.items():
+            if name in annotations:
+                raise ValueError(f"{cls.__name__}._fields: {name!r} is a shared MPE world field")
+            dtype = _warp_dtype(f.dtype, F)
+            if f.role == "param":
+                annotations[name] = dtype
+            elif f.role == "const":
+                annotations[name] = wp.array(dtype=dtype)
+            else:
+                annotations[name] = wp.array(dtype=dtype, ndim=1 + len(f.shape))
+        name = f"{cls.__name__}World_{F.__name__}"
+        struct = wp.struct(type(name, (), {"__annotations__": annotations, "__module__": cls.__module__,
+                                           "__qualname__": name}))
+        _STRUCTS[key] = struct
+    return struct
 
 
 class MPEBase(BatchedEnv):
     """Shared machinery of the MPE scenarios.  See the scenario classes for documentation."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
+    #: the mpe2 module whose semantics the scenario has (``None``: not an mpe2 environment)
+    mpe2_module: str | None = None
+
+    #: the scenario's Warp functions (see the module docstring)
+    reset_world = None
+    reward_world = None
+    observe_agent = None
+    clear_info = W.no_info
 
     def __init__(self, *, num_envs: int = 1, device="cpu", seed: int | None = None,
                  precision: str = "float32", autoreset_mode=None, num_threads: int | None = None,
@@ -108,95 +236,159 @@ class MPEBase(BatchedEnv):
     def _obs_dim(self, group: str) -> int:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} must implement _obs_dim")
 
-    def _allocate_metrics(self) -> dict[str, wp.array]:  # pragma: no cover - abstract
-        raise TypeError(f"{type(self).__name__} must implement _allocate_metrics")
+    def _fields(self) -> dict[str, Field]:
+        """The scenario's own struct fields (none by default)."""
+        return {}
 
-    def _launch_reward_done(self, worlds: slice | None) -> None:  # pragma: no cover - abstract
-        raise TypeError(f"{type(self).__name__} must implement _launch_reward_done")
+    # ------------------------------------------------------------------ neighbour views
+    @property
+    def agent_k(self) -> int:
+        """``num_agent_neighbors`` as the kernels take it (-1: every agent)."""
+        return -1 if self.num_agent_neighbors is None else self.num_agent_neighbors
 
-    #: which observation function mpe_observe applies (K.SCENARIO_*)
-    _scenario_code: int = -1
-
-    def _first_group_size(self) -> int:
-        return next(iter(self.groups.values())).n_agents
-
-    def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
-        agent_k = -1 if self.num_agent_neighbors is None else self.num_agent_neighbors
-        landmark_k = -1 if self.num_landmark_neighbors is None else self.num_landmark_neighbors
-        groups = list(self.groups)
-        second = groups[1] if len(groups) > 1 else groups[0]  # Spread: one group, never written twice
-        lay = self.layout
-        lo, hi = self._floats(*lay.agent_range)
-        llo, lhi = self._floats(*lay.landmark_range)
-        self._launch(K.mpe_observe, worlds=worlds, inputs=[
-            self._scenario_code, int(write_final), self._first_group_size(), agent_k, landmark_k,
-            self._world_seed, lo, hi, llo, lhi, self._base_accel, self._base_max_speed,
-            self._curriculum_scaled, self._curriculum_factor, self._reset_now, self._episode,
-            self.agent_pos, self.agent_vel, self.landmark_pos, self.agent_accel,
-            self.agent_max_speed, self._t,
-            self._obs_arrays[groups[0]], self._obs_arrays[second],
-            self._final_obs_arrays[groups[0]], self._final_obs_arrays[second]])
+    @property
+    def landmark_k(self) -> int:
+        """``num_landmark_neighbors`` as the kernels take it (-1: every landmark)."""
+        return -1 if self.num_landmark_neighbors is None else self.num_landmark_neighbors
 
     # ------------------------------------------------------------------ building
     def _build(self) -> None:
-        lay, F, dev, E = self.layout, self.wp_float, self.device, self.num_envs
+        lay, F, dev = self.layout, self.wp_float, self.device
+        cls = type(self)
+        for fn in ("reset_world", "reward_world", "observe_agent"):
+            if getattr(cls, fn) is None:
+                raise TypeError(f"{cls.__name__} must set {fn} (a Warp function)")
         num_agents, num_landmarks = len(lay.agent_size), len(lay.landmark_size)
         self.num_landmarks = num_landmarks
-        if self.continuous_actions:
-            action_space = gymnasium.spaces.Box(low=0.0, high=1.0, shape=(5,), dtype=np.float32)
-        else:
-            action_space = gymnasium.spaces.Discrete(5)
         start = 0
         for name, agents in lay.groups:
+            i = start
+            space = agent_action_space(lay.agent_movable[i], lay.agent_silent[i], lay.dim_c, self.continuous_actions)
+            for j in range(start, start + len(agents)):
+                if agent_action_space(lay.agent_movable[j], lay.agent_silent[j], lay.dim_c,
+                                      self.continuous_actions) != space:
+                    raise ValueError(f"Layout.groups: the agents of group {name!r} must share one action space")
             dim = self._obs_dim(name)
             self.groups[name] = GroupSpec(name=name, agents=tuple(agents), start=start, obs_dim=dim,
-                                          action_space=action_space,
-                                          observation_space=stack_group_spaces(dim))
+                                          action_space=space, observation_space=stack_group_spaces(dim))
             start += len(agents)
+        fields = self._fields()
+        for name, f in fields.items():
+            if f.role not in _ROLES or f.dtype not in ("float", "int", "bool"):
+                raise ValueError(f"{cls.__name__}._fields[{name!r}]: role must be one of {_ROLES} and dtype "
+                                 f"'float', 'int' or 'bool', got {f.role!r}, {f.dtype!r}")
+        act_dim = max(int(np.prod(s.action_space.shape or (1,))) for s in self.groups.values())
+        obs_dim = max(s.obs_dim for s in self.groups.values())
+        # one group whose rows fill the staging buffer: the staging buffer is its buffer
+        self._gather = not (len(self.groups) == 1 and next(iter(self.groups.values())).obs_dim == obs_dim)
+        # every per-world buffer allocated below: refuse a batch that cannot fit before allocating
+        buffers = [((num_agents, 2), F)] * 3 + [((num_agents, max(lay.dim_c, 1)), F), ((num_landmarks, 2), F)]
+        buffers += [((num_agents,), F)] * 2 + [((num_agents,), wp.int32), ((num_agents, act_dim), wp.float32)]
+        buffers += [((num_agents, obs_dim), wp.float32)] * 2
+        buffers += [((s.n_agents, s.obs_dim), wp.float32) for s in self.groups.values()] * (2 * self._gather)
+        buffers += [(f.shape, _warp_dtype(f.dtype, F)) for f in fields.values() if f.role not in ("param", "const")]
+        self._check_allocation(self._common_world_bytes(num_agents) + world_bytes(*buffers), num_agents)
         self._allocate_common(num_agents)
 
-        def const(values, dtype=F):
+        def array(values, dtype):
             return wp.array(np.asarray(values, dtype=wp.dtype_to_numpy(dtype)), dtype=dtype, device=dev)
 
-        self._agent_size = const(lay.agent_size)
-        self._agent_collide = const([int(c) for c in lay.agent_collide], wp.int32)
-        self._landmark_size = const(lay.landmark_size or [0.0])
-        self._landmark_collide = const([int(c) for c in lay.landmark_collide] or [0], wp.int32)
-        self._base_accel = const(lay.agent_accel)
-        self._base_max_speed = const(lay.agent_max_speed)
-        self._curriculum_scaled = const([int(self.curriculum and c) for c in lay.curriculum_scaled], wp.int32)
-        self._curriculum_factor = const([lay.curriculum_factors[0]])
-        self._curriculum_stage = const([0], wp.int32)
-
-        self.agent_pos = self._world_array((num_agents, 2), F)
-        self.agent_vel = self._world_array((num_agents, 2), F)
-        self.landmark_pos = self._world_array((num_landmarks, 2), F)
-        self.agent_accel = self._world_array((num_agents,), F)
-        self.agent_max_speed = self._world_array((num_agents,), F)
-        self._force = self._world_array((num_agents, 2), F)
-        self._action_discrete = self._world_array((num_agents,), wp.int32)
-        self._action_continuous = self._world_array((num_agents, 5), wp.float32)
-        self._action_view = wp.to_torch(self._action_continuous if self.continuous_actions
-                                        else self._action_discrete)
+        Struct = world_struct(cls, F, fields)
+        w = Struct()
+        ints = lambda flags: array([int(x) for x in flags], wp.int32)  # noqa: E731
+        w.mode, w.max_cycles, w.continuous, w.dim_c = (self._mode_code, self.max_cycles,
+                                                        int(self.continuous_actions), lay.dim_c)
+        w.dt, w.damping, w.contact_force, w.contact_margin = DT, DAMPING, CONTACT_FORCE, CONTACT_MARGIN
+        w.agent_size, w.agent_mass = array(lay.agent_size, F), array(lay.agent_mass, F)
+        w.agent_movable, w.agent_silent = ints(lay.agent_movable), ints(lay.agent_silent)
+        w.agent_collide = ints(lay.agent_collide)
+        w.landmark_size = array(lay.landmark_size or [0.0], F)
+        w.landmark_collide = ints(lay.landmark_collide or [0])
+        w.base_accel, w.base_max_speed = array(lay.agent_accel, F), array(lay.agent_max_speed, F)
+        w.curriculum_scaled = ints([self.curriculum and c for c in lay.curriculum_scaled])
+        w.curriculum_factor = array([lay.curriculum_factors[0]], F)
+        w.curriculum_stage = array([0], wp.int32)
+        w.world_seed, w.episode, w.t = self._world_seed, self._episode, self._t
+        w.pending_reset, w.reset_now = self._pending_reset, self._reset_now
+        w.agent_pos = self.agent_pos = self._world_array((num_agents, 2), F)
+        w.agent_vel = self.agent_vel = self._world_array((num_agents, 2), F)
+        w.agent_comm = self.agent_comm = self._world_array((num_agents, max(lay.dim_c, 1)), F)
+        w.landmark_pos = self.landmark_pos = self._world_array((num_landmarks, 2), F)
+        w.agent_accel = self.agent_accel = self._world_array((num_agents,), F)
+        w.agent_max_speed = self.agent_max_speed = self._world_array((num_agents,), F)
+        w.force = self._world_array((num_agents, 2), F)
+        w.action_discrete = self._world_array((num_agents,), wp.int32)
+        w.action_continuous = self._world_array((num_agents, act_dim), wp.float32)
+        w.reward, w.terminated, w.truncated = self._reward, self._terminated, self._truncated
+        w.obs = self._world_array((num_agents, obs_dim), wp.float32)
+        w.final_obs = self._world_array((num_agents, obs_dim), wp.float32)
+        self._scenario_state, self._info = {}, {}
+        for name, f in fields.items():
+            dtype = _warp_dtype(f.dtype, F)
+            if f.role == "param":
+                setattr(w, name, f.value)
+            elif f.role == "const":
+                setattr(w, name, array(f.value if f.value else [0], dtype))
+            else:
+                value = self._world_array(f.shape, dtype)
+                setattr(w, name, value)
+                if f.role == "state":
+                    self._scenario_state[name] = value
+                elif f.role == "info":
+                    self._info[name] = value
+        self._w, self._Struct = w, Struct
+        self._shard_structs = {}
+        self._action_view = wp.to_torch(w.action_continuous if self.continuous_actions else w.action_discrete)
         for name, spec in self.groups.items():
-            self._obs_arrays[name] = self._world_array((spec.n_agents, spec.obs_dim), wp.float32)
-            self._final_obs_arrays[name] = self._world_array((spec.n_agents, spec.obs_dim), wp.float32)
-        self._metric_arrays = self._allocate_metrics()
-        self._metrics = {k: wp.to_torch(a) for k, a in self._metric_arrays.items()}
+            if self._gather:
+                self._obs_arrays[name] = self._world_array((spec.n_agents, spec.obs_dim), wp.float32)
+                self._final_obs_arrays[name] = self._world_array((spec.n_agents, spec.obs_dim), wp.float32)
+            else:
+                self._obs_arrays[name], self._final_obs_arrays[name] = w.obs, w.final_obs
+        self._metric_arrays = self._info
+        self._metrics = {k: wp.to_torch(a) for k, a in self._info.items()}
+        module = re.sub(r"\W", "_", f"war_envs_mpe_{cls.__module__}_{cls.__name__}_{F.__name__}")
+        self._physics, self._reward_done, self._observe = W.world_kernels(
+            Struct, module, cls.reset_world, cls.reward_world, cls.observe_agent, cls.clear_info)
         self._make_views()
 
+    def _action_targets(self) -> dict[str, torch.Tensor]:
+        parts = {}
+        for g, s in self.groups.items():
+            part = self._action_view[:, s.start:s.stop]
+            parts[g] = part[..., :s.action_space.shape[0]] if self.continuous_actions else part
+        return parts
+
+    def _struct(self, worlds: slice | None):
+        """The world struct for a shard of worlds (its per-world arrays sliced to the shard)."""
+        if worlds is None or (worlds.start == 0 and worlds.stop == self.num_envs):
+            return self._w
+        key = (worlds.start, worlds.stop)
+        shard = self._shard_structs.get(key)
+        if shard is None:
+            shard = self._Struct()
+            for name in self._Struct.vars:
+                value = getattr(self._w, name)
+                if isinstance(value, wp.array) and id(value) in self._world_ids and value.size:
+                    value = value[worlds]
+                setattr(shard, name, value)
+            self._shard_structs[key] = shard
+        return shard
+
     def _state_arrays(self) -> dict[str, wp.array]:
-        return {
+        arrays = {
             "agent_pos": self.agent_pos,
             "agent_vel": self.agent_vel,
             "landmark_pos": self.landmark_pos,
             "agent_accel": self.agent_accel,
             "agent_max_speed": self.agent_max_speed,
-            "t": self._t,
-            "episode": self._episode,
-            "rng_key": self._world_seed,
-            "pending_reset": self._pending_reset,
         }
+        if not all(self.layout.agent_silent):
+            arrays["agent_comm"] = self.agent_comm
+        arrays.update(self._scenario_state)
+        arrays.update({"t": self._t, "episode": self._episode, "rng_key": self._world_seed,
+                       "pending_reset": self._pending_reset})
+        return arrays
 
     def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
         if key == "pending_reset" and tensor.numel() and int(tensor.max()) > 1:
@@ -205,19 +397,25 @@ class MPEBase(BatchedEnv):
             raise ValueError("state['agent_accel']: expected values >= 0")
 
     # ------------------------------------------------------------------ launches
-    def _floats(self, *values):
-        return [self.wp_float(x) for x in values]
+    def _launch_world(self, kernel, worlds: slice | None, *extra) -> None:
+        n = self.num_envs if worlds is None else worlds.stop - worlds.start
+        wp.launch(kernel, dim=n, inputs=[self._struct(worlds), *extra], device=self.device)
+
+    def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
+        self._launch_world(self._observe, worlds, int(write_final))
+        if self._gather:
+            w = self._w
+            for name, spec in self.groups.items():
+                if write_final:
+                    self._launch(W.gather_group, worlds=worlds, inputs=[
+                        spec.start, 1, self._reset_now, w.final_obs, self._final_obs_arrays[name]])
+                self._launch(W.gather_group, worlds=worlds, inputs=[
+                    spec.start, 0, self._reset_now, w.obs, self._obs_arrays[name]])
 
     def _launch_step(self, worlds: slice | None = None) -> None:
-        contact_force, contact_margin, dt, damping = self._floats(CONTACT_FORCE, CONTACT_MARGIN, DT, DAMPING)
-        self._launch(K.mpe_physics, worlds=worlds, inputs=[
-            int(self.continuous_actions), contact_force, contact_margin, dt, damping,
-            self._agent_size, self._agent_collide, self._landmark_size, self._landmark_collide,
-            self.landmark_pos, self.agent_accel, self.agent_max_speed, self._pending_reset,
-            self._action_discrete, self._action_continuous, self._force, self.agent_pos,
-            self.agent_vel])
-        self._launch_reward_done(worlds)
-        self._launch_observe(write_final=self._mode_code == K.AUTORESET_SAME_STEP, worlds=worlds)
+        self._launch_world(self._physics, worlds)
+        self._launch_world(self._reward_done, worlds)
+        self._launch_observe(write_final=self._mode_code == W.AUTORESET_SAME_STEP, worlds=worlds)
 
     # ------------------------------------------------------------------ curriculum (mpe2 API)
     @property
@@ -238,8 +436,8 @@ class MPEBase(BatchedEnv):
         if stage >= self.num_curriculum_stages:
             raise ValueError(f"stage: expected 0..{self.num_curriculum_stages - 1}, got {stage}")
         self._stage = stage
-        wp.to_torch(self._curriculum_stage).fill_(stage)
-        wp.to_torch(self._curriculum_factor).fill_(self.layout.curriculum_factors[stage])
+        wp.to_torch(self._w.curriculum_stage).fill_(stage)
+        wp.to_torch(self._w.curriculum_factor).fill_(self.layout.curriculum_factors[stage])
 
     def advance_curriculum(self) -> None:
         """Move to the next stage; a no-op at the last stage (as mpe2)."""
@@ -250,6 +448,12 @@ class MPEBase(BatchedEnv):
             self.set_curriculum_stage(self._stage + 1)
 
     # ------------------------------------------------------------------ rendering
+    def _entity_colors(self, world: int) -> np.ndarray:
+        """RGB in [0, 1] of every agent then every landmark of ``world`` (the layout's; scenarios
+        whose colours are drawn at reset override this)."""
+        lay = self.layout
+        return np.asarray(lay.agent_color + lay.landmark_color, dtype=np.float64)
+
     def render_frame(self, world: int = 0, *, width: int = 700, height: int = 700,
                      original_cam_range: float | None = None) -> np.ndarray:
         """An RGB ``[H, W, 3]`` uint8 picture of one world, drawn like mpe2 (no display needed)."""
@@ -264,6 +468,5 @@ class MPEBase(BatchedEnv):
         landmarks = self.landmark_pos.numpy()[world]
         positions = np.concatenate([agents, landmarks]).astype(np.float64)
         radii = np.asarray(lay.agent_size + lay.landmark_size, dtype=np.float64)
-        colors = np.asarray(lay.agent_color + lay.landmark_color, dtype=np.float64)
-        return render_circles(positions, radii, colors, width=width, height=height,
+        return render_circles(positions, radii, self._entity_colors(world), width=width, height=height,
                               original_cam_range=original_cam_range)

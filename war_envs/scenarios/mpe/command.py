@@ -3,13 +3,62 @@ the heterogeneous scenario of the WAR layer (a costly global policy next to chea
 
 from __future__ import annotations
 
+from typing import Any
+
 import warp as wp
 
 from war_envs.core import validation as v
-from war_envs.scenarios.mpe import _kernels as K
-from war_envs.scenarios.mpe.base import (DEFAULT_SENSITIVITY, NAVIGATION_METRICS, NO_SPEED_CAP, Layout,
-                                         MPEBase)
-from war_envs.scenarios.mpe.spread import CAPTURE_RADIUS
+from war_envs.scenarios.mpe import world as W
+from war_envs.scenarios.mpe.base import (DEFAULT_SENSITIVITY, NAVIGATION_METRICS, NO_SPEED_CAP, Field, Layout,
+                                         MPEBase, param)
+from war_envs.scenarios.mpe.spread import (CAPTURE_RADIUS, clear_navigation_info, draw_navigation_start,
+                                           landmark_coverage, navigation_info)
+
+
+# ------------------------------------------------------------------ Warp functions
+@wp.func
+def command_reset(w: Any, e: int):
+    """Agents and landmarks ~ U[-1, 1)²."""
+    draw_navigation_start(w, e, type(w.dt)(1.0))
+
+
+@wp.func
+def command_reward(w: Any, e: int):
+    """Team reward shared by every agent: r = -sum_l min_a |a - l| - #(colliding pairs)."""
+    num_agents = w.agent_pos.shape[1]
+    coverage = landmark_coverage(w, e)
+    team = coverage[0]
+    occupied = int(coverage[1])
+    for i in range(num_agents):
+        w.collisions[e, i] = 0
+    pairs = int(0)
+    for i in range(num_agents):
+        for j in range(i + 1, num_agents):
+            if W.agents_collide(w, e, i, j):
+                pairs += 1
+                w.collisions[e, i] = w.collisions[e, i] + 1
+                w.collisions[e, j] = w.collisions[e, j] + 1
+    team = team - type(team)(float(pairs))
+    for i in range(num_agents):
+        w.reward[e, i] = team
+    w.occupied_landmarks[e] = occupied
+    return w.terminate_on_success != 0 and occupied == w.landmark_pos.shape[1]
+
+
+@wp.func
+def command_observe(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
+    """[self_vel, self_pos, landmark_rel, other_rel]: all of them (the commander, agent 0) or the
+    k nearest, zero-padded (sentries)."""
+    px = w.agent_pos[e, i, 0]
+    py = w.agent_pos[e, i, 1]
+    agent_k = w.agent_k
+    landmark_k = w.landmark_k
+    if i == 0:
+        agent_k = -1
+        landmark_k = -1
+    o = W.write_self(out, e, i, w)
+    o = W.write_relative_positions(out, e, i, o, -1, px, py, w.landmark_pos, landmark_k)
+    o = W.write_relative_positions(out, e, i, o, i, px, py, w.agent_pos, agent_k)
 
 
 class Command(MPEBase):
@@ -52,7 +101,10 @@ class Command(MPEBase):
     """
 
     env_id = "Command-v0"
-    _scenario_code = K.SCENARIO_COMMAND
+    reset_world = command_reset
+    reward_world = command_reward
+    observe_agent = command_observe
+    clear_info = clear_navigation_info
     per_agent_metrics = ("collisions",)
     episode_metrics = NAVIGATION_METRICS
 
@@ -80,10 +132,6 @@ class Command(MPEBase):
             landmark_size=[0.05] * m,
             landmark_collide=[False] * m,
             landmark_color=[(0.25, 0.25, 0.25)] * m,
-            agent_range=(-1.0, 1.0),
-            landmark_range=(-1.0, 1.0),
-            curriculum_scaled=[False] * n,
-            curriculum_factors=[1.0],
         )
 
     def _obs_dim(self, group: str) -> int:
@@ -94,18 +142,10 @@ class Command(MPEBase):
         others = self.num_agent_neighbors or num_agents - 1
         return 4 + 2 * landmarks + 2 * others
 
-    def _allocate_metrics(self) -> dict[str, wp.array]:
+    def _fields(self) -> dict[str, Field]:
         return {
-            "landmark_min_dist": self._world_array((self.num_landmarks_arg,), self.wp_float),
-            "collisions": self._world_array((self.num_sentries + 1,), wp.int32),
-            "occupied_landmarks": self._world_array((), wp.int32),
+            "capture_radius": param(CAPTURE_RADIUS),
+            "terminate_on_success": param(int(self.terminate_on_success), "int"),
+            "agent_k": param(self.agent_k, "int"), "landmark_k": param(self.landmark_k, "int"),
+            **navigation_info(self.num_sentries + 1, self.num_landmarks_arg),
         }
-
-    def _launch_reward_done(self, worlds: slice | None = None) -> None:
-        m = self._metric_arrays
-        (capture,) = self._floats(CAPTURE_RADIUS)
-        self._launch(K.command_reward_done, worlds=worlds, inputs=[
-            self._mode_code, self.max_cycles, capture, int(self.terminate_on_success),
-            self._agent_size, self.agent_pos, self.landmark_pos, self._t, self._pending_reset,
-            self._reset_now, self._reward, self._terminated, self._truncated,
-            m["landmark_min_dist"], m["collisions"], m["occupied_landmarks"]])

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import torch
 import warp as wp
 
 from war_envs.core import validation as v
 from war_envs.core.scenario import EpisodeMetric
-from war_envs.scenarios.mpe import _kernels as K
-from war_envs.scenarios.mpe.base import Layout, MPEBase
+from war_envs.scenarios.mpe import world as W
+from war_envs.scenarios.mpe.base import Field, Layout, MPEBase, info, param
 
 # mpe2 simple_tag Scenario constants
 ADVERSARY_SIZE, ADVERSARY_ACCEL, ADVERSARY_MAX_SPEED = 0.075, 3.0, 1.0
@@ -41,6 +42,109 @@ def predator_prey_metrics(num_adversaries: int) -> tuple[EpisodeMetric, ...]:
                       functools.partial(contact_step, num_adversaries=num_adversaries), "sum"),
         EpisodeMetric("contacts", "adversary-prey contacts, summed over the episode's steps", contacts, "sum"),
     )
+
+
+# ------------------------------------------------------------------ Warp functions
+@wp.func
+def boundary_penalty(x: Any):
+    """mpe2's bound(x): 0 below 0.9, (x - 0.9) * 10 below 1, else min(exp(2x - 2), 10)."""
+    if x < type(x)(0.9):
+        return type(x)(0.0)
+    if x < type(x)(1.0):
+        return (x - type(x)(0.9)) * type(x)(10.0)
+    return wp.min(wp.exp(type(x)(2.0) * x - type(x)(2.0)), type(x)(10.0))
+
+
+@wp.func
+def predator_prey_reset(w: Any, e: int):
+    """Agents ~ U[-1, 1)², obstacles ~ U[-0.9, 0.9)² (mpe2's reset_world)."""
+    state = wp.rand_init(w.world_seed[e], w.episode[e])
+    one = type(w.dt)(1.0)
+    edge = type(w.dt)(0.9)
+    for i in range(w.agent_pos.shape[1]):
+        w.agent_pos[e, i, 0] = W.uniform(wp.randf(state), -one, one)
+        w.agent_pos[e, i, 1] = W.uniform(wp.randf(state), -one, one)
+    for l in range(w.landmark_pos.shape[1]):
+        w.landmark_pos[e, l, 0] = W.uniform(wp.randf(state), -edge, edge)
+        w.landmark_pos[e, l, 1] = W.uniform(wp.randf(state), -edge, edge)
+
+
+@wp.func
+def predator_prey_clear_info(w: Any, e: int):
+    for i in range(w.collisions.shape[1]):
+        w.collisions[e, i] = 0
+        w.boundary_penalty[e, i] = type(w.dt)(0.0)
+
+
+@wp.func
+def predator_prey_reward(w: Any, e: int):
+    """Adversaries: +10 per (good, adversary) contact anywhere (team reward).  Good agents:
+    -10 per touching adversary - sum over axes of bound(|x|).  Terminal: every good agent
+    touched."""
+    num_agents = w.agent_pos.shape[1]
+    na = w.num_adversaries
+    zero = type(w.dt)(0.0)
+    for i in range(num_agents):
+        w.collisions[e, i] = 0
+    contacts = int(0)
+    all_caught = bool(True)
+    for g in range(na, num_agents):
+        caught = bool(False)
+        for a in range(na):
+            if W.agents_collide(w, e, g, a):
+                contacts += 1
+                caught = True
+                w.collisions[e, a] = w.collisions[e, a] + 1
+                w.collisions[e, g] = w.collisions[e, g] + 1
+        if not caught:
+            all_caught = False
+    adversary_reward = type(zero)(10.0) * type(zero)(float(contacts))
+    for i in range(num_agents):
+        if i < na:
+            w.reward[e, i] = adversary_reward
+            w.boundary_penalty[e, i] = zero
+        else:
+            rew = zero - type(zero)(10.0) * type(zero)(float(w.collisions[e, i]))
+            bx = boundary_penalty(wp.abs(w.agent_pos[e, i, 0]))
+            by = boundary_penalty(wp.abs(w.agent_pos[e, i, 1]))
+            rew = rew - bx
+            rew = rew - by
+            w.reward[e, i] = rew
+            w.boundary_penalty[e, i] = bx + by
+    return w.terminate_on_success != 0 and all_caught
+
+
+@wp.func
+def predator_prey_observe(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
+    """[self_vel, self_pos, obstacle_rel (all or k nearest), other_rel (all or k nearest),
+    good_agent_vel (full: every other good agent; k nearest: good ones, zeros otherwise)]."""
+    px = w.agent_pos[e, i, 0]
+    py = w.agent_pos[e, i, 1]
+    o = W.write_self(out, e, i, w)
+    o = W.write_relative_positions(out, e, i, o, -1, px, py, w.landmark_pos, w.landmark_k)
+    o = W.write_relative_positions(out, e, i, o, i, px, py, w.agent_pos, w.agent_k)
+    num_agents = w.agent_pos.shape[1]
+    if w.agent_k < 0:
+        for j in range(w.num_adversaries, num_agents):
+            if j != i:
+                out[e, i, o] = wp.float32(w.agent_vel[e, j, 0])
+                out[e, i, o + 1] = wp.float32(w.agent_vel[e, j, 1])
+                o += 2
+    else:
+        # velocity slots follow the k nearest in the same order (mpe2's padded_velocities)
+        prev_d = type(px)(-1.0)
+        prev_j = int(-1)
+        for r in range(w.agent_k):
+            j = W.nearest_rank_after(px, py, w.agent_pos, e, num_agents, i, prev_d, prev_j)
+            out[e, i, o] = wp.float32(0.0)
+            out[e, i, o + 1] = wp.float32(0.0)
+            if j >= 0:
+                if j >= w.num_adversaries:
+                    out[e, i, o] = wp.float32(w.agent_vel[e, j, 0])
+                    out[e, i, o + 1] = wp.float32(w.agent_vel[e, j, 1])
+                prev_d = W.distance(w.agent_pos[e, j, 0], w.agent_pos[e, j, 1], px, py)
+                prev_j = j
+            o += 2
 
 
 class PredatorPrey(MPEBase):
@@ -96,7 +200,11 @@ class PredatorPrey(MPEBase):
     """
 
     env_id = "PredatorPrey-v0"
-    _scenario_code = K.SCENARIO_PREDATOR_PREY
+    mpe2_module = "simple_tag_v3"
+    reset_world = predator_prey_reset
+    reward_world = predator_prey_reward
+    observe_agent = predator_prey_observe
+    clear_info = predator_prey_clear_info
     per_agent_metrics = ("collisions", "boundary_penalty")
 
     def __init__(self, *, num_good: int = 1, num_adversaries: int = 3, num_obstacles: int = 2,
@@ -120,10 +228,9 @@ class PredatorPrey(MPEBase):
             landmark_size=[OBSTACLE_SIZE] * no,
             landmark_collide=[True] * no,
             landmark_color=[(0.25, 0.25, 0.25)] * no,
-            agent_range=(-1.0, 1.0),
-            landmark_range=(-0.9, 0.9),
             curriculum_scaled=[False] * na + [True] * ng,
             curriculum_factors=list(PREY_SPEED_FACTORS),
+            dim_c=2,
         )
 
     def _obs_dim(self, group: str) -> int:
@@ -134,17 +241,11 @@ class PredatorPrey(MPEBase):
         other_good = self.num_good - (1 if group == "agent" else 0)
         return 4 + 2 * landmarks + 2 * (num_agents - 1) + 2 * other_good
 
-    def _allocate_metrics(self) -> dict[str, wp.array]:
+    def _fields(self) -> dict[str, Field]:
         A = self.num_adversaries + self.num_good
         return {
-            "collisions": self._world_array((A,), wp.int32),
-            "boundary_penalty": self._world_array((A,), self.wp_float),
+            "num_adversaries": param(self.num_adversaries, "int"),
+            "terminate_on_success": param(int(self.terminate_on_success), "int"),
+            "agent_k": param(self.agent_k, "int"), "landmark_k": param(self.landmark_k, "int"),
+            "collisions": info("int", A), "boundary_penalty": info("float", A),
         }
-
-    def _launch_reward_done(self, worlds: slice | None = None) -> None:
-        m = self._metric_arrays
-        self._launch(K.predator_prey_reward_done, worlds=worlds, inputs=[
-            self._mode_code, self.max_cycles, self.num_adversaries,
-            int(self.terminate_on_success), self._agent_size, self.agent_pos, self._t,
-            self._pending_reset, self._reset_now, self._reward, self._terminated,
-            self._truncated, m["collisions"], m["boundary_penalty"]])

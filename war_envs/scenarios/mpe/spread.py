@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import warp as wp
 
 from war_envs.core import validation as v
 from war_envs.core.scenario import EpisodeMetric
-from war_envs.scenarios.mpe import _kernels as K
-from war_envs.scenarios.mpe.base import (DEFAULT_SENSITIVITY, NAVIGATION_METRICS, NO_SPEED_CAP, Layout,
-                                         MPEBase)
+from war_envs.scenarios.mpe import world as W
+from war_envs.scenarios.mpe.base import (DEFAULT_SENSITIVITY, NAVIGATION_METRICS, NO_SPEED_CAP, Field, Layout,
+                                         MPEBase, info, param)
 
 CAPTURE_RADIUS = 0.1  # mpe2 Scenario.CAPTURE_RADIUS
 #: the MAPPO paper's on-policy code draws landmarks from 0.8 · U(−1, 1)² (mpe2, and Spread-v0 by
@@ -39,6 +41,98 @@ SPREAD_METRICS = (
                   "sum"),
     *NAVIGATION_METRICS,
 )
+
+
+# ------------------------------------------------------------------ Warp functions
+@wp.func
+def draw_navigation_start(w: Any, e: int, landmark_range: Any):
+    """Agents ~ U[-1, 1)², landmarks ~ U[-r, r)² (r = ``landmark_range``), from world e's stream."""
+    state = wp.rand_init(w.world_seed[e], w.episode[e])
+    one = type(landmark_range)(1.0)
+    for i in range(w.agent_pos.shape[1]):
+        w.agent_pos[e, i, 0] = W.uniform(wp.randf(state), -one, one)
+        w.agent_pos[e, i, 1] = W.uniform(wp.randf(state), -one, one)
+    for l in range(w.landmark_pos.shape[1]):
+        w.landmark_pos[e, l, 0] = W.uniform(wp.randf(state), -landmark_range, landmark_range)
+        w.landmark_pos[e, l, 1] = W.uniform(wp.randf(state), -landmark_range, landmark_range)
+
+
+@wp.func
+def landmark_coverage(w: Any, e: int):
+    """G = -sum_l min_a |a - l| (each min written to ``w.landmark_min_dist``) and the number of
+    landmarks with an agent closer than ``w.capture_radius``, as (G, count as a float)."""
+    total = type(w.capture_radius)(0.0)
+    occupied = type(w.capture_radius)(0.0)
+    for l in range(w.landmark_pos.shape[1]):
+        min_dist = W.entity_distance(w.agent_pos, e, 0, w.landmark_pos, l)
+        for a in range(1, w.agent_pos.shape[1]):
+            min_dist = wp.min(min_dist, W.entity_distance(w.agent_pos, e, a, w.landmark_pos, l))
+        w.landmark_min_dist[e, l] = min_dist
+        total = total - min_dist
+        if min_dist < w.capture_radius:
+            occupied = occupied + type(w.capture_radius)(1.0)
+    return wp.vector(total, occupied)
+
+
+@wp.func
+def clear_navigation_info(w: Any, e: int):
+    """NEXT_STEP's reset-only step: no collisions, distances or occupied landmarks."""
+    for i in range(w.collisions.shape[1]):
+        w.collisions[e, i] = 0
+    for l in range(w.landmark_min_dist.shape[1]):
+        w.landmark_min_dist[e, l] = type(w.capture_radius)(0.0)
+    w.occupied_landmarks[e] = 0
+
+
+@wp.func
+def spread_reset(w: Any, e: int):
+    draw_navigation_start(w, e, w.landmark_range)
+
+
+@wp.func
+def spread_reward(w: Any, e: int):
+    """r_i = G * (1 - local_ratio) + L_i * local_ratio with G = -sum_l min_a |a - l| and
+    L_i = -#{j != i colliding with i} (zero in curriculum stage 0)."""
+    num_agents = w.agent_pos.shape[1]
+    zero = type(w.local_ratio)(0.0)
+    coverage = landmark_coverage(w, e)
+    global_reward = coverage[0]
+    occupied = int(coverage[1])
+    penalty = w.curriculum == 0 or w.curriculum_stage[0] >= 1
+    one = type(w.local_ratio)(1.0)
+    for i in range(num_agents):
+        count = int(0)
+        for j in range(num_agents):
+            if j != i:
+                if W.agents_collide(w, e, i, j):
+                    count += 1
+        w.collisions[e, i] = count
+        local = zero
+        if penalty:
+            local = -type(w.local_ratio)(float(count))
+        w.reward[e, i] = global_reward * (one - w.local_ratio) + local * w.local_ratio
+    w.occupied_landmarks[e] = occupied
+    return w.terminate_on_success != 0 and occupied == w.landmark_pos.shape[1]
+
+
+@wp.func
+def spread_observe(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
+    """[self_vel, self_pos, landmark_rel (N or k nearest, zero-padded),
+    other_rel (N-1 or k nearest, zero-padded), comm (zeros: agents are silent)]."""
+    px = w.agent_pos[e, i, 0]
+    py = w.agent_pos[e, i, 1]
+    o = W.write_self(out, e, i, w)
+    o = W.write_relative_positions(out, e, i, o, -1, px, py, w.landmark_pos, w.landmark_k)
+    o = W.write_relative_positions(out, e, i, o, i, px, py, w.agent_pos, w.agent_k)
+    # comm block: silent agents say nothing (rewritten each step so the buffer self-heals if a
+    # caller edits the returned view in place)
+    W.write_zeros(out, e, i, o, out.shape[2] - o)
+
+
+def navigation_info(num_agents: int, num_landmarks: int) -> dict[str, Field]:
+    """The info fields of the landmark-covering scenarios (Spread-v0, Command-v0)."""
+    return {"landmark_min_dist": info("float", num_landmarks), "collisions": info("int", num_agents),
+            "occupied_landmarks": info("int")}
 
 
 class Spread(MPEBase):
@@ -99,7 +193,11 @@ class Spread(MPEBase):
     """
 
     env_id = "Spread-v0"
-    _scenario_code = K.SCENARIO_SPREAD
+    mpe2_module = "simple_spread_v3"
+    reset_world = spread_reset
+    reward_world = spread_reward
+    observe_agent = spread_observe
+    clear_info = clear_navigation_info
     per_agent_metrics = ("collisions",)
     episode_metrics = SPREAD_METRICS
     progress_metric = "onpolicy_episode_reward"
@@ -131,10 +229,8 @@ class Spread(MPEBase):
             landmark_size=[0.05] * n,
             landmark_collide=[False] * n,
             landmark_color=[(0.25, 0.25, 0.25)] * n,
-            agent_range=(-1.0, 1.0),
-            landmark_range=(-self.landmark_range, self.landmark_range),
-            curriculum_scaled=[False] * n,
             curriculum_factors=[1.0, 1.0],
+            dim_c=2,
         )
 
     def _obs_dim(self, group: str) -> int:
@@ -142,19 +238,12 @@ class Spread(MPEBase):
         others = self.num_agent_neighbors or self.N - 1
         return 4 + 2 * landmarks + 4 * others
 
-    def _allocate_metrics(self) -> dict[str, wp.array]:
+    def _fields(self) -> dict[str, Field]:
         return {
-            "landmark_min_dist": self._world_array((self.N,), self.wp_float),
-            "collisions": self._world_array((self.N,), wp.int32),
-            "occupied_landmarks": self._world_array((), wp.int32),
+            "local_ratio": param(self.local_ratio), "capture_radius": param(CAPTURE_RADIUS),
+            "landmark_range": param(self.landmark_range),
+            "terminate_on_success": param(int(self.terminate_on_success), "int"),
+            "curriculum": param(int(self.curriculum), "int"),
+            "agent_k": param(self.agent_k, "int"), "landmark_k": param(self.landmark_k, "int"),
+            **navigation_info(self.N, self.N),
         }
-
-    def _launch_reward_done(self, worlds: slice | None = None) -> None:
-        m = self._metric_arrays
-        local_ratio, capture = self._floats(self.local_ratio, CAPTURE_RADIUS)
-        self._launch(K.spread_reward_done, worlds=worlds, inputs=[
-            self._mode_code, self.max_cycles, local_ratio, capture,
-            int(self.terminate_on_success), int(self.curriculum), self._curriculum_stage,
-            self._agent_size, self.agent_pos, self.landmark_pos, self._t, self._pending_reset,
-            self._reset_now, self._reward, self._terminated, self._truncated,
-            m["landmark_min_dist"], m["collisions"], m["occupied_landmarks"]])

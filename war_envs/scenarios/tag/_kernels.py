@@ -30,13 +30,14 @@ from typing import Any
 
 import warp as wp
 
-from war_envs.core._world_kernels import (  # noqa: F401  (the modes are part of this module's API)
+from war_envs.core.episode import (  # noqa: F401  (the modes are part of this module's API)
     AUTORESET_DISABLED,
     AUTORESET_NEXT_STEP,
     AUTORESET_SAME_STEP,
     KERNEL_MODULE_OPTIONS,
     begin_pending_reset,
-    schedule_autoreset,
+    end_step,
+    start_episode,
 )
 
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
@@ -374,6 +375,30 @@ def write_relative(
     out[e, slot, 4 * stride + column] = wp.float32((agent_dir[e, j] - agent_dir[e, i]) / two_pi)
 
 
+@wp.func
+def write_egocentric(
+    out: wp.array3d(dtype=wp.float32),
+    e: int,
+    slot: int,
+    base: int,
+    column: int,
+    stride: int,
+    i: int,
+    j: int,
+    agent_pos: wp.array3d(dtype=Any),
+    agent_dir: wp.array2d(dtype=Any),
+    diagonal: Any,
+):
+    """Agent j's offset from i in i's own frame, two rows from ``base`` (feature-major):
+    ahead = (dx cos + dy sin)/(sqrt2 L), left = (-dx sin + dy cos)/(sqrt2 L)."""
+    dx = agent_pos[e, j, 0] - agent_pos[e, i, 0]
+    dy = agent_pos[e, j, 1] - agent_pos[e, i, 1]
+    c = wp.cos(agent_dir[e, i])
+    s = wp.sin(agent_dir[e, i])
+    out[e, slot, base + column] = wp.float32((dx * c + dy * s) / diagonal)
+    out[e, slot, base + stride + column] = wp.float32((dy * c - dx * s) / diagonal)
+
+
 @wp.kernel
 def tag_observe(
     # Params
@@ -388,6 +413,7 @@ def tag_observe(
     speed_norm: Any,
     two_pi: Any,
     observe_self: int,
+    egocentric: int,
     grid_length: Any,
     mask: wp.array(dtype=wp.int32),
     # State in
@@ -414,7 +440,9 @@ def tag_observe(
     type and in-game rows, as WarpDrive).  Partial: the k nearest agents in the game, zero-padded,
     7 k + 1 values (all zeros for an agent out of the game).  With ``observe_self`` (not
     WarpDrive's) five more values follow the time: cos(dir), sin(dir), speed / (v_max + eps),
-    x / L, y / L of agent i itself (zeros for an agent out of the game)."""
+    x / L, y / L of agent i itself (zeros for an agent out of the game).  With ``egocentric``
+    (not WarpDrive's) two more rows close the observation: each listed agent's offset in i's
+    own frame (ahead, left), zeros where the relative rows are zeros."""
     e, i = wp.tid()
     if not selected(select, e, pending_reset, mask):
         return
@@ -428,17 +456,25 @@ def tag_observe(
     time = wp.float32(0.0)
     if me_alive:
         time = wp.float32(t[e]) / wp.float32(episode_length)
+    stride = k
     if full_observation != 0:
         stride = num_agents - 1
+    ego = 7 * stride + 1 + 5 * observe_self
+    if full_observation != 0:
         column = int(0)
         for j in range(num_agents):
             if j != i:
                 if me_alive:
                     write_relative(out, e, slot, column, stride, i, j, agent_pos, agent_speed,
                                    agent_acc, agent_dir, diagonal, speed_norm, two_pi)
+                    if egocentric != 0:
+                        write_egocentric(out, e, slot, ego, column, stride, i, j, agent_pos, agent_dir, diagonal)
                 else:
                     for f in range(5):
                         out[e, slot, f * stride + column] = wp.float32(0.0)
+                    if egocentric != 0:
+                        out[e, slot, ego + column] = wp.float32(0.0)
+                        out[e, slot, ego + stride + column] = wp.float32(0.0)
                 out[e, slot, 5 * stride + column] = wp.float32(0.0)
                 if j < num_taggers:
                     out[e, slot, 5 * stride + column] = wp.float32(1.0)
@@ -457,6 +493,8 @@ def tag_observe(
                 j = nn_idx[e, i, column]
                 write_relative(out, e, slot, column, k, i, j, agent_pos, agent_speed, agent_acc,
                                agent_dir, diagonal, speed_norm, two_pi)
+                if egocentric != 0:
+                    write_egocentric(out, e, slot, ego, column, k, i, j, agent_pos, agent_dir, diagonal)
                 out[e, slot, 5 * k + column] = wp.float32(0.0)
                 if j < num_taggers:
                     out[e, slot, 5 * k + column] = wp.float32(1.0)
@@ -464,9 +502,12 @@ def tag_observe(
             else:
                 for f in range(7):
                     out[e, slot, f * k + column] = wp.float32(0.0)
+                if egocentric != 0:
+                    out[e, slot, ego + column] = wp.float32(0.0)
+                    out[e, slot, ego + k + column] = wp.float32(0.0)
         out[e, slot, 7 * k] = time
     if observe_self != 0:
-        base = out.shape[2] - 5
+        base = 7 * stride + 1
         for f in range(5):
             out[e, slot, base + f] = wp.float32(0.0)
         if me_alive:
@@ -611,10 +652,8 @@ def tag_reward_done(
     for i in range(num_agents):
         agent_terminated[e, i] = term or not alive[e, i]
         agent_truncated[e, i] = trunc and alive[e, i]
-    terminated[e] = term
-    truncated[e] = trunc
     runners_left_out[e] = left
-    schedule_autoreset(e, term or trunc, mode, reset_now, pending_reset)
+    end_step(e, term, trunc, mode, terminated, truncated, reset_now, pending_reset)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -684,5 +723,4 @@ def tag_reset(
         agent_vel[e, i, 0] = zero
         agent_vel[e, i, 1] = zero
         alive[e, i] = True
-    episode[e] = episode[e] + 1
-    t[e] = 0
+    start_episode(e, episode, t)

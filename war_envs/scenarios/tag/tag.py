@@ -11,7 +11,7 @@ import torch
 import warp as wp
 
 from war_envs.core import validation as v
-from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces
+from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces, world_bytes
 from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.tag import _kernels as K
 
@@ -190,6 +190,12 @@ class Tag(BatchedEnv):
     (zeros for an agent out of the game).  WarpDrive's observation holds nothing absolute about
     the observer — no heading — so a feed-forward policy cannot aim at a runner (it has to
     infer its heading from memory); with its own state a tagger can.
+    ``observe_egocentric=True`` (an extension, off by default) closes the observation with two
+    more rows: each listed agent's offset in the observer's own frame, ahead =
+    (Δx cos dir + Δy sin dir)/(√2 L) and left = (Δy cos dir − Δx sin dir)/(√2 L) (zeros where
+    WarpDrive's rows are zeros): "turn towards the nearest runner" becomes a sign test instead
+    of a product the network has to learn.  Layout: WarpDrive's ``7 n + 1`` values, then
+    ``observe_self``'s 5, then ``2 n`` (``n`` = listed agents: ``A − 1`` or ``k``).
 
     **Alive mask** (``agents_can_leave`` is True): ``info["alive"]`` / ``env.alive_mask`` —
     ``{group: bool [E, n_g]}`` (views: who is in the game for the observations just returned;
@@ -225,7 +231,7 @@ class Tag(BatchedEnv):
     ``tag_penalty_for_runner=-1.0``, ``step_reward_for_runner=0.0``,
     ``end_of_game_reward_for_runner=1.0``, ``runner_exits_game_after_tagged=True``; sign
     constraints as WarpDrive's asserts.  Plus ``preset`` (``None`` or ``"warpdrive_training"``),
-    ``observe_self`` (``False``; see **Observation**), ``cell_size`` (side of the neighbour-search cells; ``None``: about
+    ``observe_self`` and ``observe_egocentric`` (``False``; see **Observation**), ``cell_size`` (side of the neighbour-search cells; ``None``: about
     ``TARGET_AGENTS_PER_CELL`` agents per cell; changes speed, never results) and the batch
     arguments ``num_envs``, ``device``, ``seed``, ``precision``, ``autoreset_mode``,
     ``num_threads``.  ``max_cycles`` is an alias attribute of ``episode_length``.
@@ -272,6 +278,7 @@ class Tag(BatchedEnv):
         runner_exits_game_after_tagged: bool = _d("runner_exits_game_after_tagged"),
         cell_size: float | None = None,
         observe_self: bool = False,
+        observe_egocentric: bool = False,
         **kwargs,
     ) -> None:
         given = {k: val for k, val in locals().items() if k in TAG_DEFAULTS and not isinstance(val, _Default)}
@@ -287,6 +294,7 @@ class Tag(BatchedEnv):
                                            self.runner_exits_game_after_tagged)
         self.cell_size_arg = v.check_float("cell_size", cell_size, low=1e-9) if cell_size is not None else None
         self.observe_self = v.check_bool("observe_self", observe_self)
+        self.observe_egocentric = v.check_bool("observe_egocentric", observe_egocentric)
         super().__init__(**kwargs)
         self._observe_request = None
         self._build()
@@ -355,18 +363,14 @@ class Tag(BatchedEnv):
         A = T + R
         np_float = wp.dtype_to_numpy(F)
         k = self.num_other_agents_observed
-        obs_dim = (7 * (A - 1) + 1 if self.use_full_observation else 7 * k + 1) + (5 if self.observe_self else 0)
+        listed = A - 1 if self.use_full_observation else k
+        obs_dim = 7 * listed + 1 + (5 if self.observe_self else 0) + (2 * listed if self.observe_egocentric else 0)
         action_space = gymnasium.spaces.MultiDiscrete(
             [self.num_acceleration_levels + 1, self.num_turn_levels + 1], dtype=np.int64)
         self.groups["tagger"] = GroupSpec("tagger", tuple(f"tagger_{i}" for i in range(T)), 0, obs_dim,
                                           action_space, stack_group_spaces(obs_dim))
         self.groups["runner"] = GroupSpec("runner", tuple(f"runner_{i}" for i in range(R)), T, obs_dim,
                                           action_space, stack_group_spaces(obs_dim))
-        self._allocate_common(A)
-
-        acc_table, turn_table = self.action_tables(self._config, np_float)
-        self._acc_table = wp.array(acc_table, dtype=F, device=dev)
-        self._turn_table = wp.array(turn_table, dtype=F, device=dev)
 
         # neighbour grid: C x C cells over [0, L]^2
         L = self.grid_length
@@ -376,6 +380,21 @@ class Tag(BatchedEnv):
             cells = int(math.floor(math.sqrt(A / TARGET_AGENTS_PER_CELL)))
         self.grid_cells = max(1, min(cells, MAX_CELLS_PER_SIDE))
         self.cell_size = L / self.grid_cells
+        num_cells = self.grid_cells * self.grid_cells
+        kk = 1 if self.use_full_observation else k
+
+        # every per-world buffer allocated below: refuse a batch that cannot fit before allocating
+        self._check_allocation(self._common_world_bytes(A) + world_bytes(
+            *[((A, 2), F)] * 2, *[((A,), F)] * 3,  # pos, vel; speed, dir, acc
+            *[((A,), wp.bool)] * 4, ((A, 2), wp.int32),  # alive, term, trunc, final alive; action
+            *[((A,), wp.int32)] * 5,  # edge hits, tagged by, cell, cell agents, tags
+            ((num_cells + 1,), wp.int32), ((num_cells,), wp.int32), ((A, kk), F), ((A, kk), wp.int32),
+            *[((), wp.int32)] * 2, *[((A, obs_dim), wp.float32)] * 2), A)  # masks; obs, final obs
+        self._allocate_common(A)
+
+        acc_table, turn_table = self.action_tables(self._config, np_float)
+        self._acc_table = wp.array(acc_table, dtype=F, device=dev)
+        self._turn_table = wp.array(turn_table, dtype=F, device=dev)
 
         self.agent_pos = self._world_array((A, 2), F)
         self.agent_vel = self._world_array((A, 2), F)
@@ -389,11 +408,9 @@ class Tag(BatchedEnv):
         self._edge_hit = self._world_array((A,), wp.int32)
         self._tagged_by = self._world_array((A,), wp.int32)
         self._agent_cell = self._world_array((A,), wp.int32)
-        num_cells = self.grid_cells * self.grid_cells
         self._cell_start = self._world_array((num_cells + 1,), wp.int32)
         self._cell_cursor = self._world_array((num_cells,), wp.int32)
         self._cell_agents = self._world_array((A,), wp.int32)
-        kk = 1 if self.use_full_observation else k
         self._nn_dist = self._world_array((A, kk), F)
         self._nn_idx = self._world_array((A, kk), wp.int32)
         self._agent_term = self._world_array((A,), wp.bool)
@@ -472,7 +489,7 @@ class Tag(BatchedEnv):
         self._launch_agents(K.tag_observe, worlds=worlds, inputs=[
             select, self.num_taggers, int(self.use_full_observation), self.num_other_agents_observed,
             self.episode_length, self.grid_cells, c["cell_size"], c["diagonal"], c["speed_norm"],
-            c["two_pi"], int(self.observe_self), c["L"], mask, self._pending_reset, self._t, self.alive, self.agent_pos,
+            c["two_pi"], int(self.observe_self), int(self.observe_egocentric), c["L"], mask, self._pending_reset, self._t, self.alive, self.agent_pos,
             self.agent_speed, self.agent_acc, self.agent_dir, self._agent_cell, self._cell_start,
             self._cell_agents, self._nn_dist, self._nn_idx,
             self._obs_arrays["tagger"], self._obs_arrays["runner"]])

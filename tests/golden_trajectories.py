@@ -1,0 +1,123 @@
+"""Golden trajectories: Spread-v0, PredatorPrey-v0, Command-v0 and Tag-v0 episodes recorded
+before the one-file scenario refactor (commit cb9a33e's kernels), kept as per-step SHA-256
+digests of every returned tensor (observations, rewards, flags, info, full state) in
+``tests/golden/trajectories.json``.  A refactor must reproduce them bitwise.
+
+``python tests/golden_trajectories.py`` prints the digests of the current code (to compare, or
+to record after an intended change of semantics — which then needs a version bump).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import pathlib
+
+import torch
+
+GOLDEN = pathlib.Path(__file__).parent / "golden" / "trajectories.json"
+
+MPE_SCENARIOS = [
+    ("Spread-v0", {}),
+    ("Spread-v0", {"num_agent_neighbors": 1, "num_landmark_neighbors": 2, "N": 4}),
+    ("Spread-v0", {"terminate_on_success": True, "local_ratio": 0.3}),
+    ("Spread-v0", {"curriculum": True}),
+    ("PredatorPrey-v0", {}),
+    ("PredatorPrey-v0", {"num_agent_neighbors": 2, "num_landmark_neighbors": 1, "num_good": 2}),
+    ("PredatorPrey-v0", {"curriculum": True, "terminate_on_success": True}),
+    ("Command-v0", {}),
+    ("Command-v0", {"num_sentries": 3, "num_agent_neighbors": None}),
+]
+
+
+def mpe_cases() -> list[tuple[str, dict]]:
+    return [(env_id, dict(extra, continuous_actions=cont, precision=prec, autoreset_mode=ar))
+            for env_id, extra in MPE_SCENARIOS
+            for cont, prec, ar in itertools.product([False, True], ["float32", "float64"],
+                                                    ["same_step", "next_step"])]
+
+
+def tag_cases() -> list[dict]:
+    return [dict(use_full_observation=full, autoreset_mode=ar, precision=prec)
+            for full, ar, prec in itertools.product([True, False], ["same_step", "next_step"],
+                                                    ["float32", "float64"])]
+
+
+def _clone(x):
+    if isinstance(x, dict):
+        return {k: _clone(v) for k, v in x.items()}
+    return x.clone()
+
+
+def record_mpe(n: int, env_id: str, kw: dict) -> list:
+    import war_envs
+
+    env = war_envs.make(env_id, num_envs=7, seed=11 + n, max_cycles=9, **kw)
+    obs = env.reset()
+    if kw.get("curriculum"):
+        env.set_curriculum_stage(1)
+    gen = torch.Generator().manual_seed(n)
+    rec = [_clone(obs)]
+    for _ in range(30):
+        acts = {g: (torch.rand(7, s.n_agents, 5, generator=gen) if kw["continuous_actions"]
+                    else torch.randint(0, 5, (7, s.n_agents), generator=gen)) for g, s in env.groups.items()}
+        o, r, te, tr, info = env.step(acts)
+        rec.append({"obs": _clone(o), "rew": _clone(r), "term": _clone(te), "trunc": _clone(tr),
+                    "info": _clone(info), "state": _clone(env.get_state())})
+    env.close()
+    return rec
+
+
+def record_tag(n: int, kw: dict) -> list:
+    import war_envs
+
+    env = war_envs.make("Tag-v0", num_envs=5, seed=3 + n, num_taggers=2, num_runners=6, grid_length=3.0,
+                        tagging_distance=0.1, episode_length=12, num_other_agents_observed=3, **kw)
+    obs = env.reset()
+    gen = torch.Generator().manual_seed(n)
+    rec = [obs]  # (as recorded: the views, so this entry holds the last step's observations)
+    for _ in range(40):
+        acts = {g: torch.stack([torch.randint(0, int(m), (5, s.n_agents), generator=gen)
+                                for m in s.action_space.nvec], -1) for g, s in env.groups.items()}
+        o, r, te, tr, _ = env.step(acts)
+        rec.append([_clone(o), _clone(r), _clone(te), _clone(tr), _clone(env.get_state())])
+    env.close()
+    return rec
+
+
+def _feed(h, x) -> None:
+    if isinstance(x, dict):
+        for k in sorted(x):
+            h.update(str(k).encode())
+            _feed(h, x[k])
+    elif isinstance(x, (list, tuple)):
+        for item in x:
+            _feed(h, item)
+    else:
+        t = x.detach().cpu().contiguous()
+        h.update(f"{t.dtype}{tuple(t.shape)}".encode())
+        h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+
+
+def step_digests(rec: list) -> list[str]:
+    """One digest per recorded step (the first: the reset's observations)."""
+    out = []
+    for step in rec:
+        h = hashlib.sha256()
+        _feed(h, step)
+        out.append(h.hexdigest()[:20])
+    return out
+
+
+def current_digests() -> dict[str, list[str]]:
+    digests = {}
+    for n, (env_id, kw) in enumerate(mpe_cases()):
+        digests[f"mpe/{n}/{env_id}/{json.dumps(kw, sort_keys=True)}"] = step_digests(record_mpe(n, env_id, kw))
+    for n, kw in enumerate(tag_cases()):
+        digests[f"tag/{n}/Tag-v0/{json.dumps(kw, sort_keys=True)}"] = step_digests(record_tag(n, kw))
+    return digests
+
+
+if __name__ == "__main__":
+    print(json.dumps(current_digests(), indent=1))

@@ -1,0 +1,87 @@
+"""The episode protocol every scenario's kernels follow, written once (Warp functions).
+
+Per world (one owner thread), a step's reward/done kernel either
+
+- finds ``pending_reset`` set (NEXT_STEP: the previous step ended the episode): it clears the
+  flag, zeroes the step's rewards and info, and calls ``begin_pending_reset`` (flags false, the
+  world reset by this step's observe kernel, no physics ran); or
+- computes rewards and the episode flags, then calls ``end_step(e, term, trunc, ...)``, which
+  writes the flags and schedules the autoreset for the mode: SAME_STEP resets the world in this
+  step's observe kernel (after keeping its final observation), NEXT_STEP at the next step
+  (``pending_reset``), DISABLED never.
+
+The observe kernel then resets the worlds flagged in ``reset_now`` (``start_episode`` advances
+the episode counter that keys the world's random stream and restarts the clock) and observes
+every world.  ``BatchedEnv.reset`` sets ``reset_now`` itself.  The autoreset mode is passed to
+kernels as these ints.
+"""
+
+import warp as wp
+
+#: Warp options of every kernel module of the package.  fuse_fp off: no a*b+c -> FMA contraction,
+#: so CPU and CUDA round every operation the same way (and as numpy/mpe2 do); with contraction a
+#: scaled draw such as U(-0.9, 0.9) differs by an ulp between the devices.
+KERNEL_MODULE_OPTIONS = {"enable_backward": False, "optimization_level": 3, "fuse_fp": False}
+wp.set_module_options(KERNEL_MODULE_OPTIONS)
+
+# Autoreset modes, as the ints the kernels see (mirrors gymnasium.vector.AutoresetMode).
+AUTORESET_NEXT_STEP = wp.constant(0)
+AUTORESET_SAME_STEP = wp.constant(1)
+AUTORESET_DISABLED = wp.constant(2)
+
+
+@wp.func
+def schedule_autoreset(
+    e: int,
+    done: bool,
+    mode: int,
+    reset_now: wp.array(dtype=wp.int32),
+    pending_reset: wp.array(dtype=wp.int32),
+):
+    """After world ``e``'s step: SAME_STEP resets a done world in this step's observe launch,
+    NEXT_STEP in the next step (``pending_reset``), DISABLED never."""
+    reset_now[e] = 0
+    if done:
+        if mode == AUTORESET_SAME_STEP:
+            reset_now[e] = 1
+        elif mode == AUTORESET_NEXT_STEP:
+            pending_reset[e] = 1
+
+
+@wp.func
+def end_step(
+    e: int,
+    term: bool,
+    trunc: bool,
+    mode: int,
+    terminated: wp.array(dtype=wp.bool),
+    truncated: wp.array(dtype=wp.bool),
+    reset_now: wp.array(dtype=wp.int32),
+    pending_reset: wp.array(dtype=wp.int32),
+):
+    """World ``e``'s flags for this step (the scenario decides which of the two wins when both
+    hold), and its autoreset if either is set."""
+    terminated[e] = term
+    truncated[e] = trunc
+    schedule_autoreset(e, term or trunc, mode, reset_now, pending_reset)
+
+
+@wp.func
+def start_episode(e: int, episode: wp.array(dtype=wp.int32), t: wp.array(dtype=wp.int32)):
+    """After world ``e``'s reset draws (keyed by ``(seed_e, episode_e)``): the next episode's key,
+    clock at 0."""
+    episode[e] = episode[e] + 1
+    t[e] = 0
+
+
+@wp.func
+def begin_pending_reset(
+    e: int,
+    terminated: wp.array(dtype=wp.bool),
+    truncated: wp.array(dtype=wp.bool),
+    reset_now: wp.array(dtype=wp.int32),
+):
+    """NEXT_STEP: the step after a done only resets the world (reward 0, flags false)."""
+    terminated[e] = False
+    truncated[e] = False
+    reset_now[e] = 1

@@ -1,0 +1,8 @@
+"""Drop-in for ``mpe2.collect_treasure_v1``, served by war-envs' ``CollectTreasure-v0``: ``env``, ``parallel_env`` and
+``raw_env`` with mpe2's signatures (``from war_envs.mpe2 import collect_treasure_v1``)."""
+
+from war_envs.mpe2._factory import build
+
+env, parallel_env, raw_env = build("collect_treasure_v1")
+
+__all__ = ["env", "parallel_env", "raw_env"]
