@@ -56,6 +56,19 @@ def run_seed(preset: str, seed: int, out: Path, overrides: dict) -> Path:
     return run_dir
 
 
+def check_reused(run_dir: Path, preset: str, seed: int, overrides: dict) -> None:
+    """``--reuse``: the finished run's config must be the one this command would train."""
+    from war_train.config import config_from_dict, config_to_dict
+    from war_train.presets import preset_config
+
+    want = config_to_dict(preset_config(preset, seed=seed, **{k: v for k, v in overrides.items()}))
+    have = config_to_dict(config_from_dict(json.loads((run_dir / "config.json").read_text())))
+    ignore = {"progress", "torch_threads", "out"}
+    diff = sorted(k for k in want if k not in ignore and want[k] != have.get(k))
+    if diff:
+        raise SystemExit(f"--reuse: {run_dir} was trained with other settings ({diff}); train it again")
+
+
 def summarize_run(run_dir: Path, seed: int) -> dict:
     import csv
 
@@ -93,6 +106,9 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--set", action="append", default=[], metavar="FIELD=JSON", help="override a config field")
     p.add_argument("--quick", action="store_true", help="a few updates per seed (checks the script)")
     p.add_argument("--json", metavar="PATH")
+    p.add_argument("--reuse", action="store_true",
+                   help="tabulate a seed's finished run in --out (its eval.json and config.json, which must "
+                        "match the preset and --set) instead of training it again")
     args = p.parse_args(argv)
     overrides = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
     if args.quick:
@@ -101,8 +117,15 @@ def main(argv=None) -> list[dict]:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     seeds = [int(s) for s in args.seeds.split(",")]
+    def run(seed: int) -> Path:
+        run_dir = out / f"{args.preset}__seed{seed}"
+        if args.reuse and (run_dir / "eval.json").exists():
+            check_reused(run_dir, args.preset, seed, overrides)
+            return run_dir
+        return run_seed(args.preset, seed, out, overrides)
+
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        dirs = list(pool.map(lambda s: run_seed(args.preset, s, out, overrides), seeds))
+        dirs = list(pool.map(run, seeds))
     rows = [summarize_run(d, s) for d, s in zip(dirs, seeds)]
     print_table(rows)
     if args.json:
