@@ -16,6 +16,18 @@ also carries the scenario's task metrics as numpy copies (e.g. Spread's
 ``landmark_min_dist``, ``collisions``, ``occupied_landmarks``); ``reset`` returns ``info == {}``.
 Every returned array is a fresh numpy copy.
 
+**Flat joint view** (``gym.make("war_envs/<Id>", flat=True)``): for single-agent libraries
+(Stable-Baselines3's ``PPO("MlpPolicy", env)``, CleanRL's single-agent scripts) driving a centralized
+controller.  Observation ``Box(float32)``: every agent's observation concatenated in agent
+order.  Action ``MultiDiscrete`` (one entry per ``Discrete(n)`` agent, a ``MultiDiscrete``
+agent's components, agent order) or, when every agent's space is ``Box``, one ``Box`` (the
+agents' vectors concatenated, with their bounds); a scenario mixing the two raises
+``ValueError`` (use ``flat=False``).  The reward is the same sum over agents, the flags and
+``info`` the same as the ``Dict`` view's; ``flat`` must be a bool (``TypeError``).
+``gym.make_vec``'s native vector env keeps the ``Dict`` spaces; vectorize the flat view with
+``gym.make_vec(id, num_envs=W, vectorization_mode="sync", flat=True)`` (or SB3's
+``make_vec_env``).
+
 **Agents that leave** (``Tag-v0``'s tagged runners) stay in the joint observation (they observe
 zeros); ``info["alive"]`` (bool ``[A]``, agent order) says who is still in the game.
 
@@ -56,6 +68,7 @@ import war_envs
 from war_envs import registry
 from war_envs.core import validation as v
 from war_envs.core.batched_env import parse_autoreset_mode, world_seeds
+from war_envs.frontends.flat_joint import FlatJointLayout, check_flat
 
 __all__ = ["JointEnv", "VectorEnv", "register_gymnasium", "gymnasium_id"]
 
@@ -315,6 +328,13 @@ class JointEnv(gymnasium.Env):
       ``info["rewards"] = {agent: float}`` and the task metrics (numpy copies)
     - ``terminated`` / ``truncated``: the world's flags (truncation after ``max_cycles``)
     - ``render_mode="rgb_array"``: ``render()`` draws the world like mpe2 (no display needed)
+    - ``flat=True``: flat joint spaces for single-agent libraries (SB3, CleanRL): observation
+      ``Box(float32)`` (every agent's observation concatenated in agent order), action
+      ``MultiDiscrete`` (one entry per ``Discrete`` agent, a ``MultiDiscrete`` agent's
+      components, in agent order) or, when every agent's space is ``Box``, one ``Box`` (the
+      agents' vectors concatenated with their bounds); a mix of ``Box`` and discrete agents is a
+      ``ValueError``.  Reward (the sum over agents), flags and ``info`` are the same as with
+      ``flat=False``.  See ``war_envs.frontends.flat_joint``.
 
     The world never auto-resets: call ``reset()`` after an episode ends.  ``self.batched`` is
     the underlying one-world ``BatchedEnv``.
@@ -322,8 +342,9 @@ class JointEnv(gymnasium.Env):
 
     metadata = dict(_DEFAULT_METADATA)
 
-    def __init__(self, scenario: str, render_mode: str | None = None, **kwargs) -> None:
+    def __init__(self, scenario: str, render_mode: str | None = None, flat: bool = False, **kwargs) -> None:
         scenario = _scenario_key(scenario)
+        flat = check_flat(flat)
         _check_scenario_kwargs(scenario, kwargs, "gym.make", _RESERVED)
         cls = registry.scenario_class(scenario)
         self.metadata = {**_DEFAULT_METADATA, **cls.metadata}
@@ -331,8 +352,21 @@ class JointEnv(gymnasium.Env):
         self.scenario_id = scenario
         self.batched = war_envs.make(scenario, num_envs=1, autoreset_mode="disabled", **kwargs)
         self._layout = _Layout(self.batched)
-        self.observation_space = self._layout.observation_space
-        self.action_space = self._layout.action_space
+        self.flat = flat
+        self._flat: FlatJointLayout | None = None
+        if flat:
+            try:
+                self._flat = FlatJointLayout(
+                    [(name, g, self._layout.groups[g].action_space, self._layout.groups[g].observation_space)
+                     for name, g, _ in self._layout.agents], scenario)
+            except ValueError:
+                self.batched.close()
+                raise
+            self.observation_space = self._flat.observation_space
+            self.action_space = self._flat.action_space
+        else:
+            self.observation_space = self._layout.observation_space
+            self.action_space = self._layout.action_space
         self._original_cam_range: float | None = None
 
     @property
@@ -354,13 +388,22 @@ class JointEnv(gymnasium.Env):
         obs = self.batched.reset(seed=seed)
         if self.render_mode is not None:
             self._original_cam_range = _camera_ranges(self.batched)[0]
-        return self._layout.observations(obs, 0), {}
+        return self._observation(obs), {}
+
+    def _observation(self, obs: Mapping[str, torch.Tensor]):
+        """One world's observation: ``{agent: [d]}``, or the flat ``[D]`` (``flat=True``)."""
+        if self._flat is not None:
+            return self._flat.observation({g: _host(obs[g])[0] for g in self._layout.groups}, self._layout.groups)
+        return self._layout.observations(obs, 0)
 
     def step(self, action):
-        """``action``: ``{agent: int}`` (Discrete) or ``{agent: float array (5,)}`` (Box).
+        """``action``: ``{agent: int}`` (Discrete) or ``{agent: float array (5,)}`` (Box); with
+        ``flat=True`` one flat array of ``action_space``.
         Returns ``obs, reward, terminated, truncated, info`` (numpy copies)."""
         if self.batched.closed:
             raise RuntimeError(f"{self.scenario_id}: the environment is closed")
+        if self._flat is not None:
+            action = self._flat.actions(action)
         group_actions = self._layout.joint_actions(action)
         obs, rew, term, trunc, info = self.batched.step(group_actions)
         per_agent = self._layout.rewards(rew)
@@ -372,7 +415,7 @@ class JointEnv(gymnasium.Env):
             "rewards": {name: float(per_agent[0, i]) for i, name in enumerate(self._layout.names)}}
         for key, value in self._layout.metrics(info).items():
             step_info[key] = value[0] if value.ndim == 1 else value[0].copy()
-        return self._layout.observations(obs, 0), reward, terminated, truncated, step_info
+        return self._observation(obs), reward, terminated, truncated, step_info
 
     def render(self):
         """An RGB ``[700, 700, 3]`` uint8 frame (``render_mode="rgb_array"``), else ``None``."""
@@ -436,7 +479,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                  max_episode_steps: int | None = None, render_mode: str | None = None,
                  **kwargs) -> None:
         scenario = _scenario_key(scenario)
-        reserved = {"seed": _RESERVED["seed"]}
+        reserved = {"seed": _RESERVED["seed"],
+                    "flat": "the native vector env has Dict spaces; for the flat joint view vectorize "
+                            "gym.make: gym.make_vec(id, num_envs=W, vectorization_mode='sync', flat=True)"}
         _check_scenario_kwargs(scenario, kwargs, "gym.make_vec", reserved)
         num_envs = v.check_int("num_envs", num_envs, minimum=1)
         mode = parse_autoreset_mode(autoreset_mode)

@@ -25,10 +25,22 @@ Layout (``E`` worlds, groups ``g`` of ``n_g`` agents; VMAS's keys plus a real ``
 - ``truncated`` is the scenario's time limit (``max_cycles``); ``terminated`` its own
   termination (e.g. ``terminate_on_success``); ``done = terminated | truncated``.  (VMAS's
   wrapper has no truncated key and reports time limits as termination.)
-- **Resets**: the batched env runs with autoreset DISABLED; TorchRL resets finished worlds
-  through ``_reset``: a ``"_reset"`` (``[E, 1]``) and/or ``(g, "_reset")`` (``[E, n_g, 1]``)
-  mask becomes one masked ``env.reset(mask=...)`` (one launch), every agent of a world resets
-  together.  ``set_seed(s)`` seeds the next reset (world ``w`` gets the stream of ``s + w``).
+- **Resets**: TorchRL resets finished worlds through ``_reset``: a ``"_reset"`` (``[E, 1]``)
+  and/or ``(g, "_reset")`` (``[E, n_g, 1]``) mask becomes one masked ``env.reset(mask=...)``
+  (one launch), every agent of a world resets together.  ``set_seed(s)`` seeds the next reset
+  (world ``w`` gets the stream of ``s + w``).  Built from an id, the batched env runs with
+  autoreset DISABLED.
+- **Any batched env**: ``TorchRLEnv(env)`` takes an env built with any ``autoreset_mode`` and
+  leaves that mode as it is (no warning: nothing about the env is switched); the adapter does
+  TorchRL's resets itself and returns exactly what an id-built (DISABLED) adapter returns under
+  the same seed and actions.  ``NEXT_STEP``: the masked ``_reset`` of a finished world clears
+  the restart the env had scheduled for its next step.  ``SAME_STEP``: the env restarts a
+  finished world inside ``step``; the adapter returns that world's final observation (and
+  ``state``) as the step's ``("next", ...)`` values, and the ``_reset`` that follows hands out
+  the already-started episode instead of resetting the world again (a pending ``set_seed``
+  reseeds it as usual).  One difference remains outside TorchRL's own loops: stepping a
+  finished world *without* resetting it first follows the env's mode (``NEXT_STEP``: that
+  step restarts the world; ``SAME_STEP``: it is already in its next episode).
 - Every returned tensor is a copy (never a view of the Warp buffers).
 - Per-agent done keys carry the world's flags (all agents of a world end together, as in
   VMAS): an agent that leaves early (Tag's tagged runners) keeps stepping with the zero
@@ -48,6 +60,7 @@ from torchrl.data import Bounded, Categorical, Composite, MultiCategorical, Mult
 from torchrl.envs import EnvBase
 
 from war_envs.core import validation as v
+from war_envs.core.batched_env import AutoresetMode, BatchedEnv
 from war_envs.frontends.agents_as_envs import resolve_env
 
 __all__ = ["TorchRLEnv"]
@@ -60,13 +73,21 @@ class TorchRLEnv(EnvBase):
 
     ``env_or_id``: a scenario id (``make_kwargs`` go to ``war_envs.make``: ``num_envs``,
     ``seed``, ``device``, ``precision``, scenario arguments; autoreset DISABLED) or a
-    ``BatchedEnv`` built with ``autoreset_mode="disabled"``.  See the module docstring.
+    ``BatchedEnv`` built with any ``autoreset_mode`` (``war_envs.make(id, num_envs=E)``'s
+    default ``SAME_STEP`` included): its mode is left unchanged and the adapter does TorchRL's
+    resets itself, with the same results as an id-built adapter (see the module docstring).
     """
 
     batch_locked = True
 
     def __init__(self, env_or_id, *, categorical_actions: bool = True, **make_kwargs) -> None:
-        batched, owned = resolve_env(env_or_id, make_kwargs, autoreset_mode="disabled", who="TorchRLEnv")
+        # an existing env keeps its own autoreset mode (resolve_env then only checks types and
+        # make kwargs); one built here runs with autoreset DISABLED
+        mode = env_or_id.autoreset_mode if isinstance(env_or_id, BatchedEnv) else AutoresetMode.DISABLED
+        batched, owned = resolve_env(env_or_id, make_kwargs, autoreset_mode=mode, who="TorchRLEnv")
+        self._mode = batched.autoreset_mode
+        # SAME_STEP: worlds the env restarted in the last step and TorchRL has not reset since
+        self._restarted: torch.Tensor | None = None
         super().__init__(device=batched.torch_device, batch_size=torch.Size([batched.num_envs]))
         self._env, self._owned = batched, owned
         self.categorical_actions = v.check_bool("categorical_actions", categorical_actions)
@@ -130,6 +151,21 @@ class TorchRLEnv(EnvBase):
         self._check_open("reset")
         mask = self._reset_mask(tensordict)
         seed, self._pending_seed = self._pending_seed, None
+        restarted = self._restarted
+        if restarted is not None:
+            # SAME_STEP: the worlds the env already restarted in its last step are not reset
+            # again (their new episode is the one a DISABLED env's reset would draw now),
+            # unless a seed is pending; those this reset does not ask for stay marked
+            wanted = torch.ones_like(restarted) if mask is None else mask
+            self._restarted = restarted & ~wanted
+            if seed is None:
+                started = restarted & wanted
+                term, trunc = self._env.world_flags()  # cleared as env.reset(mask=started) would
+                term.masked_fill_(started, False)
+                trunc.masked_fill_(started, False)
+                mask = wanted & ~restarted
+                if not bool(mask.any()):
+                    return self._output(self._env.observations(), reward=None)
         if mask is None or bool(mask.all()):
             obs = self._env.reset(seed=seed)
         else:
@@ -150,7 +186,15 @@ class TorchRLEnv(EnvBase):
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         self._check_open("step")
         actions = {g: self._action(tensordict, g) for g in self.group_map}
-        obs, rew, _, _, _ = self._env.step(actions)
+        obs, rew, _, _, info = self._env.step(actions)
+        if self._mode == AutoresetMode.SAME_STEP:
+            # a finished world was restarted by this step: report its final observation (a
+            # select, not a branch, so no host synchronization on a GPU)
+            restarted = info["_final_obs"].clone()
+            self._restarted = restarted
+            final = info["final_obs"]
+            obs = {g: torch.where(restarted.view(-1, *([1] * (obs[g].dim() - 1))), final[g], obs[g])
+                   for g in self.group_map}
         return self._output(obs, reward=rew)
 
     def _action(self, tensordict: TensorDictBase, g: str) -> torch.Tensor:
@@ -216,7 +260,10 @@ class TorchRLEnv(EnvBase):
         term, trunc = env.world_flags()
         term, trunc = term.clone().unsqueeze(-1), trunc.clone().unsqueeze(-1)
         done = term | trunc
-        source = {"done": done, "terminated": term, "truncated": trunc, "state": env.state()}
+        # env.state(), unless the observations are final ones the env no longer holds (SAME_STEP)
+        state = env.state() if obs is env.observations() else torch.cat(
+            [obs[g].reshape(E, -1) for g in env.groups], dim=1)
+        source = {"done": done, "terminated": term, "truncated": trunc, "state": state}
         for g, spec in env.groups.items():
             n = spec.n_agents
             group = {"observation": obs[g].clone(),
