@@ -10,6 +10,12 @@ from war_train.evaluate import EVAL_SEED_OFFSET, evaluation_suite
 pytestmark = pytest.mark.slow
 torch.set_num_threads(1)
 
+# on-policy "average episode rewards" (onpolicy_episode_reward) the slow tests ask for; measured
+# over seeds 1-3 (benchmarks/results/learning_*.json): SpeakerListener training -15.1 to -15.2,
+# greedy -16.1; Reference training -15.3 to -16.5, greedy -15.1 to -16.3 (seed 1 the lowest)
+SPEAKER_LISTENER_LEVEL = -17.5
+REFERENCE_LEVEL = -18.0
+
 
 def _train(preset, **overrides):
     cfg = war_train.preset_config(preset, progress=False, tensorboard=False, torch_threads=1, **overrides)

@@ -19,9 +19,11 @@ __all__ = ["PRESETS", "SCENARIO_PRESETS", "SCENARIO_WAR_COSTS", "preset_names", 
 
 #: preset name -> module
 PRESETS = {name: name for name in ("onpolicy", "spread", "spread_onpolicy_starts", "spread_continuous",
-                                    "predator_prey", "tag", "tag_warpdrive", "smoke")}
+                                    "predator_prey", "tag", "tag_warpdrive", "speaker_listener", "reference",
+                                    "smoke")}
 #: scenario id -> default preset
-SCENARIO_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey", "Tag-v0": "tag"}
+SCENARIO_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey", "Tag-v0": "tag",
+                    "SpeakerListener-v0": "speaker_listener", "Reference-v0": "reference"}
 #: scenario id -> the declared WAR costs it gets when ``WarConfig.costs`` is empty (others: measured)
 SCENARIO_WAR_COSTS = {"Command-v0": ARTICLE_COSTS}
 
