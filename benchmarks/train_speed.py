@@ -185,7 +185,7 @@ def main(argv=None) -> list[dict]:
     if args._wallclock:
         _wallclock_worker(json.loads(args._wallclock))
         return []
-    from war_train.presets import SCENARIO_PRESETS
+    from war_train.presets import DEFAULT_PRESETS
 
     presets = dict(item.split("=", 1) for item in args.preset)
     overrides = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
@@ -195,7 +195,7 @@ def main(argv=None) -> list[dict]:
             "machine": machine(), "versions": versions()}
     rows = []
     for scenario in args.scenarios.split(","):
-        preset = presets.get(scenario, SCENARIO_PRESETS.get(scenario, scenario))
+        preset = presets.get(scenario, DEFAULT_PRESETS.get(scenario, scenario))
         sizes = ([int(w) for w in args.worlds.split(",")] if args.worlds else
                  (QUICK_WORLDS if args.quick else DEFAULT_WORLDS).get(scenario, [256]))
         for worlds in sizes:

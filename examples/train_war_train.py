@@ -37,13 +37,13 @@ def main(argv=None) -> None:
 
     import war_envs
     import war_train
-    from war_train.presets import SCENARIO_PRESETS
+    from war_train.presets import DEFAULT_PRESETS
 
     overrides = {"total_env_steps": args.total_steps, "seed": args.seed, "device": args.device,
                  "progress": False, "eval_episodes": args.eval_episodes}
     if args.num_envs is not None:
         overrides["num_envs"] = args.num_envs
-    preset = SCENARIO_PRESETS.get(args.scenario, "onpolicy")
+    preset = DEFAULT_PRESETS.get(args.scenario, "onpolicy")
     config = war_train.preset_config(preset, scenario=args.scenario, **overrides)
     if config.num_minibatches > config.num_envs * config.rollout_length:
         config.num_minibatches = config.num_envs * config.rollout_length  # tiny batches (smoke runs)

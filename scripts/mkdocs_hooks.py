@@ -32,8 +32,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 OPTIONAL_PAGES = ("war.md", "distributed.md", "tag.md")
 #: nav section that collects pages of docs/ the nav does not list (so none is unreachable)
 MORE_TITLE = "More"
-SCENARIO_DIR = "scenarios"
-SCENARIO_NAV_TITLE = "Scenarios"
+PAGES_DIR = "scenarios"
+NAV_TITLE = "Scenarios"
 
 
 # ---------------------------------------------------------------------------------- scenarios
@@ -82,8 +82,8 @@ def scenario_page(env_id: str) -> str:
     except ValueError:
         source_text = source.name
     try:
-        from war_train.presets import SCENARIO_PRESETS
-        preset = env_id in SCENARIO_PRESETS
+        from war_train.presets import DEFAULT_PRESETS
+        preset = env_id in DEFAULT_PRESETS
     except Exception:  # the trainer is optional for the docs
         preset = False
     lines = [
@@ -194,8 +194,8 @@ def _walk_nav(nav, docs_dir: pathlib.Path, ids: list[str]):
     for item in nav:
         if isinstance(item, dict):
             (title, value), = item.items()
-            if title == SCENARIO_NAV_TITLE and value in ([], None):
-                value = [{"Overview": f"{SCENARIO_DIR}/index.md"}] + [{env_id: f"{SCENARIO_DIR}/{env_id}.md"}
+            if title == NAV_TITLE and value in ([], None):
+                value = [{"Overview": f"{PAGES_DIR}/index.md"}] + [{env_id: f"{PAGES_DIR}/{env_id}.md"}
                                                                        for env_id in ids]
             elif isinstance(value, list):
                 value = _walk_nav(value, docs_dir, ids)
@@ -241,10 +241,10 @@ def on_config(config, **kwargs):
 
 def on_files(files, config, **kwargs):
     ids = scenario_ids()
-    pages = {f"{SCENARIO_DIR}/index.md": scenarios_index(ids),
+    pages = {f"{PAGES_DIR}/index.md": scenarios_index(ids),
              "quickstart.md": quickstart_page((ROOT / "README.md").read_text()),
              "examples.md": examples_page()}
-    pages.update({f"{SCENARIO_DIR}/{env_id}.md": scenario_page(env_id) for env_id in ids})
+    pages.update({f"{PAGES_DIR}/{env_id}.md": scenario_page(env_id) for env_id in ids})
     for uri, content in pages.items():
         if files.get_file_from_path(uri) is not None:
             raise ValueError(f"docs/{uri} exists but is generated at build time by scripts/mkdocs_hooks.py: remove it")

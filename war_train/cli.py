@@ -73,7 +73,7 @@ def _add_config_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from war_train.presets import SCENARIO_PRESETS, preset_names
+    from war_train.presets import DEFAULT_PRESETS, preset_names
 
     parser = argparse.ArgumentParser(prog="war-train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scenario", nargs="?", help="war_envs id, e.g. Spread-v0 or PredatorPrey-v0 "
                                                "(not needed with --resume)")
     p.add_argument("--preset", choices=preset_names(),
-                   help=f"hyperparameter preset (default: the scenario's own: {SCENARIO_PRESETS}; "
+                   help=f"hyperparameter preset (default: the scenario's own: {DEFAULT_PRESETS}; "
                         "'onpolicy' = the MAPPO paper's MPE settings = the TrainConfig defaults)")
     p.add_argument("--out", default="runs", metavar="DIR", help="parent folder of the run folder (default: runs)")
     p.add_argument("--run-dir", metavar="DIR", help="exact run folder (default: <out>/<scenario>__<seed>__<time>)")
@@ -121,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def resolve_config(args) -> TrainConfig:
     """Defaults <- preset <- explicit options (train), or checkpoint <- explicit options (resume)."""
-    from war_train.presets import SCENARIO_PRESETS, preset_overrides
+    from war_train.presets import DEFAULT_PRESETS, preset_overrides
 
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
              if f.name != "scenario" and hasattr(args, f.name)}
@@ -137,7 +137,7 @@ def resolve_config(args) -> TrainConfig:
         if not args.scenario:
             raise ValueError("scenario: give a war_envs id (e.g. Spread-v0) or --resume CHECKPOINT")
         values = config_to_dict(TrainConfig())
-        name = args.preset or SCENARIO_PRESETS.get(args.scenario)
+        name = args.preset or DEFAULT_PRESETS.get(args.scenario)
         if name:
             values.update(preset_overrides(name))
         values["scenario"] = args.scenario

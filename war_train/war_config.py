@@ -37,7 +37,7 @@ class WarConfig:
     costs: dict = _f({}, "declared cost per group as JSON, e.g. '{\"commander\": {\"per_decision_ms\": 50}, "
                          "\"sentry\": {\"per_decision_ms\": 5}}' (keys per_call_ms, per_decision_ms); groups "
                          "left out are measured online from their real policy-call times. Empty: the "
-                         "scenario's default (war_train.presets.SCENARIO_WAR_COSTS: the article's 50 ms + "
+                         "scenario's default (war_train.presets.DECLARED_WAR_COSTS: the article's 50 ms + "
                          "9x5 ms for the commander scenario), else measured")
     cost_mode: str = _f("virtual", "how declared costs are paid: virtual (advance a modelled clock: "
                                    "deterministic, instant), sleep (wait for real: remote inference), busy "

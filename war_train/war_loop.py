@@ -58,7 +58,7 @@ from war_train.networks import Actor
 from war_train.policy import env_signature
 from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, ppo_update
 from war_train.stopping import StopRequests, TrainingInterrupted
-from war_train.presets import SCENARIO_WAR_COSTS
+from war_train.presets import DECLARED_WAR_COSTS
 from war_train.war_config import WarConfig, war_config_to_dict
 
 __all__ = ["WarTrainer", "WarPolicy", "train_war", "run_war_training", "war_columns", "make_worker_envs"]
@@ -157,7 +157,7 @@ class WarTrainer:
         self._reducer = distributed.Local()
 
         # --- costs: declared profiles (or None: measured) and online estimates per lane
-        table = war.costs or SCENARIO_WAR_COSTS.get(cfg.scenario, {})
+        table = war.costs or DECLARED_WAR_COSTS.get(cfg.scenario, {})
         unknown = set(table) - set(self.groups)
         if unknown:
             raise ValueError(f"costs: unknown groups {sorted(unknown)}; groups: {list(self.groups)}")

@@ -51,7 +51,7 @@ __all__ = ["RLlibEnvCreator", "rllib_env_creator", "make_rllib_env", "group_poli
 #: ``seed + WORKER_SEED_STRIDE * worker_index + vector_index`` for each RLlib copy of the env
 WORKER_SEED_STRIDE = 1000
 
-_NOT_SCENARIO_KEYS = ("worker_index", "vector_index", "num_workers", "remote", "recreated_worker")
+_RLLIB_CONFIG_KEYS = ("worker_index", "vector_index", "num_workers", "remote", "recreated_worker")
 
 
 def make_rllib_env(env_id: str, env_config: Mapping[str, Any] | None = None, **kwargs) -> ParallelPettingZooEnv:
@@ -66,7 +66,7 @@ def make_rllib_env(env_id: str, env_config: Mapping[str, Any] | None = None, **k
     if env_config is not None and not isinstance(env_config, Mapping):
         raise TypeError(f"env_config: expected a mapping (RLlib's EnvContext), got {type(env_config).__name__}")
     merged = dict(kwargs)
-    merged.update({k: v for k, v in dict(env_config or {}).items() if k not in _NOT_SCENARIO_KEYS})
+    merged.update({k: v for k, v in dict(env_config or {}).items() if k not in _RLLIB_CONFIG_KEYS})
     worker = int(getattr(env_config, "worker_index", 0) or 0)
     vector = int(getattr(env_config, "vector_index", 0) or 0)
     if merged.get("seed") is not None:

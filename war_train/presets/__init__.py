@@ -1,8 +1,8 @@
 """Presets: per-scenario overrides of ``TrainConfig``'s on-policy defaults.
 
 ``preset_config(name_or_scenario, **overrides)`` -> a validated ``TrainConfig``.  A preset is a
-module in this package with a ``PRESET`` dict (only the fields it changes); ``SCENARIO_PRESETS``
-says which preset a scenario gets by default and ``SCENARIO_WAR_COSTS`` which declared costs the
+module in this package with a ``PRESET`` dict (only the fields it changes); ``DEFAULT_PRESETS``
+says which preset a scenario gets by default and ``DECLARED_WAR_COSTS`` which declared costs the
 WAR harness gives it.  These tables are data keyed by scenario id: the trainer's code names no
 scenario.
 """
@@ -15,17 +15,17 @@ import importlib
 from war_train.config import TrainConfig, config_from_dict, config_to_dict
 from war_train.war_config import ARTICLE_COSTS
 
-__all__ = ["PRESETS", "SCENARIO_PRESETS", "SCENARIO_WAR_COSTS", "preset_names", "preset_overrides", "preset_config"]
+__all__ = ["PRESETS", "DEFAULT_PRESETS", "DECLARED_WAR_COSTS", "preset_names", "preset_overrides", "preset_config"]
 
 #: preset name -> module
 PRESETS = {name: name for name in ("onpolicy", "spread", "spread_onpolicy_starts", "spread_continuous",
                                     "predator_prey", "tag", "tag_warpdrive", "speaker_listener", "reference",
                                     "smoke")}
 #: scenario id -> default preset
-SCENARIO_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey", "Tag-v0": "tag",
+DEFAULT_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey", "Tag-v0": "tag",
                     "SpeakerListener-v0": "speaker_listener", "Reference-v0": "reference"}
 #: scenario id -> the declared WAR costs it gets when ``WarConfig.costs`` is empty (others: measured)
-SCENARIO_WAR_COSTS = {"Command-v0": ARTICLE_COSTS}
+DECLARED_WAR_COSTS = {"Command-v0": ARTICLE_COSTS}
 
 
 def preset_names() -> list[str]:
@@ -34,10 +34,10 @@ def preset_names() -> list[str]:
 
 def preset_overrides(name: str) -> dict:
     """The fields preset ``name`` (or the default preset of scenario ``name``) sets."""
-    key = SCENARIO_PRESETS.get(name, name)
+    key = DEFAULT_PRESETS.get(name, name)
     if key not in PRESETS:
         raise ValueError(f"preset: unknown {name!r}; expected one of {preset_names()} "
-                         f"or a scenario with a preset {sorted(SCENARIO_PRESETS)}")
+                         f"or a scenario with a preset {sorted(DEFAULT_PRESETS)}")
     module = importlib.import_module(f"war_train.presets.{PRESETS[key]}")
     return dict(module.PRESET)
 
