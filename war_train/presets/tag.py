@@ -3,7 +3,7 @@
 WarpDrive's training config (``tag_warpdrive``) plays 10 taggers and 100 runners on a 20 x 20
 grid for 500 steps.  Here: 2 taggers and 10 runners on a 10 x 10 grid for 100 steps, the
 other rules as in WarpDrive's config (tag distance 0.02 of the grid, ±10 tag rewards, the
-k = 5 nearest agents observed, acceleration ±0.1 and turns up to ±2.356 rad), with two
+k = 5 nearest agents observed, acceleration ±0.1 and turns up to ±2.356 rad), with three
 changes that make the game learnable in a few million steps:
 
 - ``observe_self=True``: each agent also observes its own heading (cos, sin), speed and
@@ -14,11 +14,16 @@ changes that make the game learnable in a few million steps:
   taggers, pursuit with the true heading 5.1x.  Policies trained without their heading stayed
   at or below the heading-blind level: an MLP (1 M env steps) 1.6x, with 2 stacked frames
   (1 M) no better, GRU runs showed no gain by 0.3 M steps.
+- ``observe_egocentric=True``: each observed agent's offset also in the observer's own frame
+  (ahead, left), so "turn towards the nearest runner" is the sign of one input instead of a
+  product of heading and offset the network has to learn (one seed, 4 M steps: trained taggers
+  against random runners went from 2.3x to 3.0x the random taggers' tags).
 - coarse action levels (``num_acceleration_levels=2``, ``num_turn_levels=4``: 3 x 5 actions
   instead of 21 x 21): the scripted pursuer keeps 4.4x (and heading-blind play drops to 1.1x),
   and exploration is much cheaper.
 
-Taggers and runners are trained together (their own actors and critics).
+Taggers and runners are trained together (their own actors and critics), 6 M env steps
+(about 25 min alone on one core).
 """
 
 PRESET = {
