@@ -279,13 +279,10 @@ class MPEBase(BatchedEnv):
                                  f"'float', 'int' or 'bool', got {f.role!r}, {f.dtype!r}")
         act_dim = max(int(np.prod(s.action_space.shape or (1,))) for s in self.groups.values())
         obs_dim = max(s.obs_dim for s in self.groups.values())
-        # one group whose rows fill the staging buffer: the staging buffer is its buffer
-        self._gather = not (len(self.groups) == 1 and next(iter(self.groups.values())).obs_dim == obs_dim)
         # every per-world buffer allocated below: refuse a batch that cannot fit before allocating
         buffers = [((num_agents, 2), F)] * 3 + [((num_agents, max(lay.dim_c, 1)), F), ((num_landmarks, 2), F)]
         buffers += [((num_agents,), F)] * 2 + [((num_agents,), wp.int32), ((num_agents, act_dim), wp.float32)]
         buffers += [((num_agents, obs_dim), wp.float32)] * 2
-        buffers += [((s.n_agents, s.obs_dim), wp.float32) for s in self.groups.values()] * (2 * self._gather)
         buffers += [(f.shape, _warp_dtype(f.dtype, F)) for f in fields.values() if f.role not in ("param", "const")]
         self._check_allocation(self._common_world_bytes(num_agents) + world_bytes(*buffers), num_agents)
         self._allocate_common(num_agents)
@@ -339,12 +336,11 @@ class MPEBase(BatchedEnv):
         self._w, self._Struct = w, Struct
         self._shard_structs = {}
         self._action_view = wp.to_torch(w.action_continuous if self.continuous_actions else w.action_discrete)
+        # each group's observations: a view of its agents' rows of the per-agent buffer (its first
+        # obs_dim columns; contiguous when one group fills the buffer, strided otherwise)
         for name, spec in self.groups.items():
-            if self._gather:
-                self._obs_arrays[name] = self._world_array((spec.n_agents, spec.obs_dim), wp.float32)
-                self._final_obs_arrays[name] = self._world_array((spec.n_agents, spec.obs_dim), wp.float32)
-            else:
-                self._obs_arrays[name], self._final_obs_arrays[name] = w.obs, w.final_obs
+            rows = (slice(None), slice(spec.start, spec.stop), slice(0, spec.obs_dim))
+            self._obs_arrays[name], self._final_obs_arrays[name] = w.obs[rows], w.final_obs[rows]
         self._metric_arrays = self._info
         self._metrics = {k: wp.to_torch(a) for k, a in self._info.items()}
         module = re.sub(r"\W", "_", f"war_envs_mpe_{cls.__module__}_{cls.__name__}_{F.__name__}")
@@ -403,14 +399,6 @@ class MPEBase(BatchedEnv):
 
     def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
         self._launch_world(self._observe, worlds, int(write_final))
-        if self._gather:
-            w = self._w
-            for name, spec in self.groups.items():
-                if write_final:
-                    self._launch(W.gather_group, worlds=worlds, inputs=[
-                        spec.start, 1, self._reset_now, w.final_obs, self._final_obs_arrays[name]])
-                self._launch(W.gather_group, worlds=worlds, inputs=[
-                    spec.start, 0, self._reset_now, w.obs, self._obs_arrays[name]])
 
     def _launch_step(self, worlds: slice | None = None) -> None:
         self._launch_world(self._physics, worlds)

@@ -7,7 +7,6 @@ its kernels around them:
     mpe_physics      actions -> forces -> integration -> communication state   (shared)
     reward_done      the episode protocol around the scenario's ``reward``     (shared)
     observe          autoreset (the scenario's ``reset``) + the scenario's ``observe``
-    gather           the staged observations -> each group's buffer (groups of any number and size)
 
 Physics is mpe2's ``World.step`` (``mpe2/_mpe_utils/core.py``) with the same operation order, so
 float64 worlds agree with mpe2 to round-off:
@@ -431,27 +430,6 @@ def observe_kernel(World, reset, observe):
             observe(w, e, i, w.obs)
 
     return observe_world
-
-
-@wp.kernel
-def gather_group(
-    # Params
-    start: int,
-    finals_only: int,
-    # State in
-    reset_now: wp.array(dtype=wp.int32),
-    staged: wp.array3d(dtype=wp.float32),
-    # Outputs
-    out: wp.array3d(dtype=wp.float32),
-):
-    """One world: agents [start, start + n) of the staged rows (their first obs_dim columns)
-    into the group's buffer (``finals_only``: only for worlds just reset)."""
-    e = wp.tid()
-    if finals_only != 0 and reset_now[e] == 0:
-        return
-    for i in range(out.shape[1]):
-        for c in range(out.shape[2]):
-            out[e, i, c] = staged[e, start + i, c]
 
 
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
