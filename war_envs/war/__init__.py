@@ -1,4 +1,4 @@
-"""WAR — Workload-Aware Rollouts (DESIGN §5).
+"""WAR — Workload-Aware Rollouts (docs/war.md).
 
 When agents' policies cost very different amounts of compute, lock-step rollouts make every
 world step wait for the slowest decision.  WAR keeps learning synchronous but makes data
@@ -9,6 +9,8 @@ generation workload-aware:
 - ``scheduler``: per-group quotas and decision intervals (slow groups decide less often and
   hold their action in between), staggered or aligned phases;
 - ``weights``: group-balancing importance weights and the Kish effective sample size;
+- ``env``: ``WarEnv``, the schedule and hold semantics as a batched-env wrapper that any trainer
+  can drive (which worlds decided, macro-step length ``k``, accumulated reward, version);
 - ``collector``: the rollout collector of one worker (per-group macro-step transitions, windows
   and fragments, versions, the learning trigger) and the resource models of inference time;
 - ``baselines``: one collection round over several workers for each arm of the harness
@@ -21,10 +23,11 @@ from war_envs.war.baselines import ARMS, Round, collect_round
 from war_envs.war.collector import (RESOURCES, Collector, GroupBatch, InferenceCost, Trigger, WindowBatch,
                                     concat_workers, lockstep_schedule, stitch)
 from war_envs.war.costs import CostModel, CostProfile, VirtualClock, WallClock
+from war_envs.war.env import MacroStepInfo, WarEnv
 from war_envs.war.scheduler import Schedule, decision_intervals, plan, quotas, with_episode_starts
 from war_envs.war.weights import group_balancing_weights, kish_ess, staleness_summary, weighted_group_loss
 
-__all__ = ["CostModel", "CostProfile", "VirtualClock", "WallClock", "Schedule", "decision_intervals",
+__all__ = ["WarEnv", "MacroStepInfo", "CostModel", "CostProfile", "VirtualClock", "WallClock", "Schedule", "decision_intervals",
            "plan", "quotas", "with_episode_starts", "group_balancing_weights", "kish_ess", "staleness_summary",
            "weighted_group_loss", "RESOURCES", "Collector", "GroupBatch", "InferenceCost", "Trigger", "WindowBatch",
            "concat_workers", "lockstep_schedule", "stitch", "ARMS", "Round", "collect_round"]

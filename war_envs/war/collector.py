@@ -1,9 +1,13 @@
-"""The WAR rollout collector for one worker (one batched env) — DESIGN §5, items 3–6 and 8.
+"""The WAR rollout collector for one worker (one batched env): what ``war_train``'s WAR mode
+collects with.
 
 Every env step, each group decides in the worlds where it must (its schedule says so, or it has
 no action in force: a new episode, a fragment closed at a window boundary) and *holds* its last
 action in the others (``fill="hold"``), or lets a cheap draft policy act there
-(``fill="draft"``).  A group's transition runs from one of its decisions to the next:
+(``fill="draft"``).  The schedule, the held actions and the macro-step accounting are
+``war_envs.war.env.WarEnv``'s (the same wrapper any other trainer can use); the collector adds
+the policy calls, the transition buffers, windows and their clocks.  A group's transition runs
+from one of its decisions to the next:
 
     reward  R = Σ_{i<k} γ^i r_{t0+i}        (accumulated over the k held steps)
     next    V(s_{t0+k}) · γ^k                (SMDP bootstrap; see ``war_train.losses.smdp_gae``)
@@ -44,6 +48,7 @@ import torch
 
 from war_envs.core import validation as v
 from war_envs.war.costs import CostModel, VirtualClock, WallClock, spend_real
+from war_envs.war.env import WarEnv, every_step_schedule
 from war_envs.war.scheduler import Schedule
 
 __all__ = ["RESOURCES", "InferenceCost", "Trigger", "GroupBatch", "WindowBatch", "Collector", "stitch",
@@ -200,10 +205,7 @@ class Trigger:
         return True
 
 
-def lockstep_schedule(groups) -> Schedule:
-    """Every group decides at every step (lock-step MAPPO)."""
-    return Schedule(interval={g: 1.0 for g in groups}, staggered={g: True for g in groups},
-                    quota={g: 0 for g in groups})
+lockstep_schedule = every_step_schedule
 
 
 # ----------------------------------------------------------------------------- batches
@@ -307,19 +309,14 @@ def stitch(batches: list[GroupBatch]) -> GroupBatch:
 
 # ----------------------------------------------------------------------------- collector
 class _Pending:
-    """The macro-step each world of a group is in (started at its last decision)."""
+    """What the policy said at each world's last decision of a group (the held action, its
+    accumulated reward, ``k``, version and start are the ``WarEnv``'s macro-step)."""
 
     def __init__(self, E: int, n: int, d: int, S: int, device) -> None:
         z = lambda *s, dtype=torch.float32: torch.zeros(*s, dtype=dtype, device=device)  # noqa: E731
-        self.active = torch.zeros(E, dtype=torch.bool, device=device)
         self.obs, self.state = z(E, n, d), z(E, S)
-        self.actions = z(E, n, dtype=torch.long)
-        self.logp, self.values, self.rewards = z(E, n), z(E, n), z(E, n)
-        self.gpow = torch.ones(E, 1, dtype=torch.float32, device=device)  # γ^k
-        self.k = z(E, dtype=torch.long)
-        self.version = z(E, dtype=torch.long)
+        self.logp, self.values = z(E, n), z(E, n)
         self.traj = z(E, dtype=torch.long)
-        self.start = z(E, dtype=torch.long)
         self.draft = torch.zeros(E, dtype=torch.bool, device=device)
 
 
@@ -343,16 +340,13 @@ class Collector:
                  cost: InferenceCost | None = None, cost_models: dict[str, CostModel] | None = None,
                  draft_groups=(), world_offset: int = 0, stats=None, seed: int | None = None,
                  env_time: bool = True) -> None:
-        mode = getattr(env, "autoreset_mode", None)
-        if mode is None or mode.name != "SAME_STEP":
-            raise ValueError(f"env: the WAR collector needs SAME_STEP autoreset, got {getattr(mode, 'name', mode)}")
+        self.war = WarEnv(env, schedule, gamma=gamma)
         self.env = env
         self.policy = policy
-        self.gamma = v.check_float("gamma", gamma, low=0.0, high=1.0)
-        self.groups = dict(env.groups)
+        self.gamma = self.war.gamma
+        self.groups = self.war.groups
         self.E = env.num_envs
-        self.device = getattr(env, "torch_device", torch.device("cpu"))
-        self.schedule = schedule if schedule is not None else lockstep_schedule(self.groups)
+        self.device = self.war.device
         self.draft_groups = tuple(draft_groups)
         for g in self.draft_groups:
             if g not in self.groups:
@@ -368,19 +362,29 @@ class Collector:
         self.world_offset = int(world_offset)
         self.stats = stats
         self.env_time = bool(env_time)
-        self._first = next(iter(self.groups))
-        obs = env.reset(seed=seed) if seed is not None else env.reset()
+        obs = self.war.reset(seed=seed)
         self.obs = {g: o.clone() for g, o in obs.items()}
         self.state = self._joint(self.obs)
-        self.t = 0                                            # global step of this worker
-        self.ep_step = np.zeros(self.E, dtype=np.int64)       # steps since each world's episode began
-        self.ep_id = np.zeros(self.E, dtype=np.int64)
         S = self.state.shape[1]
         self.pending = {g: _Pending(self.E, s.n_agents, s.obs_dim, S, self.device) for g, s in self.groups.items()}
-        self.held = {g: torch.zeros(self.E, s.n_agents, dtype=torch.long, device=self.device)
-                     for g, s in self.groups.items()}
         self._rows: dict[str, list[dict]] | None = None
-        self.version = 0
+
+    @property
+    def schedule(self) -> Schedule:
+        return self.war.schedule
+
+    @schedule.setter
+    def schedule(self, schedule: Schedule) -> None:  # a re-plan between windows
+        self.war.schedule = schedule
+
+    @property
+    def t(self) -> int:
+        """Global step of this worker."""
+        return self.war.t
+
+    @property
+    def version(self) -> int:
+        return self.war.version
 
     # -------------------------------------------------------------- helpers
     def _joint(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -388,12 +392,9 @@ class Collector:
         first = next(iter(obs.values()))
         return torch.cat([o.reshape(first.shape[0], -1) for o in obs.values()], dim=1)
 
-    def _schedule_says(self, group: str) -> torch.Tensor:
-        return torch.from_numpy(self.schedule.decides_at(group, self.ep_step, self.E)).to(self.device)
-
     def decides_now(self, group: str) -> torch.Tensor:
         """Bool ``[E]``: worlds where ``group`` takes a (full-policy) decision at the next step."""
-        return ~self.pending[group].active | self._schedule_says(group)
+        return self.war.decides(group)
 
     def _new_row(self) -> None:
         for g, s in self.groups.items():
@@ -411,40 +412,36 @@ class Collector:
                terminated=None, truncated=None) -> None:
         """End the macro-steps of ``group`` in worlds ``mask`` into ``row`` (``next_values``:
         ``[mask.sum(), n]``)."""
-        p = self.pending[group]
+        p, m = self.pending[group], self.war.macro[group]
         r = self._rows[group][row]
         all_worlds = bool(mask.all())
         sel = slice(None) if all_worlds else mask
-        for name in ("obs", "state", "actions", "logp", "values", "rewards", "k", "version", "traj", "start",
-                     "draft"):
+        for name in ("obs", "state", "logp", "values", "traj", "draft"):
             r[name][sel] = getattr(p, name)[sel]
+        for name, source in (("actions", m.held), ("rewards", m.reward), ("k", m.k), ("version", m.version),
+                             ("start", m.start)):
+            r[name][sel] = source[sel]
         r["next_values"][sel] = next_values
         r["valid"][sel] = True
         if terminated is not None:
             r["terminated"][sel] = terminated[sel]
             r["truncated"][sel] = truncated[sel]
-        p.active[sel] = False
+        self.war.release(group, sel)
         self._closed += int(mask.sum()) * self.groups[group].n_agents
 
     def _open(self, group: str, idx, obs, state, actions, logp, values, draft: bool) -> None:
         p = self.pending[group]
-        p.obs[idx], p.state[idx], p.actions[idx] = obs, state, actions
+        p.obs[idx], p.state[idx] = obs, state
         p.logp[idx], p.values[idx] = logp, values
-        p.rewards[idx] = 0.0
-        p.gpow[idx] = 1.0
-        p.k[idx] = 0
-        p.version[idx] = self.version
         worlds = torch.arange(self.E, device=self.device)[idx] + self.world_offset
-        p.traj[idx] = worlds * (2 ** 32) + torch.from_numpy(self.ep_id).to(self.device)[idx]
-        p.start[idx] = self.t
+        p.traj[idx] = worlds * (2 ** 32) + torch.from_numpy(self.war.ep_id).to(self.device)[idx]
         p.draft[idx] = draft
-        p.active[idx] = True
-        self.held[group][idx] = actions
+        self.war.decide(group, idx, actions)
 
     # -------------------------------------------------------------- windows
     def begin_window(self, version: int = 0) -> None:
         """Start a window whose decisions use behaviour policy ``version``."""
-        self.version = int(version)
+        self.war.set_version(int(version))
         self._rows = {g: [] for g in self.groups}
         self._window_start = self.t
         self._closed = 0
@@ -469,8 +466,7 @@ class Collector:
         step's decision (their rewards are all in)."""
         n = self._closed
         for g, s in self.groups.items():
-            p = self.pending[g]
-            ending = p.active & (self._schedule_says(g) | (g in self.draft_groups))
+            ending = self.war.macro[g].active & (self.war.schedule_says(g) | (g in self.draft_groups))
             n += int(ending.sum()) * s.n_agents
         return n
 
@@ -484,7 +480,7 @@ class Collector:
         # others' boundary decisions were closed by end_window; a re-planned schedule waits a step)
         plan = []
         for g in self.groups:
-            dec = ~self.pending[g].active if r == 0 else self.decides_now(g)
+            dec = ~self.war.macro[g].active if r == 0 else self.decides_now(g)
             plan.append((g, g, dec, False))
             if g in self.draft_groups:
                 plan.append((g + DRAFT, g, ~dec, True))
@@ -495,14 +491,13 @@ class Collector:
             n = calls[lane]
             if n == 0:
                 continue
-            p = self.pending[g]
             idx = slice(None) if n == self.E else mask
             obs_g, state = self.obs[g][idx], self.state[idx]
             t0 = time.perf_counter()
             fn = self.policy.draft if is_draft else self.policy.act
             actions, logp, values = fn(g, obs_g, state)
             measured[lane] = time.perf_counter() - t0
-            closing = mask & p.active
+            closing = mask & self.war.macro[g].active
             if bool(closing.any()):
                 nv = values if bool(closing.all()) else values[closing[mask]]
                 self._close(g, closing, r - 1, nv)
@@ -516,44 +511,29 @@ class Collector:
             if model is not None:
                 model.observe(calls[lane] * self.lanes[lane], cost)
 
-        t0 = time.perf_counter()
-        next_obs, rew, term, trunc, info = self.env.step(self.held)
-        env_s = time.perf_counter() - t0
+        next_obs, rew, term, trunc, info, done = self.war.advance()
+        env_s = self.war.last_env_seconds
         self._env_s += env_s
         self._step_calls.append({lane: n for lane, n in calls.items() if n > 0})
         self._step_env.append(env_s)
         if self.cost.virtual and self.env_time:
             self.clock.advance(env_s)
-        term_w, trunc_w = term[self._first][:, 0].clone(), trunc[self._first][:, 0].clone()
-        done = term_w | trunc_w
         if self.stats is not None:
             self.stats.step(rew, info, done)
-        for g in self.groups:
-            p = self.pending[g]
-            p.rewards += p.gpow * rew[g]
-            p.gpow *= self.gamma
-            p.k += 1
-        if bool(done.any()):
+        if bool(done.any()):  # every world had an action in force: the done ones all close here
+            first = next(iter(self.groups))
+            term_w, trunc_w = term[first][:, 0], trunc[first][:, 0]
             trunc_idx = trunc_w.nonzero().flatten()
             final_state = None
             if len(trunc_idx):
                 final_state = self._joint({g: info["final_obs"][g][trunc_idx] for g in self.groups})
             for g in self.groups:
-                p = self.pending[g]
-                closing = done & p.active
-                if not bool(closing.any()):
-                    continue
-                nv = torch.zeros_like(p.values)
+                nv = torch.zeros_like(self.pending[g].values)
                 if final_state is not None:
                     nv[trunc_idx] = self.policy.value(g, final_state)
-                self._close(g, closing, r, nv[closing], term_w, trunc_w)
+                self._close(g, done, r, nv[done], term_w, trunc_w)
         self.obs = {g: next_obs[g].clone() for g in self.groups}
         self.state = self._joint(self.obs)
-        done_np = done.cpu().numpy()
-        self.ep_step += 1
-        self.ep_step[done_np] = 0
-        self.ep_id[done_np] += 1
-        self.t += 1
 
     def end_window(self, reason: str | None = None, preempted: bool = False) -> WindowBatch:
         """Close the transitions that end at the boundary (bootstrap with the current critic) and
@@ -563,9 +543,8 @@ class Collector:
         T = self.window_steps
         batches = {}
         for g, s in self.groups.items():
-            p = self.pending[g]
             if T > 0:
-                ending = p.active & (self._schedule_says(g) | (g in self.draft_groups))
+                ending = self.war.macro[g].active & (self.war.schedule_says(g) | (g in self.draft_groups))
                 if bool(ending.any()):
                     if bool(ending.all()):
                         nv = self.policy.value(g, self.state)

@@ -1,0 +1,254 @@
+"""``WarEnv``: WAR's decision schedule and hold semantics as a batched-env wrapper, for any trainer.
+
+WAR lets a slow group decide less often than every step and *hold* its last action in between
+(``war_envs.war.scheduler``).  A group's transition then runs from one of its decisions to the
+next: a **macro-step** of ``k`` env steps whose reward is ``R = Σ_{i<k} γ^i r_{t0+i}`` and whose
+bootstrap is ``γ^k V(s_{t0+k})`` (an SMDP).  ``WarEnv`` does exactly that bookkeeping around a
+batched env, so a CleanRL-style loop, TorchRL or any other library can train with WAR's
+schedule; ``war_envs.war.Collector`` (what ``war_train`` uses) is built on it.
+
+    war = WarEnv(war_envs.make("Command-v0", num_envs=64), schedule)
+    obs = war.reset(seed=0)
+    while ...:
+        decide = war.decides()                 # {group: bool [E]}: who needs a fresh action
+        actions = {g: policy(g, obs[g]) for g in war.groups}   # rows of other worlds are ignored
+        obs, rew, term, trunc, info = war.step(actions)
+        for g, m in info["war"].items():      # m: a MacroStepInfo per group
+            ...                                # m.ends: a macro-step ended: (R = m.reward, k = m.k)
+
+**Per group and step** ``info["war"][group]`` reports (``[E]`` or ``[E, n]`` tensors):
+
+- ``decided``: the worlds whose agents took a fresh action at this step (the others held);
+- ``k``: steps of the macro-step in force, this one included (1 right after a decision);
+- ``reward``: ``Σ_{i<k} γ^i r`` accumulated since the group's last decision, this step included;
+- ``version``: the behaviour-policy version stamped at the decision (``set_version``);
+- ``start``: the wrapper's global step of that decision;
+- ``ends``: the macro-step is over after this step — the episode ended (``terminated`` or
+  ``truncated``; with a truncation, bootstrap from ``info["final_obs"]``) or the group decides
+  again at the next step.  Where ``ends``: the SMDP transition is (obs at the decision, the
+  held action, ``reward``, ``k``, next obs), bootstrapped with ``γ^k V(next)`` unless terminated.
+
+**Rules.**  A world must decide when its group has no action in force (the first step, after an
+episode ended, or after ``release``); where the schedule says so it decides too
+(``Schedule.decides_at`` on each world's own step counter, 0 at every episode start).  The env
+must autoreset in the same step (``AutoresetMode.SAME_STEP``), so that an episode's first
+observation is the one ``step`` returns.  Actions are validated by the env as usual (the held
+actions of a group are one tensor of the group's action shape).  Same seed, same schedule and
+same actions give the same transitions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+import torch
+
+from war_envs.core import validation as v
+from war_envs.war.scheduler import Schedule, plan, with_episode_starts
+
+__all__ = ["WarEnv", "MacroStepInfo", "every_step_schedule"]
+
+
+def every_step_schedule(groups) -> Schedule:
+    """Every group decides at every step (lock-step MAPPO)."""
+    return Schedule(interval={g: 1.0 for g in groups}, staggered={g: True for g in groups},
+                    quota={g: 0 for g in groups})
+
+
+@dataclasses.dataclass
+class MacroStepInfo:
+    """One group's macro-step bookkeeping after a step (see the module docstring)."""
+
+    decided: torch.Tensor   # [E] bool
+    k: torch.Tensor         # [E] int64
+    reward: torch.Tensor    # [E, n] float32
+    version: torch.Tensor   # [E] int64
+    start: torch.Tensor     # [E] int64
+    ends: torch.Tensor      # [E] bool
+
+
+class _Macro:
+    """The macro-step each world of one group is in."""
+
+    def __init__(self, E: int, n: int, action_shape: tuple, action_dtype, device) -> None:
+        self.active = torch.zeros(E, dtype=torch.bool, device=device)
+        self.held = torch.zeros((E, n, *action_shape), dtype=action_dtype, device=device)
+        self.reward = torch.zeros(E, n, dtype=torch.float32, device=device)
+        self.gpow = torch.ones(E, 1, dtype=torch.float32, device=device)  # γ^k
+        self.k = torch.zeros(E, dtype=torch.long, device=device)
+        self.version = torch.zeros(E, dtype=torch.long, device=device)
+        self.start = torch.zeros(E, dtype=torch.long, device=device)
+
+
+class WarEnv:
+    """WAR's decision schedule and hold semantics over a batched env (see the module docstring).
+
+    ``env``: a ``war_envs`` batched env with ``autoreset_mode=SAME_STEP``.  ``schedule``: when
+    each group decides (default: every group at every step; ``WarEnv.from_costs`` plans one from
+    per-group costs).  ``gamma``: the discount of the accumulated macro-step reward.
+    """
+
+    def __init__(self, env, schedule: Schedule | None = None, *, gamma: float = 0.99) -> None:
+        mode = getattr(env, "autoreset_mode", None)
+        if mode is None or mode.name != "SAME_STEP":
+            raise ValueError(f"env: WAR needs a batched env with SAME_STEP autoreset, got {getattr(mode, 'name', mode)}")
+        self.env = env
+        self.gamma = v.check_float("gamma", gamma, low=0.0, high=1.0)
+        self.groups = dict(env.groups)
+        self.num_envs = env.num_envs
+        self.device = getattr(env, "torch_device", torch.device("cpu"))
+        self.schedule = schedule if schedule is not None else every_step_schedule(self.groups)
+        self.version = 0
+        self.last_env_seconds = 0.0                               # the last env.step's wall time
+        self.t = 0                                                # global step
+        self.ep_step = np.zeros(self.num_envs, dtype=np.int64)    # steps since each world's episode began
+        self.ep_id = np.zeros(self.num_envs, dtype=np.int64)      # episodes each world has finished
+        self.macro = {}
+        for g, spec in self.groups.items():
+            shape, dtype = _action_layout(spec.action_space)
+            self.macro[g] = _Macro(self.num_envs, spec.n_agents, shape, dtype, self.device)
+
+    @classmethod
+    def from_costs(cls, env, costs: dict, *, window_steps: int, fragment_length: int, floor: int = 1,
+                   alpha: float = 1.0, gamma: float = 0.99) -> "WarEnv":
+        """A ``WarEnv`` whose schedule is planned from per-group costs (``CostProfile``,
+        ``CostModel`` or per-decision seconds; ``war_envs.war.plan``), every episode starting
+        with a decision (``with_episode_starts`` on the env's episode length)."""
+        n_agents = {g: s.n_agents for g, s in env.groups.items()}
+        schedule = plan(costs, n_agents, num_envs=env.num_envs, window_steps=window_steps,
+                        fragment_length=fragment_length, floor=floor, alpha=alpha)
+        length = getattr(env, env.episode_length_kwarg, None)
+        return cls(env, with_episode_starts(schedule, length), gamma=gamma)
+
+    # -------------------------------------------------------------- schedule
+    @property
+    def schedule(self) -> Schedule:
+        return self._schedule
+
+    @schedule.setter
+    def schedule(self, schedule: Schedule) -> None:
+        if not isinstance(schedule, Schedule):
+            raise TypeError(f"schedule: expected a war_envs.war.Schedule, got {type(schedule).__name__}")
+        if set(schedule.interval) != set(self.groups):
+            raise ValueError(f"schedule: expected intervals for groups {sorted(self.groups)}, got "
+                             f"{sorted(schedule.interval)}")
+        self._schedule = schedule
+
+    def set_version(self, version: int) -> None:
+        """The behaviour-policy version stamped on the decisions taken from now on."""
+        self.version = v.check_int("version", version, minimum=0)
+
+    def schedule_says(self, group: str) -> torch.Tensor:
+        """Bool ``[E]``: worlds where the schedule makes ``group`` decide at the next step."""
+        return torch.from_numpy(self._schedule.decides_at(group, self.ep_step, self.num_envs)).to(self.device)
+
+    def decides(self, group: str | None = None):
+        """Bool ``[E]`` for ``group`` (or a dict over every group): worlds where it takes a fresh
+        action at the next step (no action in force, or the schedule says so)."""
+        if group is None:
+            return {g: self.decides(g) for g in self.groups}
+        return ~self._macro(group).active | self.schedule_says(group)
+
+    def _macro(self, group: str) -> _Macro:
+        if group not in self.macro:
+            raise KeyError(f"group: unknown {group!r}; groups: {list(self.groups)}")
+        return self.macro[group]
+
+    # -------------------------------------------------------------- episodes
+    def reset(self, seed: int | None = None) -> dict[str, torch.Tensor]:
+        """Reset every world; no group has an action in force afterwards."""
+        obs = self.env.reset(seed=seed) if seed is not None else self.env.reset()
+        for m in self.macro.values():
+            m.active[:] = False
+        self.ep_step[:] = 0
+        return obs
+
+    def decide(self, group: str, worlds, actions: torch.Tensor) -> None:
+        """``group`` takes fresh ``actions`` (``[w, n, ...]``) in ``worlds`` (a bool ``[E]`` mask,
+        or ``slice(None)`` for all): a new macro-step starts there at the next env step."""
+        m = self._macro(group)
+        m.held[worlds] = actions
+        m.reward[worlds] = 0.0
+        m.gpow[worlds] = 1.0
+        m.k[worlds] = 0
+        m.version[worlds] = self.version
+        m.start[worlds] = self.t
+        m.active[worlds] = True
+
+    def release(self, group: str, worlds) -> None:
+        """End ``group``'s macro-steps in ``worlds`` now: it decides there at the next step
+        (a trainer closing a window at its boundary)."""
+        self._macro(group).active[worlds] = False
+
+    def advance(self):
+        """One env step with every group's held actions; accumulate the macro-step rewards; end
+        the macro-steps of finished episodes.  Returns the env's ``(obs, rew, term, trunc, info)``
+        and the finished worlds ``done [E]``."""
+        for g, m in self.macro.items():
+            if not bool(m.active.all()):
+                missing = (~m.active).nonzero().flatten().tolist()
+                raise RuntimeError(f"advance: group {g!r} has no action in force in worlds {missing[:8]}"
+                                   f"{' ...' if len(missing) > 8 else ''}; call decide() there first")
+        t0 = time.perf_counter()
+        obs, rew, term, trunc, info = self.env.step({g: m.held for g, m in self.macro.items()})
+        self.last_env_seconds = time.perf_counter() - t0
+        first = next(iter(self.groups))
+        term_w, trunc_w = term[first][:, 0].clone(), trunc[first][:, 0].clone()
+        done = term_w | trunc_w
+        for g, m in self.macro.items():
+            m.reward += m.gpow * rew[g]
+            m.gpow *= self.gamma
+            m.k += 1
+        if bool(done.any()):
+            for m in self.macro.values():
+                m.active[done] = False
+        done_np = done.cpu().numpy()
+        self.ep_step += 1
+        self.ep_step[done_np] = 0
+        self.ep_id[done_np] += 1
+        self.t += 1
+        return obs, rew, term, trunc, info, done
+
+    def step(self, actions: dict[str, torch.Tensor]):
+        """Decide where each group must (``decides()``), hold elsewhere, step every world.
+
+        ``actions[group]``: ``[E, n, ...]``, read only in the deciding worlds.  Returns the env's
+        ``(obs, rewards, terminated, truncated, info)`` with ``info["war"][group]`` a
+        ``MacroStepInfo``."""
+        if set(actions) != set(self.groups):
+            raise KeyError(f"actions: expected groups {sorted(self.groups)}, got {sorted(actions)}")
+        decided = {}
+        for g, spec in self.groups.items():
+            a = torch.as_tensor(actions[g], device=self.device)
+            if a.shape[:2] != (self.num_envs, spec.n_agents):
+                raise ValueError(f"actions[{g!r}]: expected shape ({self.num_envs}, {spec.n_agents}, ...), "
+                                 f"got {tuple(a.shape)}")
+            dec = self.decides(g)
+            decided[g] = dec
+            if bool(dec.all()):
+                self.decide(g, slice(None), a)
+            elif bool(dec.any()):
+                self.decide(g, dec, a[dec])
+        obs, rew, term, trunc, info, done = self.advance()
+        info = dict(info)
+        info["war"] = {g: MacroStepInfo(decided=decided[g], k=m.k.clone(), reward=m.reward.clone(),
+                                        version=m.version.clone(), start=m.start.clone(),
+                                        ends=done | self.decides(g))
+                       for g, m in self.macro.items()}
+        return obs, rew, term, trunc, info
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def _action_layout(space) -> tuple[tuple, torch.dtype]:
+    """Per-agent action shape and dtype of a Gymnasium space (``Discrete``: scalar int64)."""
+    if type(space).__name__ == "Discrete":
+        return (), torch.long
+    if type(space).__name__ == "MultiDiscrete":
+        return tuple(space.shape), torch.long
+    if type(space).__name__ == "Box":
+        return tuple(space.shape), torch.float32
+    raise TypeError(f"env: WAR supports Discrete, MultiDiscrete and Box action spaces, got {space}")
