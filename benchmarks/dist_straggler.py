@@ -35,9 +35,7 @@ preempted rollouts, and the data share / ESS columns of the run's metrics.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import pathlib
 import socket
 import sys
 import tempfile
@@ -45,6 +43,9 @@ import time
 
 import torch
 import torch.multiprocessing as mp
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results files)
 
 ARMS = {  # name -> (ranks, config overrides)
     "1 rank": (1, {}),
@@ -172,7 +173,7 @@ def main(argv=None) -> int:
                   + ", ".join(f"{r['arm']} {r['speedup_vs_sync']:.2f}x" for r in recs
                               if r["ranks"] > 1 and r["arm"] != "sync"))
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(recs, indent=2) + "\n")
+        _results.write(args.json, recs, _results.metadata("dist_straggler.py", argv))
     return 0
 
 

@@ -46,6 +46,10 @@ reset, and draws its random actions inside the timed loop:
 
 * war-envs: ``torch.randint`` per agent group (one reused ``torch.Generator``), one draw per
   MultiDiscrete component; auto-reset is built into ``env.step``.
+* war-envs-pettingzoo: our PettingZoo ``ParallelEnv`` (``war_envs.parallel_env``) driven exactly
+  like mpe2 below (one env object per world, ``np.random`` actions, ``env.reset()`` when the
+  episode ends), so the "PZ/mpe2" column compares the two ``ParallelEnv`` s; ``--no-pettingzoo``
+  leaves it out.
 * mpe2: one env object per world stepped in a Python loop (so only at small sizes, larger sizes
   are reported as "n/r"), actions from ``np.random``, ``env.reset()`` when the episode ends.
 * vmas: ``torch.randint`` over each agent's own action space, ``env.reset()`` when all worlds
@@ -98,8 +102,8 @@ our env-steps/s over each peer's ("-": the peer has no such scenario; "n/r": not
 above its size limit; "err[n]": see note n below the table).  ``--json PATH`` writes one record
 per (scenario, worlds, framework) -- rates, per-repeat figures, the peer's env name, errors /
 notes -- each with ``command``, ``date``, ``machine`` (CPU model, cores) and ``versions``
-(python and the framework's packages), the format of ``train_speed.py`` / ``learning.py``, so
-the file can live in ``benchmarks/results/``.
+(python and the framework's packages), written by ``benchmarks/_results.py`` as every
+benchmark's results file in ``benchmarks/results/`` is.
 
 Usage
 -----
@@ -112,7 +116,6 @@ Usage
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import shutil
@@ -122,11 +125,15 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results files)
+
 EPISODE_LEN = 25
 REPEATS = 3
 WARMUP_CALLS = 2
 
 OURS = "war-envs"
+OURS_PZ = "war-envs-pettingzoo"  # our PettingZoo ParallelEnv, one env object per world
 PEERS = ("mpe2", "vmas", "jaxmarl")
 # Every scenario this benchmark knows (the table of the docstring), in table order.  The
 # tests check that it covers ``war_envs.registered_ids()``.
@@ -193,7 +200,7 @@ PEER_ENVS = {"mpe2": MPE2_ENVS, "vmas": VMAS_ENVS, "jaxmarl": JAXMARL_ENVS}
 
 def peer_env_name(framework: str, scenario: str) -> str | None:
     """The peer's environment for ``scenario`` as text (None: the peer has none)."""
-    if framework == OURS:
+    if framework in (OURS, OURS_PZ):
         return scenario
     entry = PEER_ENVS[framework].get(scenario)
     if entry is None:
@@ -331,6 +338,37 @@ def _bench_mpe2(scenario: str, worlds: int):
     return len(agents), run, EPISODE_LEN
 
 
+def _bench_ours_pettingzoo(scenario: str, worlds: int):
+    import numpy as np
+    import war_envs
+
+    envs = []
+    for i in range(worlds):
+        env = war_envs.parallel_env(scenario, seed=i)
+        env.reset()
+        envs.append(env)
+    agents = list(envs[0].possible_agents)
+    # Discrete(n) -> an int; MultiDiscrete(nvec) -> an int64 array, one draw per component
+    spaces = [envs[0].action_space(a) for a in agents]
+    bounds = [np.asarray(sp.nvec) if hasattr(sp, "nvec") else int(sp.n) for sp in spaces]
+    discrete = all(isinstance(b, int) for b in bounds)
+    n_actions = np.array(bounds) if discrete else None
+    rng = np.random.default_rng(0)
+
+    def run(calls):
+        for _ in range(calls * EPISODE_LEN):
+            for env in envs:
+                if discrete:
+                    actions = dict(zip(env.agents, rng.integers(0, n_actions).tolist()))
+                else:
+                    actions = {a: rng.integers(0, b) for a, b in zip(agents, bounds) if a in env.agents}
+                env.step(actions)
+                if not env.agents:  # episode over
+                    env.reset()
+
+    return len(agents), run, EPISODE_LEN
+
+
 def _bench_vmas(scenario: str, worlds: int):
     import torch
     import vmas
@@ -432,32 +470,25 @@ def jaxmarl_runner(env, worlds: int, chunk_steps: int):
     return run
 
 
-BENCHES = {OURS: _bench_ours, "mpe2": _bench_mpe2, "vmas": _bench_vmas, "jaxmarl": _bench_jaxmarl}
+BENCHES = {OURS: _bench_ours, OURS_PZ: _bench_ours_pettingzoo, "mpe2": _bench_mpe2, "vmas": _bench_vmas,
+           "jaxmarl": _bench_jaxmarl}
 
 
 # Each framework's packages: the one-line ``version`` string names these ...
 FRAMEWORK_DISTS = {
     OURS: ["war-envs", "warp-lang", "torch"],
+    OURS_PZ: ["war-envs", "warp-lang", "torch", "pettingzoo"],
     "mpe2": ["mpe2", "pettingzoo"],
     "vmas": ["vmas", "torch"],
     "jaxmarl": ["jaxmarl", "jax"],
 }
 # ... and the ``versions`` dict of the JSON records these as well.
-EXTRA_DISTS = {OURS: [], "mpe2": ["numpy"], "vmas": [], "jaxmarl": ["jaxlib"]}
+EXTRA_DISTS = {OURS: [], OURS_PZ: [], "mpe2": ["numpy"], "vmas": [], "jaxmarl": ["jaxlib"]}
 
 
 def _framework_versions(framework: str) -> dict:
     """``{"python": ..., dist: version}`` for the framework's packages (``?``: not found)."""
-    import platform
-    from importlib import metadata
-
-    found = {"python": platform.python_version()}
-    for dist in FRAMEWORK_DISTS[framework] + EXTRA_DISTS[framework]:
-        try:
-            found[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            found[dist] = "?"
-    return found
+    return _results.versions(FRAMEWORK_DISTS[framework] + EXTRA_DISTS[framework])
 
 
 def _framework_version(framework: str) -> str:
@@ -478,7 +509,7 @@ def worker_main(cfg: dict) -> None:
         os.sched_setaffinity(0, cfg["cpus"])
     if cfg["threads"] is not None:
         _limit_threads(cfg["threads"])
-        if framework in (OURS, "vmas"):
+        if framework in (OURS, OURS_PZ, "vmas"):
             import torch
 
             torch.set_num_threads(cfg["threads"])
@@ -487,7 +518,7 @@ def worker_main(cfg: dict) -> None:
     for scenario in cfg["scenarios"]:
         for worlds in cfg["worlds"]:
             row = {"scenario": scenario, "worlds": worlds}
-            if framework == "mpe2" and worlds > cfg["mpe2_max_worlds"]:
+            if framework in ("mpe2", OURS_PZ) and worlds > cfg["mpe2_max_worlds"]:
                 limit = cfg["mpe2_max_worlds"]
                 row["note"] = f"not run: Python loop over env objects, > {limit} worlds"
                 rows.append(row)
@@ -583,22 +614,6 @@ def pick_cpus(args) -> tuple[list[int] | None, int | None]:
     return None, None
 
 
-def machine() -> dict:
-    """CPU model, usable cores, GPU (as ``train_speed.machine()``; this benchmark is CPU-only)."""
-    import platform
-
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(
-                (line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu
-            )
-    except OSError:
-        pass
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"cpu": cpu, "cores": cores, "gpu": None}
-
-
 def registered_ids() -> list[str] | None:
     """``war_envs.registered_ids()`` (None, with a message, if war_envs does not import)."""
     try:
@@ -662,16 +677,12 @@ def collect(args) -> list[dict]:
     }
     timeout_s = 900 if args.quick else 3600  # per (framework, scenario) worker
     root = venv_root(args)
-    meta = {
-        "command": args.command,
-        "date": args.date,
-        "machine": machine(),
-    }
+    meta = {key: args.meta[key] for key in ("command", "date", "machine")}
 
     records = []
-    frameworks = [OURS, *args.peers]
+    frameworks = our_frameworks(args) + args.peers
     for framework in frameworks:
-        mine = [s for s in args.scenarios if framework == OURS or s in PEER_ENVS[framework]]
+        mine = [s for s in args.scenarios if framework in (OURS, OURS_PZ) or s in PEER_ENVS[framework]]
         python, reason = sys.executable, None
         if mine and framework in PEER_REQUIREMENTS:  # install only a peer that will run
             python, reason = ensure_peer_venv(framework, root, install=not args.no_install)
@@ -702,6 +713,7 @@ def collect(args) -> list[dict]:
                         "env_steps_per_s": eps,
                         "agent_steps_per_s": eps * agents if eps is not None else None,
                         "ours_over_peer": None,  # filled in below
+                        "pettingzoo_over_mpe2": None,  # OURS_PZ records: filled in below
                         "repeat_env_steps_per_s": row.get("repeat_env_steps_per_s"),
                         "env_steps_per_repeat": row.get("env_steps_per_repeat"),
                         "seconds_per_repeat": row.get("seconds_per_repeat"),
@@ -737,9 +749,19 @@ def collect(args) -> list[dict]:
     }
     for r in records:
         mine = ours.get((r["scenario"], r["worlds"]))
-        if r["framework"] != OURS and mine and r["env_steps_per_s"]:
+        if r["framework"] in PEERS and mine and r["env_steps_per_s"]:
             r["ours_over_peer"] = mine / r["env_steps_per_s"]
+    mpe2 = {(r["scenario"], r["worlds"]): r["env_steps_per_s"] for r in records if r["framework"] == "mpe2"}
+    for r in records:
+        theirs = mpe2.get((r["scenario"], r["worlds"]))
+        if r["framework"] == OURS_PZ and theirs and r["env_steps_per_s"]:
+            r["pettingzoo_over_mpe2"] = r["env_steps_per_s"] / theirs
     return records
+
+
+def our_frameworks(args) -> list[str]:
+    """The batch API, and the PettingZoo ``ParallelEnv`` unless ``--no-pettingzoo``."""
+    return [OURS, OURS_PZ] if getattr(args, "pettingzoo", True) else [OURS]
 
 
 def fmt_rate(x: float | None) -> str:
@@ -759,10 +781,13 @@ def fmt_ratio(x: float | None) -> str:
 
 def table_rows(records: list[dict], frameworks: list[str]) -> tuple[list, list, list]:
     """(headers, one row per (scenario, worlds), notes).  Cells: agent-steps/s per framework,
-    then ours / peer (env-steps/s); "-" where the framework has no such scenario, "n/r" where
-    it was not run at that size (mpe2 above its limit), "err[n]" where it failed (note n)."""
-    peers = [f for f in frameworks if f != OURS]
-    headers = ["scenario", "worlds", "agents", *frameworks, *(f"ours/{p}" for p in peers)]
+    then ours / peer (env-steps/s) and, with both ``ParallelEnv`` s, PZ/mpe2; "-" where the
+    framework has no such scenario, "n/r" where it was not run at that size (mpe2 above its
+    limit), "err[n]" where it failed (note n)."""
+    peers = [f for f in frameworks if f in PEERS]
+    pz_column = OURS_PZ in frameworks and "mpe2" in frameworks
+    headers = ["scenario", "worlds", "agents", *frameworks, *(f"ours/{p}" for p in peers),
+               *(["PZ/mpe2"] if pz_column else [])]
     by_key: dict[tuple, dict] = {}
     for r in records:
         by_key.setdefault((r["scenario"], r["worlds"]), {})[r["framework"]] = r
@@ -793,6 +818,9 @@ def table_rows(records: list[dict], frameworks: list[str]) -> tuple[list, list, 
         for fw in peers:
             r = cells.get(fw)
             row.append(fmt_ratio(r["ours_over_peer"]) if r and r["ours_over_peer"] else "-")
+        if pz_column:
+            r = cells.get(OURS_PZ)
+            row.append(fmt_ratio(r["pettingzoo_over_mpe2"]) if r and r.get("pettingzoo_over_mpe2") else "-")
         rows.append(row)
     return headers, rows, notes
 
@@ -807,9 +835,10 @@ def print_table(records: list[dict], args) -> None:
         f"\nEnv throughput: {how}, {EPISODE_LEN}-step episodes with auto-reset, random actions, "
         f"median of {REPEATS} x ~{args.target_s:g} s.\nCells: agent-steps/s; ours/peer: our "
         f"env-steps/s over the peer's; \"-\": the peer has no such scenario; \"n/r\": not run "
-        f"(mpe2 above {MPE2_MAX_WORLDS_QUICK if args.quick else MPE2_MAX_WORLDS} worlds).\n"
+        f"(mpe2 and {OURS_PZ} above {MPE2_MAX_WORLDS_QUICK if args.quick else MPE2_MAX_WORLDS} "
+        f"worlds); PZ/mpe2: {OURS_PZ}'s env-steps/s over mpe2's.\n"
     )
-    frameworks = [OURS, *args.peers]
+    frameworks = our_frameworks(args) + args.peers
     headers, table, notes = table_rows(records, frameworks)
     widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(headers)]
 
@@ -851,6 +880,9 @@ def parse_args(argv=None):
                    help="comma-separated scenario ids (default: every registered one)")
     p.add_argument("--peers", type=comma_list, default=list(PEERS),
                    help=f"comma-separated peers, may be empty (default {','.join(PEERS)})")
+    p.add_argument("--pettingzoo", action=argparse.BooleanOptionalAction, default=True,
+                   help=f"also measure our PettingZoo ParallelEnv ({OURS_PZ}) as mpe2 is measured "
+                        "(default on)")
     p.add_argument("--no-install", action="store_true",
                    help="skip missing peers instead of installing them")
     p.add_argument("--venv-dir", help="where peer venvs live (default $WAR_ENVS_BENCH_VENVS "
@@ -883,10 +915,7 @@ def parse_args(argv=None):
     args.scenarios, args.skipped = resolve_scenarios(args.scenarios)
     if not args.scenarios:
         p.error("no scenario to measure")
-    args.command = " ".join(
-        [Path(sys.argv[0]).name, *sys.argv[1:]] if argv is None else ["env_throughput.py", *argv]
-    )
-    args.date = datetime.datetime.now().isoformat(timespec="seconds")
+    args.meta = _results.metadata("env_throughput.py", argv, FRAMEWORK_DISTS[OURS] + EXTRA_DISTS[OURS])
     return args
 
 
@@ -898,8 +927,7 @@ def main(argv=None) -> list[dict]:
     records = collect(args)
     print_table(records, args)
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
+        _results.write(args.json, records, args.meta)
         log(f"wrote {args.json}")
     return records
 

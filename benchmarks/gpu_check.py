@@ -36,7 +36,6 @@ fails, 2 when Warp sees a GPU but torch is a CPU-only build (install a CUDA torc
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -45,6 +44,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results files)
 import train_speed  # noqa: E402  (benchmarks/train_speed.py: the end-to-end measurement)
 
 TOL = 1e-5
@@ -489,8 +489,7 @@ def main(argv=None) -> int:
     report["failures"] = failures
     report["seconds"] = round(time.perf_counter() - t_start, 1)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=2, default=str)
+        _results.write(args.json, report, _results.metadata("gpu_check.py", argv))
     log(f"\n{'PASS' if not failures else 'FAIL: ' + ', '.join(failures)} in {report['seconds']} s")
     return 0 if not failures else 1
 

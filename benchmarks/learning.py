@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import datetime
 import json
 import math
 import os
@@ -31,7 +30,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_speed import machine, versions  # noqa: E402
+import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results files)
 
 
 def run_seed(preset: str, seed: int, out: Path, overrides: dict) -> Path:
@@ -129,11 +128,8 @@ def main(argv=None) -> list[dict]:
     rows = [summarize_run(d, s) for d, s in zip(dirs, seeds)]
     print_table(rows)
     if args.json:
-        meta = {"command": " ".join(["learning.py", *(argv if argv is not None else sys.argv[1:])]),
-                "date": datetime.datetime.now().isoformat(timespec="seconds"), "machine": machine(),
-                "versions": versions(), "preset": args.preset, "overrides": overrides}
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps([{**r, **meta} for r in rows], indent=2) + "\n")
+        meta = {**_results.metadata("learning.py", argv), "preset": args.preset, "overrides": overrides}
+        _results.write(args.json, rows, meta)
         print(f"wrote {args.json}", file=sys.stderr)
     return rows
 

@@ -21,13 +21,14 @@ repeats of calls sized to ~``--target-s``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results files)
 
 
 def timed(fn, target_s: float, sync) -> float:
@@ -117,8 +118,7 @@ def main(argv=None) -> None:
     for t in table:
         print(line(t))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=2)
+        _results.write(args.json, rows, _results.metadata("sampler_speed.py", argv))
 
 
 if __name__ == "__main__":

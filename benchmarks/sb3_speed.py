@@ -26,8 +26,8 @@ the ratio.
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import sys
 import time
 import warnings
 
@@ -36,6 +36,9 @@ os.environ.setdefault("WARP_CACHE_PATH", os.path.expanduser("~/.cache/war-envs/w
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results files)
 
 
 def native_venv(worlds: int):
@@ -130,8 +133,8 @@ def main() -> None:
     for r in rows:
         print(f"{r['path']:<40} {r['what']:<27} {r['agent_steps_per_s']:>14,.0f} {r['speedup_vs_supersuit']:>12.1f}x")
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=2)
+        meta = _results.metadata("sb3_speed.py", None, _results.CORE_DISTS + ("stable-baselines3", "supersuit", "mpe2", "pettingzoo"))
+        _results.write(args.json, rows, meta)
 
 
 if __name__ == "__main__":

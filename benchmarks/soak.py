@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
+import os
+import sys
 import time
 
 import torch
 
 import war_envs
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results files)
 
 
 def rss_mb() -> float:
@@ -174,8 +178,7 @@ def main() -> int:
             ok = False
         ok &= t["growth"] < args.max_growth
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=2)
+        _results.write(args.json, rows, _results.metadata("soak.py"))
     growths = [r["growth"] for r in rows]
     if max(growths) >= args.max_growth:
         print(f"FAIL: resident memory grew by more than {args.max_growth:.0%}")

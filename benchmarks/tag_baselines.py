@@ -21,17 +21,14 @@ both in the ``tag`` preset's arena (2 taggers, 10 runners, 10 x 10, 100 steps).
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import math
 import os
 import sys
-from pathlib import Path
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_speed import machine, versions  # noqa: E402
+import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results files)
 
 ARENA = {"preset": "warpdrive_training", "num_taggers": 2, "num_runners": 10, "grid_length": 10.0,
          "episode_length": 100, "num_other_agents_observed": 5}
@@ -114,11 +111,7 @@ def main(argv=None) -> list[dict]:
         print(f"{r['action_set']:28s} {r['random']:8.2f} {r['best_blind']:11.2f} {r['pursuit_with_heading']:18.2f} "
               f"{r['best_blind_over_random']:8.2f} {r['pursuit_over_random']:10.2f}")
     if args.json:
-        meta = {"command": " ".join(["tag_baselines.py", *(argv if argv is not None else sys.argv[1:])]),
-                "date": datetime.datetime.now().isoformat(timespec="seconds"), "machine": machine(),
-                "versions": versions()}
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps([{**r, **meta} for r in rows], indent=2) + "\n")
+        _results.write(args.json, rows, _results.metadata("tag_baselines.py", argv))
     return rows
 
 

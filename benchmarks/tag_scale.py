@@ -55,6 +55,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results files)
 import env_throughput as et  # noqa: E402  (stdlib-only at import: also runs in the peer venvs)
 
 OURS = "war-envs"
@@ -429,7 +430,7 @@ def main(argv=None) -> None:
     if path:
         print(f"\nplot: {path}")
     if args.json:
-        Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
+        _results.write(args.json, records, _results.metadata("tag_scale.py", argv))
         et.log(f"wrote {args.json}")
 
 

@@ -61,6 +61,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results files)
 import env_throughput as et  # noqa: E402  (stdlib-only at import: the peer-venv helpers)
 
 FRAMEWORKS = ("war-train", "jaxmarl", "sb3")
@@ -464,7 +465,9 @@ def main(argv=None) -> None:
         rows.append(row)
     print_table(rows, args)
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
+        meta = _results.metadata("time_to_target.py", argv,
+                                 _results.CORE_DISTS + ("stable-baselines3", "supersuit", "mpe2"))
+        _results.write(args.json, rows, meta)
 
 
 if __name__ == "__main__":

@@ -37,41 +37,19 @@ can be timed), and the table adds the median env-steps/s of both and their ratio
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results files)
 
 DEFAULT_WORLDS = {"Spread-v0": [256, 1024, 4096], "Tag-v0": [64, 256, 1024]}
 QUICK_WORLDS = {"Spread-v0": [1024], "Tag-v0": [256]}
 PHASES = ("env", "policy", "learn", "other")
-
-
-def machine() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"cpu": cpu, "cores": cores, "gpu": gpu}
-
-
-def versions() -> dict:
-    import warp
-
-    import war_envs
-
-    return {"python": platform.python_version(), "torch": torch.__version__, "warp": warp.__version__,
-            "war_envs": getattr(war_envs, "__version__", "dev")}
 
 
 def measure(scenario: str, preset: str, worlds: int, updates: int, warmup: int, device: str, threads: int,
@@ -190,9 +168,7 @@ def main(argv=None) -> list[dict]:
     presets = dict(item.split("=", 1) for item in args.preset)
     overrides = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
     updates = 4 if args.quick else args.updates
-    meta = {"command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]) if argv is None else
-            " ".join(["train_speed.py", *argv]), "date": datetime.datetime.now().isoformat(timespec="seconds"),
-            "machine": machine(), "versions": versions()}
+    meta = _results.metadata("train_speed.py", argv)
     rows = []
     for scenario in args.scenarios.split(","):
         preset = presets.get(scenario, DEFAULT_PRESETS.get(scenario, scenario))
@@ -220,8 +196,7 @@ def main(argv=None) -> list[dict]:
             print(f"  {r['scenario']:10s} {r['worlds']:6d} worlds: before {si(statistics.median(r['before_env_steps_per_s']))}"
                   f" env-steps/s, after {si(statistics.median(r['after_env_steps_per_s']))}: x{r['after_over_before']:.3f}")
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
+        _results.write(args.json, rows, meta)
         print(f"wrote {args.json}", file=sys.stderr)
     return rows
 

@@ -35,6 +35,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results files)
+
 HYPER = {"num-envs": None, "rollout-length": 25, "epochs": 5, "num-minibatches": 4, "lr": 3e-3, "critic-lr": 3e-3,
          "gamma": 0.95, "entropy-coef": 0.005}
 COSTS = '{"commander": {"per_decision_ms": 50}, "sentry": {"per_decision_ms": 5}}'
@@ -177,6 +180,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="runs/war_learning")
     parser.add_argument("--arms", default="sync,war")
     parser.add_argument("--analyze-only", action="store_true")
+    parser.add_argument("--json", metavar="PATH", help="also write the summary, with the run's metadata, as JSON")
     args = parser.parse_args(argv)
     if args.quick:
         args.seeds, args.steps, args.eval_episodes, args.random_episodes = 2, 40_000, 20, 200
@@ -185,7 +189,9 @@ def main(argv=None) -> int:
         runs = [(arm, seed, out / f"{arm}_seed{seed}") for seed in range(1, args.seeds + 1)
                 for arm in args.arms.split(",")]
         launch(args, runs)
-    analyze(args)
+    summary = analyze(args)
+    if args.json:
+        _results.write(args.json, summary, _results.metadata("war_learning.py", argv))
     return 0
 
 

@@ -44,7 +44,6 @@ both see the same machine load.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import statistics
@@ -55,6 +54,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("WARP_CACHE_PATH", os.path.expanduser("~/.cache/war-envs/warp"))
 
 import torch  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results files)
 
 SENTRY_MS = 5.0
 RATIOS = (10, 2, 5, 20)   # commander cost / sentry cost; 10 = the article's 50 ms + 9 x 5 ms
@@ -240,8 +242,7 @@ def main(argv=None) -> int:
         run_part_b(args, rows)
     print(f"\n({time.perf_counter() - t_start:.0f} s)")
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=2)
+        _results.write(args.json, rows, _results.metadata("war_speed.py", argv))
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Full episodes against mpe2 from identical states with identical actions (DESIGN §3).
+"""Full episodes against mpe2 from identical states with identical actions (docs/design.md, correctness references).
 
 float64 worlds: positions, velocities and rewards within 1e-8, observations to float32
 rounding.  float32 worlds (float32-representable starts): everything within 1e-3.

@@ -72,7 +72,7 @@ def make_collector(E=10, schedule=None, resource="parallel", seed=0, max_cycles=
 @pytest.mark.parametrize("resource, war_s, sync_s", [("parallel", 3.75, 12.5), ("shared", 15.0, 23.75)])
 def test_article_case_quota_and_modelled_batch_times(resource, war_s, sync_s):
     # 1 commander at 50 ms + 9 sentries at 5 ms, B = 10 worlds x 25 steps x 10 agents: the
-    # commander's quota is K = 3 fragments of 25 = 75 decisions of 250 (DESIGN §5)
+    # commander's quota is K = 3 fragments of 25 = 75 decisions of 250 (the article's case, docs/war.md)
     env, col = make_collector(schedule=article_schedule(10), resource=resource)
     for _ in range(3):
         w = col.collect(Trigger(max_steps=25))

@@ -1,4 +1,4 @@
-"""Degenerate equivalence (DESIGN §5): with equal costs and no timeout, WAR batches, losses and
+"""Degenerate equivalence (docs/war.md): with equal costs and no timeout, WAR batches, losses and
 gradients are lock-step MAPPO's for the same seed."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""WAR cost models, quotas, decision schedules and importance weights (DESIGN §5 invariants)."""
+"""WAR cost models, quotas, decision schedules and importance weights (the invariants of docs/war.md)."""
 
 import math
 

@@ -7,7 +7,7 @@
 - ``DataParallel``: one of K ranks (``torchrun --nproc_per_node=K ...``; gloo on CPU, NCCL on
   CUDA).  Rank r steps worlds ``[r·E/K, (r+1)·E/K)`` of the run's ``E = num_envs`` worlds on
   its own device, its env seeded ``seed + r·E/K`` (world w of an env seeded s replays world 0
-  of a one-world env seeded s + w, DESIGN §2: the ranks' worlds together *are* the worlds of
+  of a one-world env seeded s + w, per-world random streams, docs/design.md: the ranks' worlds together *are* the worlds of
   one process with E worlds seeded s).
 
 Synchronous mode (``dist_straggler="off"``, the default) makes K ranks compute what one
@@ -34,7 +34,7 @@ Straggler modes (ranks of different speed; not bit-reproducible, they depend on 
   ``dist_min_frac`` of its own; shortened rollouts are used as they are (GAE bootstraps from
   the last state).  The "done" counter lives in the rendezvous ``TCPStore`` (``add``: no
   collective, the fast ranks never wait for the slow ones to poll).
-- ``"war"`` — WAR quotas at rank level (DESIGN §5): each rank's cost per world-step is measured
+- ``"war"`` — WAR quotas at rank level (docs/war.md): each rank's cost per world-step is measured
   online (``war_envs.war.CostModel``, EMA), and the next rollout's batch ``E·T`` world-steps is
   split by ``war_envs.war.quotas`` in proportion to the ranks' speeds (rank r collects
   ``T_r ≈ share_r·E·T / E_r`` steps, within ``[dist_min_frac·T, 2·T]``), so that all ranks

@@ -1,4 +1,4 @@
-"""MAPPO on WAR batches, and the baselines of the same harness (DESIGN §5, items 6–7).
+"""MAPPO on WAR batches, and the baselines of the same harness (docs/war.md, "Learning on WAR batches").
 
 ``WarTrainer(config, war)`` owns the learner (``ppo.Learner``, built as ``mappo.train`` builds
 it: one actor and one centralized critic per group), the rollout workers

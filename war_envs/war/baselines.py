@@ -1,4 +1,4 @@
-"""One collection round over several workers, for each arm of the WAR harness (DESIGN §5, item 9).
+"""One collection round over several workers, for each arm of the WAR harness (docs/war.md, "The arms").
 
 A *worker* is one ``Collector`` over its own batched env (a shard of the worlds) with its own
 inference resources and clock.  A round asks every worker for one window and returns the

@@ -1,4 +1,4 @@
-"""Workload-aware quotas and decision intervals (DESIGN §5, items 2–3).
+"""Workload-aware quotas and decision intervals (docs/war.md, "Quotas, intervals, phases").
 
 Per-decision cost ``τ_g = cost_g(n)/n``.  A group that can produce decisions faster gets a
 larger share of the batch:

@@ -1,4 +1,4 @@
-"""Importance weights for WAR batches (DESIGN §5, item 7)."""
+"""Importance weights for WAR batches (docs/war.md, "Group balancing")."""
 
 from __future__ import annotations
 

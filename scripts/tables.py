@@ -1,0 +1,320 @@
+"""Generate the measured figures of README.md and docs/*.md from benchmarks/results/*.json.
+
+A generated block in a markdown file is delimited by two HTML comments (invisible on GitHub
+and on the documentation site)::
+
+    <!-- table: RENDERER FILE [FILE ...] -->
+    ...generated text: a table or a sentence...
+    <!-- /table -->
+
+``RENDERER`` names a function of this script (``RENDERERS``), the files are results files under
+``benchmarks/results/`` (written by the benchmarks' ``--json``, with their command, versions,
+machine and date). ``python scripts/tables.py`` rewrites every block from its files;
+``python scripts/tables.py --check`` rewrites nothing and exits 1 listing the blocks whose text
+differs from what their files give (``tests/test_docs_tables.py`` runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+BLOCK = re.compile(r"^<!-- table: (?P<spec>[^>]*?) -->\n(?P<body>.*?)^<!-- /table -->$", re.S | re.M)
+MINUS = "\u2212"
+
+
+# ---------------------------------------------------------------- number formats
+def num(x: float, digits: int = 2) -> str:
+    """A signed number with a typographic minus: ``-124.2 -> '−124.20'``."""
+    return f"{x:.{digits}f}".replace("-", MINUS)
+
+
+def rate(x: float | None) -> str:
+    """Steps per second: ``569``, ``54 k``, ``14.19 M`` (``–`` for none)."""
+    if x is None:
+        return "–"
+    if x < 1e3:
+        return f"{x:.0f}"
+    if x < 1e6:
+        return f"{x / 1e3:.0f} k"
+    return f"{x / 1e6:.2f} M"
+
+
+def kilo(x: float) -> str:
+    return f"{x / 1e3:.1f} k"
+
+
+def grouped(n: int) -> str:
+    """``4096 -> '4 096'`` (thin grouping as in the prose)."""
+    return f"{n:,}".replace(",", " ")
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def table(header: list[str], align: list[str], rows: list[list[str]]) -> str:
+    sep = ["---:" if a == "r" else "---" for a in align]
+    return "\n".join("| " + " | ".join(r) + " |" for r in [header, sep, *rows])
+
+
+def median_row(records: list[dict], columns, first=("**median**",), bold=()) -> list[str]:
+    """The median over seeds of each column (``columns``: (key or function, formatter))."""
+    cells = list(first)
+    for i, (get, fmt) in enumerate(columns):
+        value = statistics.median(get(r) if callable(get) else r[get] for r in records)
+        text = fmt(value)
+        cells.append(f"**{text}**" if i in bold else text)
+    return cells
+
+
+# ---------------------------------------------------------------- renderers
+def env_throughput(records: list[dict]) -> str:
+    """Every scenario at 1 and 8192 worlds: agent-steps/s of each framework, ours over the best peer."""
+    frameworks = ("war-envs", "mpe2", "vmas", "jaxmarl")
+    by = {(r["scenario"], r["worlds"], r["framework"]): r for r in records}
+    scenarios = list(dict.fromkeys(r["scenario"] for r in records))
+    rows = []
+    for scenario in scenarios:
+        for worlds in (1, 8192):
+            rates = {fw: by.get((scenario, worlds, fw), {}).get("agent_steps_per_s") for fw in frameworks}
+            peers = {fw: v for fw, v in rates.items() if fw != "war-envs" and v}
+            if peers and rates["war-envs"]:
+                best = max(peers, key=peers.get)
+                ratio = f"{rates['war-envs'] / peers[best]:.2f}× ({best})"
+            else:
+                ratio = "–"
+            rows.append([scenario, str(worlds), *(rate(rates[fw]) for fw in frameworks), ratio])
+    return table(["scenario", "worlds", "war-envs", "mpe2", "VMAS", "JaxMARL", "ours × best peer"],
+                 ["l", "r", "r", "r", "r", "r", "r"], rows)
+
+
+def _rate_of(records, scenario, worlds, framework="war-envs"):
+    return next(r["agent_steps_per_s"] for r in records
+                if (r["scenario"], r["worlds"], r["framework"]) == (scenario, worlds, framework))
+
+
+def env_throughput_readme(records: list[dict]) -> str:
+    """README's sentence: Spread-v0 at 8192 worlds against the best peer."""
+    ours = _rate_of(records, "Spread-v0", 8192)
+    peers = {r["framework"]: r["agent_steps_per_s"] for r in records
+             if r["scenario"] == "Spread-v0" and r["worlds"] == 8192 and r["framework"] != "war-envs"
+             and r["agent_steps_per_s"]}
+    best = max(peers, key=peers.get)
+    names = {"vmas": "VMAS", "jaxmarl": "JaxMARL", "mpe2": "mpe2"}
+    return (f"Spread-v0 at 8 192 worlds steps at {ours / 1e6:.1f} M agent-steps/s on one CPU core "
+            f"({ours / peers[best]:.1f}× {names[best]}, the best peer there; every scenario side by side "
+            f"with mpe2, VMAS and JaxMARL in one table, {records[0]['date'][:10]}).")
+
+
+def env_throughput_views(before: list[dict], after: list[dict]) -> str:
+    """The effect of observation views on PredatorPrey-v0 at 8192 worlds (two results files)."""
+    a, b = _rate_of(before, "PredatorPrey-v0", 8192), _rate_of(after, "PredatorPrey-v0", 8192)
+    return (f"PredatorPrey-v0 at 8192 worlds went from {a / 1e6:.2f} M to {b / 1e6:.2f} M agent-steps/s "
+            f"(`{after[0]['command']}`, {after[0]['date'][:10]}).")
+
+
+def train_speed(records: list[dict]) -> str:
+    """MAPPO end to end: env-steps/s, agent-steps/s and where the time goes."""
+    rows = [[r["scenario"], grouped(r["worlds"]), str(r["agents_per_world"]), kilo(r["env_steps_per_s"]),
+             kilo(r["agent_steps_per_s"]), pct(r["env_share"]), pct(r["policy_share"]), pct(r["learn_share"]),
+             pct(r["other_share"]), pct(r["outside_networks_share"])] for r in records]
+    return table(["scenario", "worlds", "agents/world", "env-steps/s", "agent-steps/s", "env step",
+                  "policy (forward, sampling)", "learning", "other", "outside the networks"],
+                 ["l"] + ["r"] * 9, rows)
+
+
+def train_before_after(records: list[dict]) -> str:
+    """Before / after a change: medians and ranges of alternating runs, and their ratio."""
+    (r,) = records
+    before, after = r["before_env_steps_per_s"], r["after_env_steps_per_s"]
+
+    def span(xs):
+        return f"{min(xs) / 1e3:.1f}–{max(xs) / 1e3:.1f} k"
+
+    return (f"before {kilo(statistics.median(before))} env-steps/s (runs {span(before)}), after "
+            f"{kilo(statistics.median(after))} ({span(after)}), ratio {r['after_over_before']:.3f} "
+            f"({len(before)} runs each, {r['date'][:10]}).")
+
+
+def _learning_table(records, header, columns, bold=()):
+    rows = [[str(r["seed"]), *(fmt(get(r) if callable(get) else r[get]) for get, fmt in columns)]
+            for r in records]
+    rows.append(median_row(records, columns, bold=bold))
+    return table(["seed", *header], ["l"] * (len(header) + 1), rows)
+
+
+def wall(x: float) -> str:
+    return f"{grouped(round(x))} s"
+
+
+def learning_spread(discrete: list[dict], continuous: list[dict]) -> str:
+    """Spread, discrete and continuous presets, on both start distributions."""
+    columns = [("train_last5", num), ("eval/greedy", num), ("eval/greedy@onpolicy_init", num),
+               ("eval/sample@onpolicy_init", num), ("wall_s", wall)]
+    rows = []
+    for label, records in (("Discrete(5)", discrete), ("Box(0, 1, (5,))", continuous)):
+        for r in records:
+            rows.append([label, str(r["seed"]), *(fmt(r[key]) for key, fmt in columns)])
+        rows.append([label, *median_row(records, columns, bold=(0, 1, 2, 3))])
+    text = table(["actions", "seed", "training, mpe2 starts", "greedy, mpe2 starts", "greedy, on-policy starts",
+                  "sampled, on-policy starts", "wall-clock"], ["l"] * 7, rows)
+    random = [statistics.median(r["eval/random@onpolicy_init"] for r in recs) for recs in (discrete, continuous)]
+    random_mpe2 = [statistics.median(r["eval/random"] for r in recs) for recs in (discrete, continuous)]
+    return (text + f"\n\n(Random policies: {num(random[0], 0)} discrete / {num(random[1], 0)} continuous on the "
+            f"on-policy starts, {num(random_mpe2[0], 0)} / {num(random_mpe2[1], 0)} on mpe2's.)")
+
+
+def learning_spread_readme(records: list[dict]) -> str:
+    """README's sentence: the Spread preset's medians over seeds on both start distributions."""
+    def med(key):
+        return num(statistics.median(r[key] for r in records))
+
+    return (f"{med('train_last5')} in training and {med('eval/greedy')} greedy on mpe2's start states, "
+            f"{med('eval/greedy@onpolicy_init')} greedy on the on-policy code's (random policy: "
+            f"{num(statistics.median(r['eval/random@onpolicy_init'] for r in records), 0)}; medians of "
+            f"{len(records)} seeds, {records[0]['env_steps'] / 1e6:.0f} M env steps each).")
+
+
+def learning_speaker_listener(records: list[dict]) -> str:
+    return _learning_table(records, ["training (last 5 updates)", "greedy", "sampled", "random",
+                                     "listener greedy, random speaker", "wall-clock"],
+                           [("train_last5", num), ("eval/greedy", num), ("eval/sample", num), ("eval/random", num),
+                            ("eval/listener_greedy_vs_random", num), ("wall_s", wall)], bold=(0, 1, 2, 3, 4))
+
+
+def learning_reference(records: list[dict]) -> str:
+    return _learning_table(records, ["training (last 5 updates)", "greedy", "sampled", "random", "wall-clock"],
+                           [("train_last5", num), ("eval/greedy", num), ("eval/sample", num), ("eval/random", num),
+                            ("wall_s", wall)], bold=(0, 1, 2, 3))
+
+
+def _tag_ratio(r):
+    return r["eval/tagger_greedy_vs_random"] / r["eval/random"]
+
+
+def learning_tag(records: list[dict]) -> str:
+    """Tag-v0: trained taggers against random runners, survival of trained and random runners."""
+    columns = [("eval/random", lambda x: f"{x:.2f}"), ("eval/tagger_greedy_vs_random", lambda x: f"{x:.2f}"),
+               (_tag_ratio, lambda x: f"{x:.2f}×"), (lambda r: r["eval"]["greedy"]["survival"], lambda x: f"{x:.1f}"),
+               (lambda r: r["eval"]["tagger_greedy_vs_random"]["survival"], lambda x: f"{x:.1f}")]
+    return _learning_table(records, ["random vs random: tags", "trained taggers vs random runners: tags", "ratio",
+                                     "trained runners vs trained taggers: survival",
+                                     "random runners vs trained taggers: survival"], columns, bold=(1, 2, 3))
+
+
+def learning_tag_summary(records: list[dict], baselines: list[dict]) -> str:
+    """The prose under the Tag-v0 table: sampled policies, trained vs trained, the scripted pursuer."""
+    def span(xs, spec=".2f", unit=""):
+        return f"{min(xs):{spec}}{unit}–{max(xs):{spec}}{unit}"
+
+    sampled = [r["eval/tagger_sample_vs_random"] for r in records]
+    mutual = [r[k] for r in records for k in ("eval/greedy", "eval/sample")]
+    pursuit = next(b["pursuit_over_random"] for b in baselines if b["action_set"].startswith("tag preset"))
+    minutes = [r["wall_s"] / 60 for r in records]
+    return (f"(Greedy policies; sampled taggers make {span(sampled)} tags against random runners. Each run took "
+            f"{span(minutes, '.0f')} min, side by side on the 2 cores.) Trained runners survive much longer than "
+            f"random runners against the same taggers, and against trained runners the taggers make fewer tags "
+            f"than random play ({span(mutual)}): the runners learn faster than the taggers, which keeps the "
+            f"taggers' reward sparse. The taggers' gain against random runners, "
+            f"{span([_tag_ratio(r) for r in records], '.1f', '×')} the random rate, is still short of the "
+            f"{pursuit:.1f}× the scripted pursuer reaches (`benchmarks/results/tag_baselines.json`).")
+
+
+def tag_baselines(records: list[dict]) -> str:
+    """Scripted taggers against random runners, per action set."""
+    labels = {"warpdrive": "WarpDrive's", "tag preset": "`tag` preset's"}
+    rows = []
+    for r in records:
+        prefix = next(v for k, v in labels.items() if r["action_set"].startswith(k))
+        levels = re.search(r"\((\d+) x (\d+)\)", r["action_set"]).groups()
+        rows.append([f"{prefix} {levels[0]} × {levels[1]}", f"{r['random']:.2f} tags",
+                     f"{r['best_blind']:.2f} ({r['best_blind_over_random']:.2f}×)",
+                     f"{r['pursuit_with_heading']:.2f} ({r['pursuit_over_random']:.2f}×)"])
+    return table(["action levels", "random taggers", "best heading-blind (full speed, constant turn)",
+                  "pursuit with the true heading"], ["l"] * 4, rows)
+
+
+RENDERERS = {
+    "env-throughput": env_throughput,
+    "env-throughput-readme": env_throughput_readme,
+    "env-throughput-views": env_throughput_views,
+    "train-speed": train_speed,
+    "train-before-after": train_before_after,
+    "learning-spread": learning_spread,
+    "learning-spread-readme": learning_spread_readme,
+    "learning-speaker-listener": learning_speaker_listener,
+    "learning-reference": learning_reference,
+    "learning-tag": learning_tag,
+    "learning-tag-summary": learning_tag_summary,
+    "tag-baselines": tag_baselines,
+}
+
+
+# ---------------------------------------------------------------- the blocks
+def markdown_files() -> list[Path]:
+    """README.md and every docs/*.md."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def render(spec: str, where: str) -> str:
+    name, *files = spec.split()
+    if name not in RENDERERS:
+        raise ValueError(f"{where}: unknown renderer {name!r} (known: {', '.join(RENDERERS)})")
+    if not files:
+        raise ValueError(f"{where}: renderer {name!r} names no results file")
+    data = []
+    for f in files:
+        path = RESULTS / f
+        if not path.is_file():
+            raise ValueError(f"{where}: results file benchmarks/results/{f} does not exist")
+        data.append(json.loads(path.read_text()))
+    return RENDERERS[name](*data)
+
+
+def process(path: Path, write: bool) -> list[str]:
+    """Regenerate the blocks of one file; returns a line per block that differed."""
+    text = path.read_text()
+    stale = []
+
+    def replace(m: re.Match) -> str:
+        line = text.count("\n", 0, m.start()) + 1
+        where = f"{path.relative_to(ROOT)}:{line}"
+        body = "\n" + render(m["spec"], where) + "\n\n"
+        if m["body"] != body:
+            stale.append(f"{where}: block `{m['spec']}` differs from its results file")
+        return f"<!-- table: {m['spec']} -->\n{body}<!-- /table -->"
+
+    new = BLOCK.sub(replace, text)
+    opened = len(re.findall(r"^<!-- table: ", text, re.M))
+    if opened != len(BLOCK.findall(text)) or len(re.findall(r"^<!-- /table -->$", text, re.M)) != opened:
+        raise ValueError(f"{path.relative_to(ROOT)}: a `<!-- table: ... -->` marker without its `<!-- /table -->`")
+    if write and new != text:
+        path.write_text(new)
+    return stale
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 if a block is out of date")
+    args = p.parse_args(argv)
+    stale = []
+    for path in markdown_files():
+        stale += process(path, write=not args.check)
+    if args.check and stale:
+        print("\n".join(stale) + "\nrun `python scripts/tables.py` to regenerate them", file=sys.stderr)
+        return 1
+    if not args.check:
+        for line in stale:
+            print("rewrote " + line.split(": block")[0])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
