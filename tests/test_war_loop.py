@@ -162,3 +162,26 @@ def test_war_speed_benchmark_smoke(tmp_path, capsys):
     assert shared["speedup"] == pytest.approx(23.75 / 15, rel=0.02)
     assert 1.0 < ddppo["speedup"] < war["speedup"]
     assert "speedup" in capsys.readouterr().out
+
+
+def test_real_costs_with_a_wide_commander_on_its_own_lane():
+    """cost_mode=real: nothing declared, the wall clock, the commander's (wide) policy and the
+    sentries' on threads of their own; the measured costs drive the plan."""
+    cfg = config(group_network={"commander": {"hidden_size": 256, "num_layers": 3}})
+    trainer = WarTrainer(cfg, WarConfig(arm="war", cost_mode="real", resource="parallel"))
+    assert trainer.policies["commander"].actor.head.in_features == 256
+    assert trainer.policies["sentry"].actor.head.in_features == cfg.hidden_size
+    assert all(c._lane_pools for c in trainer.collectors)
+    rows = [trainer.update() for _ in range(2)]
+    trainer.close()
+    for r in rows:
+        assert r["collect_s"] > 0 and r["tau_ms/commander"] > 0 and r["tau_ms/sentry"] > 0
+        assert math.isfinite(r["commander/policy_loss"])
+    with pytest.raises(ValueError, match="cost_mode=real measures every policy call"):
+        WarConfig(cost_mode="real", costs=ARTICLE_COSTS).validate()
+    with pytest.raises(ValueError, match="lane_cpus: unknown lanes"):
+        WarTrainer(config(), WarConfig(cost_mode="real", lane_cpus={"nobody": [0]}))
+    with pytest.raises(ValueError, match="group_network: unknown groups"):
+        WarTrainer(config(group_network={"nobody": {"hidden_size": 8}}), WarConfig())
+    with pytest.raises(ValueError, match="group_network: expected"):
+        config(group_network={"commander": {"width": 8}})

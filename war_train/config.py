@@ -70,6 +70,10 @@ class TrainConfig:
     # ---------------------------------------------------------------- networks
     hidden_size: int = _f(64, "width of every hidden layer (and of the GRU)")
     num_layers: int = _f(2, "hidden layers of each MLP")
+    group_network: dict = _f({}, "per-group network size, as JSON: group -> {\"hidden_size\": H, \"num_layers\": L} "
+                                  "for that group's actor and critic (e.g. '{\"commander\": {\"hidden_size\": 1024}}': "
+                                  "a planner that really computes beside cheap sentries); groups left out: "
+                                  "hidden_size / num_layers")
     activation: str = _f("tanh", "hidden activation: tanh or relu")
     layer_norm: bool = _f(True, "LayerNorm on network inputs and after each hidden layer")
     use_gru: bool = _f(False, "add a GRU after the MLP of actor and critic (recurrent MAPPO); "
@@ -177,6 +181,12 @@ class TrainConfig:
                 and math.isfinite(v) for k, v in self.group_lr_scale.items()):
             raise ValueError(f"group_lr_scale: expected a dict of group name -> number >= 0, got "
                              f"{self.group_lr_scale!r}")
+        if not isinstance(self.group_network, dict) or not all(
+                isinstance(g, str) and isinstance(sizes, dict) and set(sizes) <= {"hidden_size", "num_layers"}
+                and all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in sizes.values())
+                for g, sizes in self.group_network.items()):
+            raise ValueError(f"group_network: expected a dict of group name -> {{'hidden_size': int >= 1, "
+                             f"'num_layers': int >= 1}}, got {self.group_network!r}")
         if not isinstance(self.env_kwargs, dict):
             raise ValueError(f"env_kwargs: expected a dict, got {type(self.env_kwargs).__name__}")
         if not isinstance(self.scenario, str) or not self.scenario:

@@ -29,6 +29,7 @@ class GroupPolicy(nn.Module):
     def __init__(self, n_agents: int, obs_dim: int, action_space, state_dim: int, cfg: TrainConfig,
                  group: str = "") -> None:
         super().__init__()
+        cfg = group_config(cfg, group)
         self.n_agents, self.obs_dim, self.state_dim = n_agents, obs_dim, state_dim
         self.action_space = action_space
         self.agent_id = cfg.agent_id
@@ -107,8 +108,17 @@ class GroupPolicy(nn.Module):
                 torch.zeros(E, self.hidden_size, device=device))
 
 
+def group_config(cfg: TrainConfig, group: str) -> TrainConfig:
+    """``cfg`` with ``group``'s network size (``cfg.group_network[group]``) in place."""
+    sizes = cfg.group_network.get(group)
+    return dataclasses.replace(cfg, **sizes) if sizes else cfg
+
+
 def build_policies(groups: dict, state_dim: int, cfg: TrainConfig, device) -> dict[str, GroupPolicy]:
     """One ``GroupPolicy`` per group, initialised from ``cfg.seed`` (the global RNG is untouched)."""
+    unknown = sorted(set(cfg.group_network) - set(groups))
+    if unknown:
+        raise ValueError(f"group_network: unknown groups {unknown}; the env's groups: {list(groups)}")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
         return {g: GroupPolicy(s.n_agents, s.obs_dim, s.action_space, state_dim, cfg, g).to(device)

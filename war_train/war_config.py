@@ -41,7 +41,13 @@ class WarConfig:
                          "9x5 ms for the commander scenario), else measured")
     cost_mode: str = _f("virtual", "how declared costs are paid: virtual (advance a modelled clock: "
                                    "deterministic, instant), sleep (wait for real: remote inference), busy "
-                                   "(burn CPU for real; shared resource model only)")
+                                   "(burn CPU for real; shared resource model only); or real: nothing "
+                                   "declared (costs must be empty), the worker's clock is the wall clock and "
+                                   "a policy call costs what it takes; under the parallel resource model "
+                                   "each lane (group) calls its policy on its own thread, pinned to "
+                                   "lane_cpus, so the groups' forward passes really run at the same time")
+    lane_cpus: dict = _f({}, "cost_mode=real, parallel: CPU ids per lane as JSON, e.g. '{\"commander\": [0], "
+                             "\"sentry\": [1]}' (lanes left out: not pinned)")
     cost_scale: float = _f(1.0, "multiply every declared cost (quotas are scale-invariant; shrinks real sleeps)")
     jitter: float = _f(0.0, "multiply each declared call's cost by U(1-j, 1+j)")
     straggler: float = _f(1.0, "multiply the last worker's declared costs by this (a slower machine: the "
@@ -75,7 +81,7 @@ class WarConfig:
     seed: int = _f(0, "seed of the cost jitter")
 
     def validate(self) -> "WarConfig":
-        choices = {"arm": ("war", "sync", "ddppo", "overlap"), "cost_mode": ("virtual", "sleep", "busy"),
+        choices = {"arm": ("war", "sync", "ddppo", "overlap"), "cost_mode": ("virtual", "sleep", "busy", "real"),
                    "resource": ("parallel", "shared"), "fill": ("hold", "draft"),
                    "vtrace": ("auto", "always", "off")}
         for name, allowed in choices.items():
@@ -106,6 +112,13 @@ class WarConfig:
                 if not isinstance(spec, dict) or set(spec) - {"per_call_ms", "per_decision_ms"}:
                     raise ValueError(f"{name}[{g!r}]: expected {{'per_call_ms': ms, 'per_decision_ms': ms}}, "
                                      f"got {spec!r}")
+        if self.cost_mode == "real" and (self.costs or self.draft_costs):
+            raise ValueError("costs: cost_mode=real measures every policy call; declare no costs (got "
+                             f"{sorted(self.costs) + sorted(self.draft_costs)})")
+        if not isinstance(self.lane_cpus, dict) or not all(
+                isinstance(k, str) and isinstance(c, list) and c and all(isinstance(i, int) and i >= 0 for i in c)
+                for k, c in self.lane_cpus.items()):
+            raise ValueError(f"lane_cpus: expected a dict of lane -> non-empty list of CPU ids, got {self.lane_cpus!r}")
         if not isinstance(self.draft_groups, list):
             raise ValueError("draft_groups: expected a list of group names")
         if self.arm == "ddppo" and self.workers < 2:

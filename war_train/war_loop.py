@@ -68,14 +68,16 @@ __all__ = ["WarTrainer", "WarPolicy", "train_war", "run_war_training", "war_colu
 class WarPolicy:
     """What the collectors call: sample from a group's actor, value from its critic."""
 
-    def __init__(self, policies, gen: torch.Generator, drafts: dict | None = None) -> None:
+    def __init__(self, policies, gen: torch.Generator, drafts: dict | None = None,
+                 lane_gens: dict | None = None) -> None:
         self.policies, self.gen, self.drafts = policies, gen, drafts or {}
+        self.lane_gens = lane_gens or {}  # lanes called concurrently: a generator each
 
     @torch.no_grad()
     def act(self, group, obs, state):
         p = self.policies[group]
         out, _ = p.forward_actor(obs)
-        actions, logp = p.dist.draw(out, self.gen)
+        actions, logp = p.dist.draw(out, self.lane_gens.get(group, self.gen))
         values, _ = p.value(state, obs)
         return actions, logp, values
 
@@ -83,7 +85,7 @@ class WarPolicy:
     def draft(self, group, obs, state):
         p = self.policies[group]
         out, _ = self.drafts[group](p.actor_input(obs))
-        actions, logp = p.dist.draw(out, self.gen)
+        actions, logp = p.dist.draw(out, self.lane_gens.get(group + DRAFT, self.gen))
         values, _ = p.value(state, obs)
         return actions, logp, values
 
@@ -161,6 +163,8 @@ class WarTrainer:
         unknown = set(table) - set(self.groups)
         if unknown:
             raise ValueError(f"costs: unknown groups {sorted(unknown)}; groups: {list(self.groups)}")
+        if war.cost_mode == "real":
+            table = {}
         self.profiles = {g: (CostProfile(mode=war.cost_mode, **table[g]) if g in table else None) for g in self.groups}
         self.schedule = lockstep_schedule(self.groups)
         self.cost_models = {g: CostModel(beta=war.cost_beta, prior=self.profiles[g]) for g in self.groups}
@@ -194,7 +198,14 @@ class WarTrainer:
         self.lanes.update({g + DRAFT: self.n_agents[g] for g in self.drafts})
 
         # --- workers
-        self.behaviour = WarPolicy(self.policies, self.gen, self.drafts)
+        lane_threads = war.cost_mode == "real" and war.resource == "parallel"
+        unknown = set(war.lane_cpus) - set(self.lanes)
+        if unknown:
+            raise ValueError(f"lane_cpus: unknown lanes {sorted(unknown)}; lanes: {sorted(self.lanes)}")
+        # concurrent lanes sample from generators of their own (forked from the run's), so the
+        # draws do not depend on which thread runs first
+        lane_gens = {lane: _fork(self.gen) for lane in self.lanes} if lane_threads else None
+        self.behaviour = WarPolicy(self.policies, self.gen, self.drafts, lane_gens)
         self.stats = [EpisodeStats(e) for e in self.envs]
         self.collectors = []
         for w, env in enumerate(self.envs):
@@ -205,7 +216,9 @@ class WarTrainer:
             self.collectors.append(Collector(env, self.behaviour, gamma=cfg.gamma, schedule=self.schedule, cost=cost,
                                              cost_models=self.cost_models if w == 0 else None,
                                              draft_groups=tuple(self.drafts), world_offset=w * self.E_worker,
-                                             stats=self.stats[w], seed=cfg.seed + w * self.E_worker))
+                                             stats=self.stats[w], seed=cfg.seed + w * self.E_worker,
+                                             lane_threads={lane: war.lane_cpus.get(lane) for lane in self.lanes}
+                                             if lane_threads else None))
         self.triggers = [self._trigger() for _ in self.collectors]
 
         self.version = 0          # updates applied
@@ -256,7 +269,8 @@ class WarTrainer:
             if self.real:
                 # learning in its own thread on the live networks; collection samples from a snapshot
                 self.gen_learn = self.gen_learn if self.gen_learn is not self.gen else _fork(self.gen)
-                snapshot = WarPolicy(copy.deepcopy(self.policies), self.gen, copy.deepcopy(self.drafts))
+                snapshot = WarPolicy(copy.deepcopy(self.policies), self.gen, copy.deepcopy(self.drafts),
+                                     self.behaviour.lane_gens)
                 for c in self.collectors:
                     c.policy = snapshot
                 box = {}

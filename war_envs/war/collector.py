@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import os
 import time
 
 import numpy as np
@@ -334,12 +335,16 @@ class Collector:
     ``stats``: an object with ``step(rew, info, done)`` (episode statistics), optional.
     ``env_time``: advance a virtual clock by the measured env-step time too (False: only the
     declared costs move it — fully deterministic, for tests).
+    ``lane_threads``: ``{lane: cpu ids or None}`` — call each lane's policy on a thread of its own
+    (pinned to those CPUs), all lanes of a step at the same time: the parallel resource model for
+    real (torch's kernels release the GIL).  The policy must then draw each lane's samples from a
+    generator of its own so that the draws do not depend on the threads' order.
     """
 
     def __init__(self, env, policy, *, gamma: float, schedule: Schedule | None = None,
                  cost: InferenceCost | None = None, cost_models: dict[str, CostModel] | None = None,
                  draft_groups=(), world_offset: int = 0, stats=None, seed: int | None = None,
-                 env_time: bool = True) -> None:
+                 env_time: bool = True, lane_threads: dict | None = None) -> None:
         self.war = WarEnv(env, schedule, gamma=gamma)
         self.env = env
         self.policy = policy
@@ -359,6 +364,16 @@ class Collector:
             raise ValueError(f"cost: expected lanes {sorted(lanes)}, got {sorted(self.cost.lanes)}")
         self.clock = self.cost.clock
         self.cost_models = cost_models if cost_models is not None else {}
+        self._lane_pools = {}
+        if lane_threads:
+            unknown = set(lane_threads) - set(lanes)
+            if unknown:
+                raise ValueError(f"lane_threads: unknown lanes {sorted(unknown)}; lanes: {sorted(lanes)}")
+            for lane in lanes:
+                cpus = lane_threads.get(lane)
+                self._lane_pools[lane] = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix=f"war-lane-{lane}",
+                    initializer=_pin_thread, initargs=(cpus,))
         self.world_offset = int(world_offset)
         self.stats = stats
         self.env_time = bool(env_time)
@@ -470,6 +485,14 @@ class Collector:
             n += int(ending.sum()) * s.n_agents
         return n
 
+    def _call(self, group: str, idx, is_draft: bool):
+        """One policy call of a lane over worlds ``idx``: its inputs, outputs and seconds."""
+        obs_g, state = self.obs[group][idx], self.state[idx]
+        t0 = time.perf_counter()
+        fn = self.policy.draft if is_draft else self.policy.act
+        actions, logp, values = fn(group, obs_g, state)
+        return obs_g, state, actions, logp, values, time.perf_counter() - t0
+
     def step(self) -> None:
         """One env step: decisions (or holds, or drafts) of every group, then the world moves."""
         if self._rows is None:
@@ -486,17 +509,17 @@ class Collector:
                 plan.append((g + DRAFT, g, ~dec, True))
         calls = {lane: int(mask.sum()) for lane, _, mask, _ in plan}
         token = self.cost.begin(calls)
+        todo = [(lane, g, mask, is_draft, slice(None) if calls[lane] == self.E else mask)
+                for lane, g, mask, is_draft in plan if calls[lane] > 0]
+        if self._lane_pools:  # every lane at once, each on its own thread
+            futures = [self._lane_pools[lane].submit(self._call, g, idx, is_draft) for lane, g, _, is_draft, idx in todo]
+            results = [f.result() for f in futures]
+        else:
+            results = [self._call(g, idx, is_draft) for _, g, _, is_draft, idx in todo]
         measured = {}
-        for lane, g, mask, is_draft in plan:
+        for (lane, g, mask, is_draft, idx), (obs_g, state, actions, logp, values, seconds) in zip(todo, results):
             n = calls[lane]
-            if n == 0:
-                continue
-            idx = slice(None) if n == self.E else mask
-            obs_g, state = self.obs[g][idx], self.state[idx]
-            t0 = time.perf_counter()
-            fn = self.policy.draft if is_draft else self.policy.act
-            actions, logp, values = fn(g, obs_g, state)
-            measured[lane] = time.perf_counter() - t0
+            measured[lane] = seconds
             closing = mask & self.war.macro[g].active
             if bool(closing.any()):
                 nv = values if bool(closing.all()) else values[closing[mask]]
@@ -584,6 +607,15 @@ class Collector:
 
     def close(self) -> None:
         self.cost.close()
+        for pool in self._lane_pools.values():
+            pool.shutdown(wait=True)
+        self._lane_pools = {}
+
+
+def _pin_thread(cpus) -> None:
+    """Pin the calling thread to ``cpus`` (Linux: affinity is per thread); None: leave it."""
+    if cpus and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, set(cpus))
 
 
 def _mark_fragment_ends(batch: GroupBatch) -> None:
