@@ -30,6 +30,7 @@ Line-v0             simple_line_v1, N=4         -                        -
 CollectTreasure-v0  collect_treasure_v1         -                        -
 Command-v0          -                           -                        -
 Tag-v0              -                           -                        -
+Relay-v0            -                           -                        -
 ==================  ==========================  =======================  ==========================
 
 [1] the names passed to ``vmas.make_env`` and, prefixed with ``MPE_``, to ``jaxmarl.make``.
@@ -152,6 +153,7 @@ SCENARIOS = (
     "CollectTreasure-v0",
     "Command-v0",  # no peer equivalent
     "Tag-v0",  # no peer equivalent (benchmarks/tag_scale.py compares it with simple_tag)
+    "Relay-v0",  # no peer equivalent (the WAR task where the commander matters)
 )
 DEFAULT_WORLDS = (1, 64, 1024, 8192)
 QUICK_WORLDS = (1, 1024)

@@ -21,6 +21,7 @@ _SCENARIOS: dict[str, str] = {
     "Adversary-v0": "war_envs.scenarios.mpe.adversary:Adversary",
     "Push-v0": "war_envs.scenarios.mpe.push:Push",
     "WorldComm-v0": "war_envs.scenarios.mpe.world_comm:WorldComm",
+    "Relay-v0": "war_envs.scenarios.mpe.relay:Relay",
 }
 
 
