@@ -62,13 +62,18 @@ def test_tiny_run_records(tmp_path, capsys):
     records = et.main(["--scenarios", ",".join(scenarios), "--worlds", "1", "--target-s", "0.01",
                        "--peers", "mpe2", "--no-install", "--quick", "--json", str(out)])
     assert [(r["scenario"], r["framework"]) for r in records] == [
-        (s, fw) for s in scenarios for fw in (et.OURS, "mpe2")]
+        (s, fw) for s in scenarios for fw in (et.OURS, et.OURS_PZ, "mpe2")]
     by = {(r["scenario"], r["framework"]): r for r in records}
     for s in scenarios:
-        ours = by[(s, et.OURS)]
-        assert ours["error"] is None and ours["env_steps_per_s"] > 0
-        assert ours["agent_steps_per_s"] == ours["env_steps_per_s"] * ours["agents"]
+        for fw in (et.OURS, et.OURS_PZ):  # the batch API and the PettingZoo ParallelEnv
+            ours = by[(s, fw)]
+            assert ours["error"] is None and ours["env_steps_per_s"] > 0, (s, fw, ours["error"])
+            assert ours["agent_steps_per_s"] == ours["env_steps_per_s"] * ours["agents"]
+        assert by[(s, et.OURS_PZ)]["ours_over_peer"] is None
     assert by[("SpeakerListener-v0", "mpe2")]["ours_over_peer"] > 0
+    pz = by[("SpeakerListener-v0", et.OURS_PZ)]
+    assert pz["pettingzoo_over_mpe2"] == pz["env_steps_per_s"] / by[("SpeakerListener-v0", "mpe2")]["env_steps_per_s"]
+    assert by[("Tag-v0", et.OURS_PZ)]["pettingzoo_over_mpe2"] is None  # mpe2 has no Tag-v0
     assert by[("SpeakerListener-v0", "mpe2")]["peer_env"] == "simple_speaker_listener_v4"
     assert by[("Tag-v0", "mpe2")]["env_steps_per_s"] is None
     assert by[("Tag-v0", "mpe2")]["note"] == "no equivalent scenario"
@@ -77,4 +82,5 @@ def test_tiny_run_records(tmp_path, capsys):
         assert {"cpu", "cores"} <= set(r["machine"])
     assert by[("Tag-v0", et.OURS)]["versions"]["war-envs"] != "?"
     assert json.loads(out.read_text())[0]["command"].startswith("env_throughput.py --scenarios")
-    assert "ours/mpe2" in capsys.readouterr().out
+    out_text = capsys.readouterr().out
+    assert "ours/mpe2" in out_text and "PZ/mpe2" in out_text

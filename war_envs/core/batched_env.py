@@ -17,6 +17,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import dataclasses
+import itertools
 import os
 from collections.abc import Mapping
 
@@ -34,6 +35,11 @@ __all__ = ["AutoresetMode", "BatchedEnv", "EpisodeMetric", "GroupSpec", "world_s
 
 _PRECISIONS = {"float32": (wp.float32, torch.float32), "float64": (wp.float64, torch.float64)}
 _MODE_CODES = {AutoresetMode.NEXT_STEP: 0, AutoresetMode.SAME_STEP: 1, AutoresetMode.DISABLED: 2}
+_SAME_STEP_CODE = _MODE_CODES[AutoresetMode.SAME_STEP]
+#: CPU action batches of at most this many values are range-checked in Python from one
+#: ``tolist()`` (cheaper than a torch reduction at 1-20 worlds); larger ones by ``aminmax``
+SMALL_SCAN = 64
+_SMALL_SCAN_INTS = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -210,6 +216,7 @@ class BatchedEnv:
         self._closed = False
         self._needs_reset = True
         self._graph = None
+        self._info_base: dict | None = None
         self._torch_streams: dict[int, wp.Stream] = {}
         self._all_alive: dict[str, torch.Tensor] | None = None
         self.groups: dict[str, GroupSpec] = {}
@@ -303,6 +310,12 @@ class BatchedEnv:
         trunc = wp.to_torch(self._truncated)
         self._t_view = wp.to_torch(self._t)
         self._reset_now_view = wp.to_torch(self._reset_now)
+        self._world_seed_view = wp.to_torch(self._world_seed)
+        self._episode_view = wp.to_torch(self._episode)
+        self._pending_reset_view = wp.to_torch(self._pending_reset)
+        self._reward_view = reward
+        # info["_final_obs"]: a bool view written from reset_now at each SAME_STEP step
+        self._final_mask = torch.zeros(E, dtype=torch.bool, device=self.torch_device)
         self._obs = {g: wp.to_torch(self._obs_arrays[g]) for g in self.groups}
         self._final_obs = {g: wp.to_torch(self._final_obs_arrays[g]) for g in self.groups}
         self._rew = {g: reward[:, s.start:s.stop] for g, s in self.groups.items()}
@@ -351,12 +364,12 @@ class BatchedEnv:
             if seed is not None:
                 self._seed = seed
                 keys = torch.from_numpy(world_seeds(seed, self.num_envs))
-                wp.to_torch(self._world_seed).copy_(keys)
-                wp.to_torch(self._episode).zero_()
-            wp.to_torch(self._pending_reset).zero_()
+                self._world_seed_view.copy_(keys)
+                self._episode_view.zero_()
+            self._pending_reset_view.zero_()
             self._term_world.zero_()
             self._trunc_world.zero_()
-            wp.to_torch(self._reward).zero_()
+            self._reward_view.zero_()
             self._reset_now_view.fill_(1)
             self._observe_now()
             self._reset_now_view.zero_()
@@ -364,12 +377,12 @@ class BatchedEnv:
             mask_t = self._check_world_mask("mask", mask)
             if seed is not None:
                 seeds = torch.from_numpy(world_seeds(seed, self.num_envs)).to(self.torch_device)
-                wp.to_torch(self._world_seed)[mask_t] = seeds[mask_t]
-                wp.to_torch(self._episode)[mask_t] = 0
-            wp.to_torch(self._pending_reset)[mask_t] = 0
+                self._world_seed_view[mask_t] = seeds[mask_t]
+                self._episode_view[mask_t] = 0
+            self._pending_reset_view[mask_t] = 0
             self._term_world[mask_t] = False
             self._trunc_world[mask_t] = False
-            wp.to_torch(self._reward)[mask_t] = 0
+            self._reward_view[mask_t] = 0
             self._reset_now_view.copy_(mask_t.to(torch.int32))
             self._observe_now()
             self._reset_now_view.zero_()
@@ -390,8 +403,14 @@ class BatchedEnv:
         checked (metadata only), the *values* are not — no range or NaN scan, so no host
         synchronization on a GPU.  Values outside the space then reach the kernels unchecked:
         never pass user input this way.
+
+        Small batches: a step costs a few microseconds of Python around one replay of the
+        captured kernels (torch views, the info dict and its ``_final_obs`` mask are built
+        once; a CPU batch of at most ``SMALL_SCAN`` action values is range-checked from one
+        ``tolist()`` instead of a reduction).
         """
-        self._check_open()
+        if self._closed:
+            self._check_open()
         if self._needs_reset:
             raise RuntimeError(f"{self.env_id}: step() called before reset(); call reset() first")
         if trusted:
@@ -543,7 +562,7 @@ class BatchedEnv:
 
     def _write_trusted_actions(self, actions) -> None:
         """``step(trusted=True)``: metadata checks only, then the copy into the action buffer."""
-        v.check_keys("actions", actions, list(self.groups))
+        self._check_action_keys(actions)
         for g in self.groups:
             tensor = actions[g]
             part = self._action_parts[g]
@@ -562,7 +581,7 @@ class BatchedEnv:
 
     def _write_actions(self, actions) -> None:
         """Validate every group's actions, then copy them into the kernels' action buffer."""
-        v.check_keys("actions", actions, list(self.groups))
+        self._check_action_keys(actions)
         checked = []
         for g, spec in self.groups.items():
             name = f"actions[{g!r}]"
@@ -570,28 +589,38 @@ class BatchedEnv:
             space = spec.action_space
             if isinstance(space, gymnasium.spaces.Discrete):
                 v.check_shape(name, tensor, (self.num_envs, spec.n_agents))
-                v.check_discrete(name, tensor, int(space.n))
+                if not _small_in_range(tensor, 0, int(space.n) - 1, integer=True):
+                    v.check_discrete(name, tensor, int(space.n))
             else:
                 v.check_shape(name, tensor, (self.num_envs, spec.n_agents, *space.shape))
-                v.check_box(name, tensor, float(space.low.min()), float(space.high.max()))
-            checked.append((spec, tensor))
-        for spec, tensor in checked:
-            self._action_parts[spec.name].copy_(tensor)
+                low, high = float(space.low.min()), float(space.high.max())
+                if not _small_in_range(tensor, low, high, integer=False):
+                    v.check_box(name, tensor, low, high)
+            checked.append((g, tensor))
+        for g, tensor in checked:
+            self._action_parts[g].copy_(tensor)
 
-    @contextlib.contextmanager
+    def _check_action_keys(self, actions) -> None:
+        """``actions`` is a dict keyed by exactly the groups (else ``check_keys``' error)."""
+        if not (isinstance(actions, dict) and actions.keys() == self.groups.keys()):
+            v.check_keys("actions", actions, list(self.groups))
+
     def _warp_work(self):
         """Context for every Warp launch, replay or memset of this env.
 
         It never overlaps another thread's graph capture (``capture_guard``).  On CUDA it also
         orders Warp's work after the torch work queued so far on torch's current stream (e.g.
         the action copy) and torch's later work after Warp's, whatever streams the caller uses;
-        on the CPU both run synchronously."""
+        on the CPU both run synchronously (the guard alone: no generator per step)."""
+        if self.torch_device.type == "cpu":
+            return capture_guard.shared()
+        return self._cuda_warp_work()
+
+    @contextlib.contextmanager
+    def _cuda_warp_work(self):
         with capture_guard.shared():
-            if self.device.is_cpu:
+            with self._torch_stream_order():
                 yield
-            else:
-                with self._torch_stream_order():
-                    yield
 
     @contextlib.contextmanager
     def _torch_stream_order(self):
@@ -612,7 +641,8 @@ class BatchedEnv:
     def _run_step(self) -> None:
         """Replay the captured step: one graph per shard of worlds, shards on a thread pool
         (Warp's CPU replay releases the GIL, so shards use separate cores)."""
-        if self._graph is None:
+        graphs = self._graph
+        if graphs is None:
             graphs = []
             with capture_guard.exclusive():
                 for worlds in self._shards:
@@ -621,18 +651,37 @@ class BatchedEnv:
                     graphs.append(capture.graph)
             self._graph = graphs
         with self._warp_work():
-            if len(self._graph) == 1:
-                wp.capture_launch(self._graph[0])
+            if len(graphs) == 1:
+                wp.capture_launch(graphs[0])
             else:
-                list(self._pool.map(wp.capture_launch, self._graph))
+                list(self._pool.map(wp.capture_launch, graphs))
 
     def _step_info(self) -> dict:
-        info = {"t": self._t_view}
-        if self.autoreset_mode == AutoresetMode.SAME_STEP:
-            info["final_obs"] = self._final_obs
-            info["_final_obs"] = self._reset_now_view.bool()
-        info.update(self._metrics)
-        return info
+        """A new dict of the views (built once; ``_final_obs`` refreshed from ``reset_now``)."""
+        if self._info_base is None:
+            info = {"t": self._t_view}
+            if self.autoreset_mode == AutoresetMode.SAME_STEP:
+                info["final_obs"] = self._final_obs
+                info["_final_obs"] = self._final_mask
+            info.update(self._metrics)
+            self._info_base = info
+        if self._mode_code == _SAME_STEP_CODE:
+            self._final_mask.copy_(self._reset_now_view)
+        return dict(self._info_base)
+
+
+def _small_in_range(tensor: torch.Tensor, low, high, *, integer: bool) -> bool:
+    """True if ``tensor`` (a CPU tensor of at most ``SMALL_SCAN`` values, integer dtype when
+    ``integer`` else floating) lies in ``[low, high]`` (NaN never does).  False means "not
+    shown": the caller runs the full check, which raises the error or passes."""
+    if not tensor.is_cpu or tensor.numel() > SMALL_SCAN:
+        return False
+    if not ((tensor.dtype in _SMALL_SCAN_INTS) if integer else tensor.is_floating_point()):
+        return False
+    values = tensor.tolist()  # nested lists (cheaper than flattening the tensor first)
+    for _ in range(tensor.dim() - 1):
+        values = itertools.chain.from_iterable(values)
+    return all(low <= x <= high for x in values)
 
 
 def stack_group_spaces(spec_obs_dim: int) -> gymnasium.spaces.Box:

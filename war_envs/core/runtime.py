@@ -107,20 +107,24 @@ class CaptureGuard:
         self._cond = threading.Condition()
         self._active = 0
         self._capturing = False
+        self._shared = _SharedHold(self)
 
-    @contextlib.contextmanager
     def shared(self):
+        """A context manager holding the guard shared (one stateless object, reused: a step
+        pays no generator set-up)."""
+        return self._shared
+
+    def _enter_shared(self) -> None:
         with self._cond:
             while self._capturing:
                 self._cond.wait()
             self._active += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._active -= 1
-                if self._active == 0:
-                    self._cond.notify_all()
+
+    def _exit_shared(self) -> None:
+        with self._cond:
+            self._active -= 1
+            if self._active == 0:
+                self._cond.notify_all()
 
     @contextlib.contextmanager
     def exclusive(self):
@@ -134,6 +138,21 @@ class CaptureGuard:
             with self._cond:
                 self._capturing = False
                 self._cond.notify_all()
+
+
+class _SharedHold:
+    """``CaptureGuard.shared()``'s context manager."""
+
+    __slots__ = ("_guard",)
+
+    def __init__(self, guard: CaptureGuard) -> None:
+        self._guard = guard
+
+    def __enter__(self) -> None:
+        self._guard._enter_shared()
+
+    def __exit__(self, *exc) -> None:
+        self._guard._exit_shared()
 
 
 capture_guard = CaptureGuard()

@@ -113,6 +113,18 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         self._info_layout: dict[str, bool] | None = None
         self._viewer = None
         self._closed = False
+        # the step's fixed costs, paid once: per agent (group, index in group, its agent-order
+        # index, Discrete n or None), per group an action array and its tensor
+        self._slots = [(agent, *self._where[agent], i, self._discrete_n(agent))
+                       for i, agent in enumerate(self.possible_agents)]
+        self._action_arrays, self._action_tensors = {}, {}
+        for g, spec in self._groups.items():
+            space = spec.action_space
+            dtype = np.float32 if isinstance(space, gymnasium.spaces.Box) else np.int64
+            self._action_arrays[g] = np.zeros((1, spec.n_agents, *(space.shape or ())), dtype=dtype)
+            self._action_tensors[g] = torch.from_numpy(self._action_arrays[g])
+        self._on_cpu = self.batched.torch_device.type == "cpu"
+        self._host_views: tuple | None = None
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> gymnasium.spaces.Space:
@@ -138,11 +150,14 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         obs_t = self.batched.reset(seed=seed)
         self._needs_reset = False
         self.agents = self.possible_agents[:]
-        state = self.batched.get_state()
-        positions = torch.cat([state[k][0].reshape(-1, 2) for k in ("agent_pos", "landmark_pos")
-                               if k in state]).double()
-        self._original_cam_range = float(positions.abs().max()) if positions.numel() else 1.0
-        observations = self._observations(obs_t, self.agents)
+        if self.render_mode is not None:  # mpe2's camera range: only a renderer reads it
+            state = self.batched.get_state()
+            positions = torch.cat([state[k][0].reshape(-1, 2) for k in ("agent_pos", "landmark_pos")
+                                   if k in state]).double()
+            self._original_cam_range = float(positions.abs().max()) if positions.numel() else 1.0
+        obs_h = (self._host_views[0] if self._host_views is not None
+                 else {g: obs_t[g][0].detach().cpu().numpy() for g in self._groups})
+        observations = self._observations(obs_h, self.agents)
         infos = {agent: {} for agent in self.agents}
         if self.render_mode == "human":
             self.render()
@@ -160,20 +175,21 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
             raise RuntimeError(
                 f"{self.env_id}: step() called after the episode ended (every agent is terminated "
                 "or truncated); call reset() to start a new episode")
-        v.check_keys("actions", actions, self.agents)
-        batch = self._batch_actions(actions)
-        obs_t, rew_t, term_t, trunc_t, info_t = self.batched.step(batch)
-
         live = self.agents
-        observations = self._observations(obs_t, live)
+        if not (isinstance(actions, dict) and len(actions) == len(live) and all(map(actions.__contains__, live))):
+            v.check_keys("actions", actions, live)
+        # the actions were checked here, so the batched env takes them on its trusted path
+        obs_t, rew_t, term_t, trunc_t, info_t = self.batched.step(self._batch_actions(actions), trusted=True)
+
+        obs_h, rew_h, term_h, trunc_h, _ = views = self._host(obs_t, rew_t, term_t, trunc_t, info_t)
+        per_group = {g: (rew_h[g].tolist(), term_h[g].tolist(), trunc_h[g].tolist()) for g in self._groups}
+        observations = self._observations(obs_h, live)
         rewards, terminations, truncations = {}, {}, {}
-        per_group = {g: (rew_t[g][0].tolist(), term_t[g][0].tolist(), trunc_t[g][0].tolist())
-                     for g in self._groups}
-        for agent in live:
+        for agent in observations:
             g, k = self._where[agent]
             r, te, tr = per_group[g]
             rewards[agent], terminations[agent], truncations[agent] = float(r[k]), bool(te[k]), bool(tr[k])
-        infos = self._infos(info_t, live)
+        infos = self._infos(views, observations)
         self.agents = [a for a in live if not (terminations[a] or truncations[a])]
         if self.render_mode == "human":
             self.render()
@@ -306,32 +322,47 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         if self._closed:
             raise RuntimeError(f"{self.env_id}: the environment is closed")
 
-    def _batch_actions(self, actions: Mapping) -> dict[str, torch.Tensor]:
-        """Every live agent's action checked, then one array per group (no-ops for agents that
-        already left); nothing is written before every action passed."""
-        out = {}
-        checked = {agent: self.check_action(agent, actions[agent]) for agent in self.agents}
-        for g, spec in self._groups.items():
-            if isinstance(spec.action_space, gymnasium.spaces.Discrete):
-                array = np.zeros((1, spec.n_agents), dtype=np.int64)
-            elif isinstance(spec.action_space, gymnasium.spaces.MultiDiscrete):  # zeros: no-ops
-                array = np.zeros((1, spec.n_agents, *spec.action_space.shape), dtype=np.int64)
-            else:
-                array = np.zeros((1, spec.n_agents, *spec.action_space.shape), dtype=np.float32)
-            for k, agent in enumerate(spec.agents):
-                if agent in checked:
-                    array[0, k] = checked[agent]
-            out[g] = torch.from_numpy(array).to(self.batched.torch_device)
-        return out
+    def _discrete_n(self, agent: str) -> int | None:
+        space = self.action_spaces[agent]
+        return int(space.n) if isinstance(space, gymnasium.spaces.Discrete) else None
 
-    def _observations(self, obs_t: Mapping[str, torch.Tensor], agents) -> dict[str, np.ndarray]:
-        # .numpy() of a CPU tensor is a view of the Warp buffer: copy every row
-        arrays = {g: obs_t[g][0].detach().cpu().numpy() for g in self._groups}
-        out = {}
-        for agent in agents:
-            g, k = self._where[agent]
-            out[agent] = np.array(arrays[g][k], dtype=np.float32, copy=True)
-        return out
+    def _batch_actions(self, actions: Mapping) -> dict[str, torch.Tensor]:
+        """Every live agent's action checked (``check_action``; Python / numpy integers in
+        range inline), in agent order, into the per-group action arrays (zeros, no-ops, for
+        agents that already left); nothing reaches the batched env before every action passed."""
+        live = self.agents
+        everyone = len(live) == len(self.possible_agents)
+        if not everyone:
+            for array in self._action_arrays.values():
+                array.fill(0)
+        arrays = self._action_arrays
+        for agent, g, k, _, n in self._slots:
+            if everyone or agent in live:
+                action = actions[agent]
+                if n is None or type(action) is not int or not 0 <= action < n:
+                    action = self.check_action(agent, action)
+                arrays[g][0, k] = action
+        if self._on_cpu:
+            return self._action_tensors
+        return {g: t.to(self.batched.torch_device) for g, t in self._action_tensors.items()}
+
+    def _host(self, obs_t, rew_t, term_t, trunc_t, info_t) -> tuple:
+        """World 0's observations, rewards, flags (``{group: numpy}``) and task metrics as numpy:
+        on the CPU views of the batched env's buffers, built once (its tensors are the same
+        views every step); on a GPU host copies, every call."""
+        if self._host_views is not None:
+            return self._host_views
+        host = lambda t: t[0].detach().cpu().numpy()  # noqa: E731
+        views = tuple({g: host(d[g]) for g in self._groups} for d in (obs_t, rew_t, term_t, trunc_t))
+        views += ({key: host(info_t[key]) for key in self._layout(info_t)},)
+        if self._on_cpu:
+            self._host_views = views
+        return views
+
+    def _observations(self, obs_h: Mapping[str, np.ndarray], agents) -> dict[str, np.ndarray]:
+        """``agents``' rows of world 0's ``{group: float32 [n_g, d]}``, each a copy (the
+        arrays may be views of the Warp buffers)."""
+        return {agent: obs_h[g][k].copy() for agent, g, k, _, _ in self._slots if agent in agents}
 
     def _layout(self, info: Mapping) -> dict[str, bool]:
         """Which info entries are task metrics, and which of those are per agent (the
@@ -343,23 +374,23 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
                 if key not in _NOT_METRICS and not key.startswith("_") and isinstance(value, torch.Tensor)}
         return self._info_layout
 
-    def _infos(self, info: Mapping, agents) -> dict[str, dict]:
-        shared, own = {}, {}
-        for key, is_agent in self._layout(info).items():
-            array = info[key][0].detach().cpu().numpy()
-            if is_agent:
-                own[key] = array.tolist()
-            elif array.ndim == 0:
-                shared[key] = array.item()
-            else:
-                shared[key] = array
-        index = {a: i for i, a in enumerate(self.possible_agents)}
+    def _infos(self, views: tuple, agents) -> dict[str, dict]:
+        """Per live agent: the world-level metrics (scalars; per-landmark arrays, a copy each),
+        then its own value of each per-agent metric."""
+        metrics = views[4]
+        shared = {key: metrics[key].item() if metrics[key].ndim == 0 else None
+                  for key, is_agent in self._info_layout.items() if not is_agent}
+        arrays = [key for key, value in shared.items() if value is None]
+        own = [(key, metrics[key].tolist()) for key, is_agent in self._info_layout.items() if is_agent]
         out = {}
-        for agent in agents:
-            i = index[agent]
-            entry = {k: (np.array(x, copy=True) if isinstance(x, np.ndarray) else x) for k, x in shared.items()}
-            entry.update({k: values[i] for k, values in own.items()})
-            out[agent] = entry
+        for agent, _, _, i, _ in self._slots:
+            if agent in agents:
+                entry = dict(shared)
+                for key in arrays:
+                    entry[key] = metrics[key].copy()
+                for key, values in own:
+                    entry[key] = values[i]
+                out[agent] = entry
         return out
 
     def __repr__(self) -> str:
