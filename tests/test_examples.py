@@ -25,9 +25,12 @@ RUNS = {
     "sb3_flat_joint.py": (["--num-envs", "2", "--total-steps", "128", "--n-steps", "32"], "PPO:"),
     "torchrl_collector.py": (["--num-envs", "4", "--total-steps", "100", "--epochs", "1", "--minibatches", "2"],
                              "check_env_specs passed"),
+    "torchrl_mappo_tutorial.py": (["--num-envs", "4", "--max-steps", "5", "--iterations", "1", "--epochs", "1",
+                                   "--minibatch-size", "10"], "done: episode_reward_mean"),
     "skrl_mappo.py": (["--num-envs", "4", "--total-steps", "100"], "MAPPO:"),
     "cleanrl_ppo.py": (["--num-envs", "4", "--total-steps", "100", "--num-steps", "25"], "done:"),
     "war_command.py": (["--num-envs", "4", "--total-steps", "200"], "x sync"),
+    "war_env_ppo.py": (["--num-envs", "4", "--num-steps", "10", "--total-steps", "80", "--max-cycles", "8"], "done in"),
     # owned by the main job / the tutorial: no banner of ours, checked by their own last lines
     "main_job.py": (["--total-steps", "100", "--torch-threads", "1", "--out", "{tmp}/runs"], "done:"),
     "tutorial_scenario.py": ([], "passes war_envs.testing.check_all"),

@@ -22,6 +22,11 @@ Layout (``E`` worlds, groups ``g`` of ``n_g`` agents; VMAS's keys plus a real ``
 | ``"done"``, ``"terminated"``, ``"truncated"`` | ``[E, 1]`` bool | per world |
 | ``"state"`` | ``[E, state_dim]`` float32 | centralized-critic input (``env.state()``) |
 
+- **Group names** are the scenario's (Spread-v0: ``"agent"``) unless ``group_map`` renames them:
+  ``group_map=MarlGroupMapType.ALL_IN_ONE_GROUP`` gives a one-group scenario VMAS's ``"agents"``
+  (the name TorchRL's multi-agent tutorials use; ``examples/torchrl_mappo_tutorial.py`` runs
+  that tutorial with it), or a dict ``{name: [agents]}`` names each scenario group.
+  ``env.n_agents`` counts the agents of all groups, as VMAS's does.
 - ``truncated`` is the scenario's time limit (``max_cycles``); ``terminated`` its own
   termination (e.g. ``terminate_on_success``); ``done = terminated | truncated``.  (VMAS's
   wrapper has no truncated key and reports time limits as termination.)
@@ -58,6 +63,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 from torchrl.data import Bounded, Categorical, Composite, MultiCategorical, MultiOneHot, OneHot, Unbounded
 from torchrl.envs import EnvBase
+from torchrl.envs.utils import MarlGroupMapType
 
 from war_envs.core import validation as v
 from war_envs.core.batched_env import AutoresetMode, BatchedEnv
@@ -69,18 +75,26 @@ _FLAGS = ("done", "terminated", "truncated")
 
 
 class TorchRLEnv(EnvBase):
-    """``TorchRLEnv(env_or_id, *, categorical_actions=True, **make_kwargs)``.
+    """``TorchRLEnv(env_or_id, *, categorical_actions=True, group_map=None, **make_kwargs)``.
 
     ``env_or_id``: a scenario id (``make_kwargs`` go to ``war_envs.make``: ``num_envs``,
     ``seed``, ``device``, ``precision``, scenario arguments; autoreset DISABLED) or a
     ``BatchedEnv`` built with any ``autoreset_mode`` (``war_envs.make(id, num_envs=E)``'s
     default ``SAME_STEP`` included): its mode is left unchanged and the adapter does TorchRL's
     resets itself, with the same results as an id-built adapter (see the module docstring).
+
+    ``group_map`` names the tensordict groups, as ``VmasEnv``'s argument does: ``None`` keeps
+    the scenario's group names (Spread-v0: ``"agent"``); a ``MarlGroupMapType`` or a
+    ``{name: [agent names]}`` dict renames them, each entry holding one whole scenario group
+    (its agents in order).  ``MarlGroupMapType.ALL_IN_ONE_GROUP`` gives a one-group scenario
+    VMAS's ``"agents"`` group, the name TorchRL's multi-agent tutorials write.  Agents are
+    never regrouped across the scenario's groups (``ValueError``).  ``n_agents`` is the number
+    of agents in all groups (VMAS's ``env.n_agents``).
     """
 
     batch_locked = True
 
-    def __init__(self, env_or_id, *, categorical_actions: bool = True, **make_kwargs) -> None:
+    def __init__(self, env_or_id, *, categorical_actions: bool = True, group_map=None, **make_kwargs) -> None:
         # an existing env keeps its own autoreset mode (resolve_env then only checks types and
         # make kwargs); one built here runs with autoreset DISABLED
         mode = env_or_id.autoreset_mode if isinstance(env_or_id, BatchedEnv) else AutoresetMode.DISABLED
@@ -91,8 +105,10 @@ class TorchRLEnv(EnvBase):
         super().__init__(device=batched.torch_device, batch_size=torch.Size([batched.num_envs]))
         self._env, self._owned = batched, owned
         self.categorical_actions = v.check_bool("categorical_actions", categorical_actions)
-        self.group_map = {g: list(s.agents) for g, s in batched.groups.items()}
         self.agent_names = list(batched.agents)
+        # tensordict group name -> the scenario's group
+        self._scenario_group = _rename_groups(group_map, batched.groups, self.agent_names)
+        self.group_map = {g: list(batched.groups[s].agents) for g, s in self._scenario_group.items()}
         self.num_envs = batched.num_envs
         self._pending_seed: int | None = None
         self._make_specs()
@@ -102,11 +118,17 @@ class TorchRLEnv(EnvBase):
         """The underlying war-envs ``BatchedEnv``."""
         return self._env
 
+    @property
+    def n_agents(self) -> int:
+        """Agents in all groups (VMAS's ``env.n_agents``)."""
+        return len(self.agent_names)
+
     # ------------------------------------------------------------------ specs
     def _make_specs(self) -> None:
         E, dev, env = self.num_envs, self.device, self._env
         obs, act, rew, done = {}, {}, {}, {}
-        for g, spec in env.groups.items():
+        for g, s in self._scenario_group.items():
+            spec = env.groups[s]
             n = spec.n_agents
             obs[g] = Composite(observation=Unbounded(shape=(E, n, spec.obs_dim), dtype=torch.float32, device=dev),
                                shape=(E, n), device=dev)
@@ -185,7 +207,7 @@ class TorchRLEnv(EnvBase):
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         self._check_open("step")
-        actions = {g: self._action(tensordict, g) for g in self.group_map}
+        actions = {s: self._action(tensordict, g) for g, s in self._scenario_group.items()}
         obs, rew, _, _, info = self._env.step(actions)
         if self._mode == AutoresetMode.SAME_STEP:
             # a finished world was restarted by this step: report its final observation (a
@@ -193,8 +215,8 @@ class TorchRLEnv(EnvBase):
             restarted = info["_final_obs"].clone()
             self._restarted = restarted
             final = info["final_obs"]
-            obs = {g: torch.where(restarted.view(-1, *([1] * (obs[g].dim() - 1))), final[g], obs[g])
-                   for g in self.group_map}
+            obs = {s: torch.where(restarted.view(-1, *([1] * (obs[s].dim() - 1))), final[s], obs[s])
+                   for s in self._env.groups}
         return self._output(obs, reward=rew)
 
     def _action(self, tensordict: TensorDictBase, g: str) -> torch.Tensor:
@@ -208,7 +230,7 @@ class TorchRLEnv(EnvBase):
                              f"{list(self.action_keys)})")
         a = v.as_tensor(name, a, self.device)
         E, n = self.num_envs, len(self.group_map[g])
-        space = self._env.groups[g].action_space
+        space = self._env.groups[self._scenario_group[g]].action_space
         if isinstance(space, gymnasium.spaces.Box):
             v.check_shape(name, a, (E, n, *space.shape))
             v.check_box(name, a, float(space.low.min()), float(space.high.max()))
@@ -264,14 +286,14 @@ class TorchRLEnv(EnvBase):
         state = env.state() if obs is env.observations() else torch.cat(
             [obs[g].reshape(E, -1) for g in env.groups], dim=1)
         source = {"done": done, "terminated": term, "truncated": trunc, "state": state}
-        for g, spec in env.groups.items():
-            n = spec.n_agents
-            group = {"observation": obs[g].clone(),
+        for g, s in self._scenario_group.items():
+            n = env.groups[s].n_agents
+            group = {"observation": obs[s].clone(),
                      "done": done.unsqueeze(1).expand(E, n, 1).clone(),
                      "terminated": term.unsqueeze(1).expand(E, n, 1).clone(),
                      "truncated": trunc.unsqueeze(1).expand(E, n, 1).clone()}
             if reward is not None:
-                group["reward"] = reward[g].unsqueeze(-1).clone()
+                group["reward"] = reward[s].unsqueeze(-1).clone()
             source[g] = TensorDict(group, batch_size=(E, n), device=self.device)
         return TensorDict(source, batch_size=self.batch_size, device=self.device)
 
@@ -285,3 +307,27 @@ class TorchRLEnv(EnvBase):
     def _check_open(self, call: str) -> None:
         if getattr(self, "_closed", False):
             raise RuntimeError(f"TorchRLEnv: {call}() called after close(); the environment is closed")
+
+
+def _rename_groups(group_map, groups, agent_names) -> dict[str, str]:
+    """``group_map`` (None, a ``MarlGroupMapType`` or ``{name: [agents]}``) as ``{name: scenario
+    group}``; every entry must be one whole scenario group, agents in order."""
+    if group_map is None:
+        return {g: g for g in groups}
+    if isinstance(group_map, MarlGroupMapType):
+        group_map = group_map.get_group_map(agent_names)
+    scenario = {tuple(spec.agents): g for g, spec in groups.items()}
+    expected = ("a MarlGroupMapType or a dict {name: [agent names]} whose entries are the scenario's "
+                f"groups {dict((g, list(spec.agents)) for g, spec in groups.items())} (any names, each "
+                "group whole, its agents in order)")
+    if not isinstance(group_map, dict) or not all(isinstance(k, str) for k in group_map):
+        raise TypeError(f"group_map: expected {expected}, got {group_map!r}")
+    renamed = {}
+    for name, agents in group_map.items():
+        s = scenario.get(tuple(agents) if isinstance(agents, (list, tuple)) else None)
+        if s is None or s in renamed.values():
+            raise ValueError(f"group_map: expected {expected}, got {group_map!r} (entry {name!r}: {agents!r})")
+        renamed[name] = s
+    if len(renamed) != len(groups):
+        raise ValueError(f"group_map: expected {expected}, got {group_map!r} (groups missing)")
+    return renamed
