@@ -21,7 +21,11 @@ Experiment(task=task, algorithm_config=MappoConfig.get_from_yaml(),
 - ``state_spec``: the env's ``"state"`` (every agent's observation: MAPPO's centralized critic
   with ``share_param_critic`` uses it); a real ``truncated`` key; masked partial resets.
 - Needs BenchMARL, which pins ``torchrl<0.12``: install ``war-envs[benchmarl]`` in its own
-  environment (the ``[torchrl]``/``[dev]`` extras resolve to a newer torchrl).
+  environment (the ``[torchrl]``/``[dev]`` extras resolve to a newer torchrl);
+  ``bash scripts/benchmarl_check.sh`` builds one and runs the tests there (CI runs it).
+  With torch 2.13, torchrl 0.11's C++ extension does not load, so BenchMARL's
+  ``off_policy_use_prioritized_replay_buffer=True`` fails ("SumSegmentTreeFp32 is not
+  available"); MAPPO and the default replay buffer do not use it.
 """
 
 from __future__ import annotations

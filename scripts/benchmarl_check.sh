@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# BenchMARL check: BenchMARL 1.5 pins torchrl<0.12 (newer torchrl is in [dev]), so it gets its
+# own virtual environment. Builds it on first use (~2 min: war-envs[benchmarl] with torchrl
+# 0.11, BenchMARL's hydra, av and torchvision), then runs (about 30 s)
+#   1. tests/test_adapters_benchmarl.py: the task specs of Spread, PredatorPrey and Tag, and
+#      BenchMARL's MAPPO on Spread (two iterations and an evaluation through its Experiment;
+#      the policy moves, and the same seed gives the same policy), and
+#   2. the TorchRL adapter tests (what the BenchMARL tasks are built on) under torchrl 0.11.
+#
+#   bash scripts/benchmarl_check.sh
+#
+# Environment: BENCHMARL_VENV (default ~/.cache/war-envs/benchmarl-venv), PYTHON (default python3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$#" -ne 0 ]; then
+    echo "usage: bash scripts/benchmarl_check.sh (takes no arguments, got: $*)" >&2
+    exit 2
+fi
+VENV="${BENCHMARL_VENV:-$HOME/.cache/war-envs/benchmarl-venv}"
+PY="${PYTHON:-python3}"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+if [ ! -x "$VENV/bin/python" ]; then
+    echo "[benchmarl-check] creating $VENV" >&2
+    "$PY" -m venv "$VENV"
+fi
+stamp="$VENV/.war-envs-benchmarl-$(sha1sum pyproject.toml | cut -c1-12)"
+if [ ! -f "$stamp" ]; then
+    echo "[benchmarl-check] installing war-envs[benchmarl] (torch 2.13.0, benchmarl, torchrl 0.11)" >&2
+    # torch pinned: on this project's machines a CPU build of 2.13.0 lies on disk, an unpinned
+    # torch would pull a multi-GB CUDA build; elsewhere fall back to what pip resolves.
+    "$VENV/bin/pip" install -q "torch==2.13.0" || "$VENV/bin/pip" install -q torch
+    "$VENV/bin/pip" install -q "torch==2.13.0" -e ".[benchmarl]" pytest \
+        || "$VENV/bin/pip" install -q -e ".[benchmarl]" pytest
+    touch "$stamp"
+fi
+"$VENV/bin/python" -c "import benchmarl, tensordict, torch, torchrl; print(f'[benchmarl-check] benchmarl {benchmarl.__version__}, torchrl {torchrl.__version__}, tensordict {tensordict.__version__}, torch {torch.__version__}')"
+echo "[benchmarl-check] environment ready after ${SECONDS} s"
+
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+export WARP_CACHE_PATH="${WARP_CACHE_PATH:-$HOME/.cache/war-envs/warp}"
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/test_adapters_benchmarl.py \
+    tests/test_adapters_torchrl.py tests/test_adapters_torchrl_env_object.py
