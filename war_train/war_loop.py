@@ -105,7 +105,7 @@ def make_worker_envs(cfg: TrainConfig, workers: int) -> list:
 
 
 def war_columns(groups, lanes) -> list[str]:
-    cols = ["model_s", "collect_s", "learn_s", "batch_s", "window_steps", "transitions",
+    cols = ["model_s", "collect_s", "learn_s", "batch_s", "env_s", "window_steps", "transitions",
             "model_env_steps_per_s", "agent_transitions_per_s"]
     cols += [f"decisions_per_s/{lane}" for lane in lanes]
     cols += [f"share/{g}" for g in groups] + [f"interval/{g}" for g in groups] + [f"quota/{g}" for g in groups]
@@ -411,6 +411,7 @@ class WarTrainer:
                     "agent_steps": self.env_steps * sum(self.n_agents.values()),
                     "model_s": self.model_s, "collect_s": collect_s, "learn_s": learn_s, "batch_s": period,
                     "window_steps": max(w.steps for w in rnd.windows),
+                    "env_s": max(w.env_seconds for w in rnd.windows),
                     "model_env_steps_per_s": steps / window_s if window_s > 0 else float("nan"),
                     "agent_transitions_per_s": agent_tr / window_s if window_s > 0 else float("nan"),
                     "preempted": rnd.preempted,

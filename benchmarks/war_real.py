@@ -1,0 +1,287 @@
+"""WAR for real: MAPPO on Relay-v0 with a commander whose policy really computes, in real
+wall-clock — sync, DD-PPO, overlap and WAR at the same env-step budget and hyperparameters.
+
+Nothing is declared or slept: ``cost_mode=real`` (every policy call costs what it takes on the
+wall clock; the online cost models measure it and WAR plans its quotas from them).  The
+commander's actor and critic are wide MLPs (``group_network``) whose width is calibrated so
+that one commander policy call over the worker's worlds takes ``ratio`` times one call of the
+sentries' (9 agents, 64 wide) over the same worlds — the article's 50 ms : 5 ms is ratio 10.
+Resource models:
+
+- ``parallel``: the commander's lane on CPU 0 and the sentries' lane on CPU 1, each on a thread
+  of its own (torch's kernels release the GIL, so the two forward passes really overlap); env
+  steps and learning on the main thread;
+- ``shared``: the whole process pinned to CPU 0, the lanes called in turn.
+
+Per arm (medians over seeds): real seconds per batch (collection + learning), the real speedup
+over sync and, beside it, what the cost model predicts from the measured per-lane costs
+(``predicted``: the fitted cost models ``a + b·n`` priced at each arm's decision rates plus the
+arm's measured env and learning time), real wall-clock to 90 % of sync's final return, final
+return at equal env steps normalized between random (0) and sync (1), the commander's share of
+the batch, ESS fraction, staleness and dropped fraction.
+
+    python benchmarks/war_real.py --quick                       # one seed at 1:10, both models
+    python benchmarks/war_real.py --seeds 1,2,3,4,5 --ratios 2,5,10,20 --json benchmarks/results/war_real.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results files)
+
+ARMS = ("sync", "ddppo", "overlap", "war")
+RESOURCES = ("parallel", "shared")
+WIDTHS = (64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--seeds", default="1,2,3,4,5")
+    p.add_argument("--ratios", default="2,5,10,20", help="commander call : sentry call cost ratios")
+    p.add_argument("--resources", default=",".join(RESOURCES))
+    p.add_argument("--arms", default=",".join(ARMS))
+    p.add_argument("--worlds", type=int, default=128, help="worlds per update (default: 128)")
+    p.add_argument("--steps", type=int, default=400_000, help="env steps per run (default: 400,000)")
+    p.add_argument("--quick", action="store_true", help="seed 1, ratio 10, 60,000 env steps")
+    p.add_argument("--json", default=None)
+    args = p.parse_args(argv)
+    if args.quick:
+        args.seeds, args.ratios, args.steps = "1", "10", 60_000
+    args.seeds = [int(s) for s in args.seeds.split(",")]
+    args.ratios = [float(r) for r in args.ratios.split(",")]
+    args.resources = args.resources.split(",")
+    args.arms = args.arms.split(",")
+    for name, values, allowed in (("resources", args.resources, RESOURCES), ("arms", args.arms, ARMS)):
+        bad = sorted(set(values) - set(allowed))
+        if bad:
+            p.error(f"--{name}: unknown {bad}; expected some of {list(allowed)}")
+    if "sync" not in args.arms:
+        p.error("--arms: sync is the reference of every figure; include it")
+    args.meta = _results.metadata("war_real.py", argv)
+    return args
+
+
+def train_config(args, seed: int, width: int | None = None):
+    import war_train
+
+    net = {"commander": {"hidden_size": width, "num_layers": 2}} if width else {}
+    return war_train.preset_config("relay", num_envs=args.worlds, total_env_steps=args.steps, seed=seed,
+                                   progress=False, tensorboard=False, torch_threads=1, group_network=net)
+
+
+def call_seconds(policy, group: str, obs, state, repeats: int = 20) -> float:
+    """Median seconds of one ``WarPolicy.act`` call (actor, sampling, critic) of ``group``."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        policy.act(group, obs, state)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def calibrate(args, ratios) -> dict:
+    """Commander width per ratio: the width whose policy call over the worlds costs ``ratio`` x
+    the sentries' call (measured on this machine, one thread; log-linear between widths)."""
+    import torch
+
+    import war_envs
+    from war_train.policy import build_policies
+    from war_train.war_loop import WarPolicy
+
+    env = war_envs.make("Relay-v0", num_envs=args.worlds, seed=0)
+    obs = env.reset(seed=0)
+    state = env.state()
+    gen = torch.Generator().manual_seed(0)
+    cost = {}
+    for width in WIDTHS:
+        cfg = train_config(args, 1, width)
+        pol = WarPolicy(build_policies(env.groups, env.state_dim, cfg, "cpu"), gen)
+        if width == WIDTHS[0]:
+            sentry = call_seconds(pol, "sentry", obs["sentry"], state)
+        cost[width] = call_seconds(pol, "commander", obs["commander"], state) / sentry
+    env.close()
+    out = {}
+    for r in ratios:
+        above = [w for w in WIDTHS if cost[w] >= r]
+        if not above:
+            raise SystemExit(f"ratio {r}: the widest commander ({WIDTHS[-1]}) costs only {cost[WIDTHS[-1]]:.1f}x")
+        hi = above[0]
+        lo = WIDTHS[max(0, WIDTHS.index(hi) - 1)]
+        if hi == lo or cost[hi] == cost[lo]:
+            out[r] = hi
+        else:
+            f = (math.log(r) - math.log(cost[lo])) / (math.log(cost[hi]) - math.log(cost[lo]))
+            out[r] = int(round(lo + f * (hi - lo)))
+    return {"widths": out, "measured_ratio": cost, "sentry_call_s": sentry}
+
+
+def run(args, arm: str, resource: str, width: int, seed: int) -> dict:
+    """One training run; per update: real seconds, the return, WAR's diagnostics."""
+    from war_train.war_config import WarConfig
+    from war_train.war_loop import WarTrainer
+
+    cpus = sorted(os.sched_getaffinity(0))
+    lane_cpus = {"commander": [cpus[0]], "sentry": [cpus[-1]]} if resource == "parallel" else {}
+    if resource == "shared":
+        os.sched_setaffinity(0, {cpus[0]})
+    try:
+        # the article's floor K = 3 fragments per 10 worlds (as benchmarks/war_learning.py scales it)
+        war = WarConfig(arm=arm, cost_mode="real", resource=resource, lane_cpus=lane_cpus,
+                        workers=2 if arm == "ddppo" else 1, floor=max(1, round(3 * args.worlds / 10)))
+        tr = WarTrainer(train_config(args, seed, width), war)
+        rows, wall = [], 0.0
+        while tr.update_idx < tr.cfg.num_updates:
+            t0 = time.perf_counter()
+            row = tr.update()
+            wall += time.perf_counter() - t0
+            row["wall_s"] = wall
+            rows.append(row)
+        models = {g: tr.cost_models[g] for g in tr.groups}
+        E, n = tr.E_worker, tr.n_agents
+        tr.close()
+    finally:
+        os.sched_setaffinity(0, set(cpus))
+    # the cost model's price of one env step at this arm's decision rates (k: steps per decision)
+    def step_price(k_commander: float) -> float:
+        lanes = [models["commander"].seconds(max(1, round(E * n["commander"] / k_commander))),
+                 models["sentry"].seconds(E * n["sentry"])]
+        return max(lanes) if resource == "parallel" else sum(lanes)
+
+    tail = rows[len(rows) // 2:]
+    med = lambda key: statistics.median(r[key] for r in tail)  # noqa: E731
+    env_per_step = med("env_s") / max(1, med("window_steps"))  # measured env.step time, apart from the calls
+    return {"arm": arm, "resource": resource, "seed": seed, "width": width, "rows": rows,
+            "batch_s": med("batch_s"), "learn_s": med("learn_s"), "collect_s": med("collect_s"),
+            "window_steps": med("window_steps"), "interval_commander": med("interval/commander"),
+            "price_sync_step": step_price(1.0), "price_step": step_price(med("interval/commander")),
+            "env_s_per_step": env_per_step,
+            "share_commander": med("share/commander"), "ess_frac": med("ess_frac"),
+            "staleness_mean": med("staleness_mean"), "dropped_frac": med("dropped_frac")}
+
+
+def random_return(worlds: int, seed: int = 12345) -> float:
+    """Mean team return of uniform random actions over one episode in every world."""
+    import torch
+
+    import war_envs
+
+    env = war_envs.make("Relay-v0", num_envs=worlds, seed=seed)
+    env.reset(seed=seed)
+    gen = torch.Generator().manual_seed(seed)
+    total = torch.zeros(worlds, dtype=torch.float64)
+    for _ in range(env.max_cycles):
+        acts = {g: torch.randint(0, int(s.action_space.n), (worlds, s.n_agents), generator=gen)
+                for g, s in env.groups.items()}
+        _, rew, _, _, _ = env.step(acts)
+        total += rew["sentry"][:, 0].double()
+    env.close()
+    return float(total.mean())
+
+
+def final_return(rows) -> float:
+    tail = rows[-max(1, len(rows) // 5):]
+    vals = [r["episode_return"] for r in tail if r.get("episode_return", math.nan) == r.get("episode_return")]
+    return statistics.mean(vals) if vals else float("nan")
+
+
+def time_to(rows, target: float, width: int = 3) -> float:
+    """Real seconds at which the smoothed return first reaches ``target`` (inf: never)."""
+    vals = [r.get("episode_return", float("nan")) for r in rows]
+    for i in range(len(rows)):
+        window = [v for v in vals[max(0, i - width + 1):i + 1] if v == v]
+        if window and statistics.mean(window) >= target:
+            return rows[i]["wall_s"]
+    return math.inf
+
+
+def summarize(runs: list[dict], rand: float) -> list[dict]:
+    out = []
+    keys = sorted({(r["ratio"], r["resource"]) for r in runs})
+    for ratio, resource in keys:
+        group = [r for r in runs if r["ratio"] == ratio and r["resource"] == resource]
+        sync = {r["seed"]: r for r in group if r["arm"] == "sync"}
+        for arm in ARMS:
+            mine = [r for r in group if r["arm"] == arm and r["seed"] in sync]
+            if not mine:
+                continue
+            per_seed = []
+            for r in mine:
+                s = sync[r["seed"]]
+                s_final = final_return(s["rows"])
+                target = rand + 0.9 * (s_final - rand)
+                t_sync, t_mine = time_to(s["rows"], target), time_to(r["rows"], target)
+                pred_sync = s["window_steps"] * (s["price_sync_step"] + s["env_s_per_step"]) + s["learn_s"]
+                pred_mine = r["window_steps"] * (r["price_step"] + r["env_s_per_step"]) + r["learn_s"]
+                per_seed.append({
+                    "seed": r["seed"], "batch_s": r["batch_s"], "speedup": s["batch_s"] / r["batch_s"],
+                    "predicted": pred_sync / pred_mine if pred_mine > 0 else float("nan"),
+                    "time_to_90_s": t_mine, "time_to_90_speedup": t_sync / t_mine if t_mine > 0 else float("nan"),
+                    "final_return_norm": (final_return(r["rows"]) - rand) / (s_final - rand),
+                    "share_commander": r["share_commander"], "ess_frac": r["ess_frac"],
+                    "staleness_mean": r["staleness_mean"], "dropped_frac": r["dropped_frac"]})
+            rec = {"arm": arm, "resource": resource, "ratio": ratio, "width": mine[0]["width"],
+                   "seeds": [p["seed"] for p in per_seed], "per_seed": per_seed}
+            for key in per_seed[0]:
+                if key != "seed":
+                    vals = [p[key] for p in per_seed]
+                    rec[key] = statistics.median(vals) if all(math.isfinite(v) for v in vals) else (
+                        math.inf if any(v == math.inf for v in vals) else float("nan"))
+            out.append(rec)
+    return out
+
+
+def print_table(records) -> None:
+    head = ("ratio", "resource", "arm", "batch s", "speedup", "predicted", "to 90% s", "x sync",
+            "final (norm)", "cmd share", "ESS", "stale", "dropped")
+    print(" | ".join(head))
+    print(" | ".join("---" for _ in head))
+    for r in records:
+        print(" | ".join([f"1:{r['ratio']:g}", r["resource"], r["arm"], f"{r['batch_s']:.3f}", f"{r['speedup']:.2f}",
+                          f"{r['predicted']:.2f} (modelled)", f"{r['time_to_90_s']:.0f}",
+                          f"{r['time_to_90_speedup']:.2f}", f"{r['final_return_norm']:.3f}",
+                          f"{r['share_commander']:.3f}", f"{r['ess_frac']:.2f}", f"{r['staleness_mean']:.2f}",
+                          f"{r['dropped_frac']:.3f}"]))
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    cal = calibrate(args, args.ratios)
+    print(f"commander widths per ratio: {cal['widths']} (sentry call {1e3 * cal['sentry_call_s']:.2f} ms "
+          f"over {args.worlds} worlds)", flush=True)
+    rand = random_return(args.worlds)
+    runs = []
+    for ratio in args.ratios:
+        for resource in args.resources:
+            for seed in args.seeds:
+                for arm in args.arms:
+                    t0 = time.perf_counter()
+                    r = run(args, arm, resource, cal["widths"][ratio], seed)
+                    r["ratio"] = ratio
+                    runs.append(r)
+                    print(f"  1:{ratio:g} {resource:8s} {arm:7s} seed {seed}: batch {r['batch_s']:.3f} s, final "
+                          f"{final_return(r['rows']):.2f} ({time.perf_counter() - t0:.0f} s)", flush=True)
+    records = summarize(runs, rand)
+    print(f"\nRelay-v0, {args.worlds} worlds, {args.steps:,} env steps per run, seeds {args.seeds}; random "
+          f"return {rand:.2f}; real wall-clock (cost_mode=real), medians over seeds\n")
+    print_table(records)
+    if args.json:
+        for rec in records:
+            rec.update({"worlds": args.worlds, "env_steps": args.steps, "random_return": rand,
+                        "calibration": {str(k): v for k, v in cal["measured_ratio"].items()}})
+        _results.write(args.json, records, args.meta)
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
