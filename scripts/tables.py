@@ -210,21 +210,32 @@ def learning_tag(records: list[dict]) -> str:
 
 
 def learning_tag_summary(records: list[dict], baselines: list[dict]) -> str:
-    """The prose under the Tag-v0 table: sampled policies, trained vs trained, the scripted pursuer."""
+    """The prose under the Tag-v0 table: sampled policies, trained vs trained, the scripted pursuer
+    (each comparison worded from the figures, so the sentence stays true for any results file)."""
     def span(xs, spec=".2f", unit=""):
-        return f"{min(xs):{spec}}{unit}–{max(xs):{spec}}{unit}"
+        lo, hi = f"{min(xs):{spec}}{unit}", f"{max(xs):{spec}}{unit}"
+        return lo if lo == hi else f"{lo}–{hi}"
 
     sampled = [r["eval/tagger_sample_vs_random"] for r in records]
     mutual = [r[k] for r in records for k in ("eval/greedy", "eval/sample")]
+    random_rate = [r["eval/random"] for r in records]
     pursuit = next(b["pursuit_over_random"] for b in baselines if b["action_set"].startswith("tag preset"))
+    ratios = [_tag_ratio(r) for r in records]
     minutes = [r["wall_s"] / 60 for r in records]
+    if max(mutual) < min(random_rate):
+        mutual_text = "fewer tags than random play"
+    elif min(mutual) > max(random_rate):
+        mutual_text = "more tags than random play"
+    else:
+        mutual_text = "about as many tags as random play"
+    gap = ("still short of" if max(ratios) < pursuit else "beyond") + f" the {pursuit:.1f}× the scripted pursuer reaches"
     return (f"(Greedy policies; sampled taggers make {span(sampled)} tags against random runners. Each run took "
             f"{span(minutes, '.0f')} min, side by side on the 2 cores.) Trained runners survive much longer than "
-            f"random runners against the same taggers, and against trained runners the taggers make fewer tags "
-            f"than random play ({span(mutual)}): the runners learn faster than the taggers, which keeps the "
-            f"taggers' reward sparse. The taggers' gain against random runners, "
-            f"{span([_tag_ratio(r) for r in records], '.1f', '×')} the random rate, is still short of the "
-            f"{pursuit:.1f}× the scripted pursuer reaches (`benchmarks/results/tag_baselines.json`).")
+            f"random runners against the same taggers, and against trained runners the taggers make "
+            f"{mutual_text} ({span(mutual)} against {span(random_rate)}): the runners learn as the taggers do, "
+            f"which keeps the taggers' reward sparse. The taggers' gain against random runners, "
+            f"{span(ratios, '.1f', '×')} the random rate, is {gap} "
+            f"(`benchmarks/results/tag_baselines.json`).")
 
 
 def tag_baselines(records: list[dict]) -> str:
