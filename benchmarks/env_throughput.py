@@ -45,8 +45,12 @@ MultiDiscrete([11, 11]); VMAS' discrete 2-D movement has 9 actions, not 5, and i
 communicating agents get one Discrete over movement x message), 25-step episodes and automatic
 reset, and draws its random actions inside the timed loop:
 
-* war-envs: ``torch.randint`` per agent group (one reused ``torch.Generator``), one draw per
-  MultiDiscrete component; auto-reset is built into ``env.step``.
+* war-envs: ``torch.randint`` (one reused ``torch.Generator``): one draw for all the groups
+  with the same ``Discrete(n)``, split into per-group views, one draw per MultiDiscrete
+  component; the batch API's trusted path ``env.step(actions, trusted=True)`` (the actions are
+  drawn from the spaces: no value scan — files under ``benchmarks/results/`` dated before
+  2026-12-01 16:00 measured the validated ``env.step(actions)`` with one draw per group);
+  auto-reset is built into ``env.step``.
 * war-envs-pettingzoo: our PettingZoo ``ParallelEnv`` (``war_envs.parallel_env``) driven exactly
   like mpe2 below (one env object per world, ``np.random`` actions, ``env.reset()`` when the
   episode ends), so the "PZ/mpe2" column compares the two ``ParallelEnv`` s; ``--no-pettingzoo``
@@ -282,24 +286,34 @@ def _bench_ours(scenario: str, worlds: int):
     env = war_envs.make(scenario, num_envs=worlds, device="cpu", seed=0)
     env.reset()
     gen = torch.Generator().manual_seed(0)
-    # Each group's own action space: Discrete(n) -> int32 [worlds, agents];
-    # MultiDiscrete(nvec) -> int32 [worlds, agents, len(nvec)], one draw per component.
-    discrete, multi = [], []
+    # Each group's own action space: Discrete(n) -> int32 [worlds, agents], one draw for all the
+    # groups of the same n (split into per-group views); MultiDiscrete(nvec) -> int32
+    # [worlds, agents, len(nvec)], one draw per component.  The actions come from the spaces,
+    # so the benchmark is a trusted caller: env.step(actions, trusted=True) (no value scan).
+    discrete, multi = {}, []
     for g, spec in env.groups.items():
         space = spec.action_space
         if hasattr(space, "nvec"):
             multi.append((g, spec.n_agents, [int(n) for n in space.nvec]))
         elif hasattr(space, "n"):
-            discrete.append((g, spec.n_agents, int(space.n)))
+            discrete.setdefault(int(space.n), []).append((g, spec.n_agents))
         else:
             raise TypeError(f"group {g!r}: unsupported action space {space}")
+    splits = []
+    for n_act, groups in discrete.items():
+        bounds, start = [], 0
+        for g, k in groups:
+            bounds.append((g, slice(start, start + k)))
+            start += k
+        splits.append((n_act, bounds, start))
 
     def run(calls):
         for _ in range(calls * EPISODE_LEN):
-            actions = {
-                g: torch.randint(0, n_act, (worlds, n), dtype=torch.int32, generator=gen)
-                for g, n, n_act in discrete
-            }
+            actions = {}
+            for n_act, bounds, total in splits:
+                draw = torch.randint(0, n_act, (worlds, total), dtype=torch.int32, generator=gen)
+                for g, cols in bounds:
+                    actions[g] = draw[:, cols]
             for g, n, nvec in multi:
                 actions[g] = torch.cat(
                     [
@@ -308,7 +322,7 @@ def _bench_ours(scenario: str, worlds: int):
                     ],
                     dim=2,
                 )
-            env.step(actions)
+            env.step(actions, trusted=True)
 
     return env.num_agents, run, EPISODE_LEN
 

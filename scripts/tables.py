@@ -95,6 +95,24 @@ def env_throughput(records: list[dict]) -> str:
                  ["l", "r", "r", "r", "r", "r", "r"], rows)
 
 
+def env_throughput_small(records: list[dict]) -> str:
+    """Small batches: the batch API against JaxMARL's scan, our ParallelEnv against mpe2's."""
+    by = {(r["scenario"], r["worlds"], r["framework"]): r["env_steps_per_s"] for r in records
+          if r.get("env_steps_per_s")}
+    rows = []
+    for scenario in dict.fromkeys(r["scenario"] for r in records):
+        for worlds in sorted({r["worlds"] for r in records if r["scenario"] == scenario}):
+            get = lambda fw: by.get((scenario, worlds, fw))  # noqa: E731
+            ours, pz, mpe2, jax = get("war-envs"), get("war-envs-pettingzoo"), get("mpe2"), get("jaxmarl")
+            rows.append([scenario, str(worlds), kilo(ours), kilo(jax) if jax else "–",
+                         f"{ours / jax:.2f}×" if ours and jax else "–", kilo(pz) if pz else "–",
+                         kilo(mpe2) if mpe2 else "–", f"{pz / mpe2:.1f}×" if pz and mpe2 else "–"])
+    return table(["scenario", "worlds", "batch API (trusted)", "JaxMARL scan", "batch API / JaxMARL",
+                  "our ParallelEnv", "mpe2 ParallelEnv", "PZ / mpe2"], ["l"] + ["r"] * 7, rows) + (
+        "\n\nenv-steps/s on one pinned core, "
+        f"`{records[0]['command']}`, {records[0]['date'][:10]}.")
+
+
 def _rate_of(records, scenario, worlds, framework="war-envs"):
     return next(r["agent_steps_per_s"] for r in records
                 if (r["scenario"], r["worlds"], r["framework"]) == (scenario, worlds, framework))
@@ -264,6 +282,7 @@ RENDERERS = {
     "learning-reference": learning_reference,
     "learning-tag": learning_tag,
     "learning-tag-summary": learning_tag_summary,
+    "env-throughput-small": env_throughput_small,
     "tag-baselines": tag_baselines,
 }
 

@@ -323,6 +323,11 @@ class BatchedEnv:
         self._trunc = {g: trunc[:, None].expand(E, s.n_agents) for g, s in self.groups.items()}
         self._term_world, self._trunc_world = term, trunc
         self._action_parts = self._action_targets()
+        # dtypes the trusted path's one-pass check accepts per group (the slow path explains the rest)
+        ints = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+        floats = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+        self._trusted_dtypes = {g: floats if part.is_floating_point() else ints
+                                for g, part in self._action_parts.items()}
 
     def _action_targets(self) -> dict[str, torch.Tensor]:
         """``{group: the view of the action buffer its actions are copied into}`` (``[E, n_g, ...]``
@@ -563,6 +568,13 @@ class BatchedEnv:
     def _write_trusted_actions(self, actions) -> None:
         """``step(trusted=True)``: metadata checks only, then the copy into the action buffer."""
         self._check_action_keys(actions)
+        parts = self._action_parts
+        if all(type(actions[g]) is torch.Tensor and actions[g].shape == parts[g].shape
+               and actions[g].dtype in self._trusted_dtypes[g] and actions[g].device == self.torch_device
+               for g in parts):  # the common case, checked in one pass
+            for g, part in parts.items():
+                part.copy_(actions[g])
+            return
         for g in self.groups:
             tensor = actions[g]
             part = self._action_parts[g]

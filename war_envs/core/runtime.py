@@ -104,9 +104,11 @@ class CaptureGuard:
     """
 
     def __init__(self) -> None:
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._active = 0
         self._capturing = False
+        self._waiting = 0  # threads waiting in _cond (notify only when someone waits)
         self._shared = _SharedHold(self)
 
     def shared(self):
@@ -114,30 +116,38 @@ class CaptureGuard:
         pays no generator set-up)."""
         return self._shared
 
+    def _wait(self) -> None:
+        self._waiting += 1
+        try:
+            self._cond.wait()
+        finally:
+            self._waiting -= 1
+
     def _enter_shared(self) -> None:
-        with self._cond:
+        with self._lock:
             while self._capturing:
-                self._cond.wait()
+                self._wait()
             self._active += 1
 
     def _exit_shared(self) -> None:
-        with self._cond:
+        with self._lock:
             self._active -= 1
-            if self._active == 0:
+            if self._active == 0 and self._waiting:
                 self._cond.notify_all()
 
     @contextlib.contextmanager
     def exclusive(self):
-        with self._cond:
+        with self._lock:
             while self._capturing or self._active:
-                self._cond.wait()
+                self._wait()
             self._capturing = True
         try:
             yield
         finally:
-            with self._cond:
+            with self._lock:
                 self._capturing = False
-                self._cond.notify_all()
+                if self._waiting:
+                    self._cond.notify_all()
 
 
 class _SharedHold:
