@@ -97,6 +97,8 @@ def print_table(rows: list[dict]) -> None:
 
 
 def main(argv=None) -> list[dict]:
+    import war_train.config  # noqa: F401  (imported before the worker threads: two first imports would race)
+
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--preset", required=True)
     p.add_argument("--seeds", default="1,2,3")
