@@ -113,6 +113,21 @@ def env_throughput_small(records: list[dict]) -> str:
         f"`{records[0]['command']}`, {records[0]['date'][:10]}.")
 
 
+def learning_relay(records: list[dict]) -> str:
+    """Relay-v0's ablation: the trained team, the same team with the commander muted, random."""
+    rows = []
+    for r in records:
+        e = r["eval"]
+        rnd = e["random"]["episode_return"]
+        cells = [str(r["seed"])]
+        for mode in ("greedy", "sample"):
+            t, m = e[mode]["episode_return"], e[f"{mode}@muted"]["episode_return"]
+            cells += [f"{t:.2f}", f"{m:.2f}", f"{(t - m) / (t - rnd):.0%}"]
+        rows.append(cells + [f"{rnd:.2f}"])
+    return table(["seed", "greedy", "greedy, muted", "fall towards random", "sampled", "sampled, muted",
+                  "fall towards random", "random"], ["l"] + ["r"] * 7, rows)
+
+
 def _rate_of(records, scenario, worlds, framework="war-envs"):
     return next(r["agent_steps_per_s"] for r in records
                 if (r["scenario"], r["worlds"], r["framework"]) == (scenario, worlds, framework))
@@ -283,6 +298,7 @@ RENDERERS = {
     "learning-tag": learning_tag,
     "learning-tag-summary": learning_tag_summary,
     "env-throughput-small": env_throughput_small,
+    "learning-relay": learning_relay,
     "tag-baselines": tag_baselines,
 }
 
