@@ -172,22 +172,11 @@ def run(args, arm: str, resource: str, width: int, seed: int) -> dict:
 
 
 def random_return(worlds: int, seed: int = 12345) -> float:
-    """Mean team return of uniform random actions over one episode in every world."""
-    import torch
+    """Mean team return of uniform random actions over one episode in every world (the Relay-v0
+    defaults: ``relay_baselines.play``'s random team)."""
+    from relay_baselines import play
 
-    import war_envs
-
-    env = war_envs.make("Relay-v0", num_envs=worlds, seed=seed)
-    env.reset(seed=seed)
-    gen = torch.Generator().manual_seed(seed)
-    total = torch.zeros(worlds, dtype=torch.float64)
-    for _ in range(env.max_cycles):
-        acts = {g: torch.randint(0, int(s.action_space.n), (worlds, s.n_agents), generator=gen)
-                for g, s in env.groups.items()}
-        _, rew, _, _, _ = env.step(acts)
-        total += rew["sentry"][:, 0].double()
-    env.close()
-    return float(total.mean())
+    return float(play(worlds, seed, random_team=True).mean())
 
 
 def final_return(rows) -> float:

@@ -17,23 +17,8 @@ if [ "$#" -ne 0 ]; then
     exit 2
 fi
 VENV="${BENCHMARL_VENV:-$HOME/.cache/war-envs/benchmarl-venv}"
-PY="${PYTHON:-python3}"
-export PIP_DISABLE_PIP_VERSION_CHECK=1
-
-if [ ! -x "$VENV/bin/python" ]; then
-    echo "[benchmarl-check] creating $VENV" >&2
-    "$PY" -m venv "$VENV"
-fi
-stamp="$VENV/.war-envs-benchmarl-$(sha1sum pyproject.toml | cut -c1-12)"
-if [ ! -f "$stamp" ]; then
-    echo "[benchmarl-check] installing war-envs[benchmarl] (torch 2.13.0, benchmarl, torchrl 0.11)" >&2
-    # torch pinned: on this project's machines a CPU build of 2.13.0 lies on disk, an unpinned
-    # torch would pull a multi-GB CUDA build; elsewhere fall back to what pip resolves.
-    "$VENV/bin/pip" install -q "torch==2.13.0" || "$VENV/bin/pip" install -q torch
-    "$VENV/bin/pip" install -q "torch==2.13.0" -e ".[benchmarl]" pytest \
-        || "$VENV/bin/pip" install -q -e ".[benchmarl]" pytest
-    touch "$stamp"
-fi
+source scripts/extra_venv.sh
+extra_venv benchmarl-check "$VENV" benchmarl pytest
 "$VENV/bin/python" -c "import benchmarl, tensordict, torch, torchrl; print(f'[benchmarl-check] benchmarl {benchmarl.__version__}, torchrl {torchrl.__version__}, tensordict {tensordict.__version__}, torch {torch.__version__}')"
 echo "[benchmarl-check] environment ready after ${SECONDS} s"
 

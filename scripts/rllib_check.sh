@@ -17,23 +17,8 @@ if [ "$#" -gt 1 ] || { [ "$#" -eq 1 ] && [ "$1" != "--quick" ]; }; then
     exit 2
 fi
 VENV="${RLLIB_VENV:-$HOME/.cache/war-envs/rllib-venv}"
-PY="${PYTHON:-python3}"
-export PIP_DISABLE_PIP_VERSION_CHECK=1
-
-if [ ! -x "$VENV/bin/python" ]; then
-    echo "[rllib-check] creating $VENV" >&2
-    "$PY" -m venv "$VENV"
-fi
-stamp="$VENV/.war-envs-rllib-$(sha1sum pyproject.toml | cut -c1-12)"
-if [ ! -f "$stamp" ]; then
-    echo "[rllib-check] installing war-envs[rllib] (torch 2.13.0, ray[rllib], pettingzoo)" >&2
-    # torch pinned: on this project's machines a CPU build of 2.13.0 lies on disk, an unpinned
-    # torch would pull a multi-GB CUDA build; elsewhere fall back to what pip resolves.
-    "$VENV/bin/pip" install -q "torch==2.13.0" || "$VENV/bin/pip" install -q torch
-    "$VENV/bin/pip" install -q "torch==2.13.0" -e ".[rllib]" pytest hypothesis "mpe2==1.1.1" \
-        || "$VENV/bin/pip" install -q -e ".[rllib]" pytest hypothesis "mpe2==1.1.1"
-    touch "$stamp"
-fi
+source scripts/extra_venv.sh
+extra_venv rllib-check "$VENV" rllib pytest hypothesis "mpe2==1.1.1"
 "$VENV/bin/python" -c "import gymnasium, ray, torch; print(f'[rllib-check] ray {ray.__version__}, gymnasium {gymnasium.__version__}, torch {torch.__version__}')"
 echo "[rllib-check] environment ready after ${SECONDS} s"
 
