@@ -45,12 +45,15 @@ MultiDiscrete([11, 11]); VMAS' discrete 2-D movement has 9 actions, not 5, and i
 communicating agents get one Discrete over movement x message), 25-step episodes and automatic
 reset, and draws its random actions inside the timed loop:
 
-* war-envs: ``torch.randint`` (one reused ``torch.Generator``): one draw for all the groups
-  with the same ``Discrete(n)``, split into per-group views, one draw per MultiDiscrete
-  component; the batch API's trusted path ``env.step(actions, trusted=True)`` (the actions are
-  drawn from the spaces: no value scan — files under ``benchmarks/results/`` dated before
-  2026-12-01 16:00 measured the validated ``env.step(actions)`` with one draw per group);
-  auto-reset is built into ``env.step``.
+* war-envs: ``torch.randint`` (one reused ``torch.Generator``).  Where every agent has the
+  same ``Discrete(n)`` (``env.joint_action_space``), one draw of all agents' actions into a
+  buffer made once, stepped as one ``[worlds, agents]`` tensor; otherwise one draw for all the
+  groups with the same ``Discrete(n)``, split into per-group views, one draw per MultiDiscrete
+  component, stepped as ``{group: tensor}``.  Both through the batch API's trusted path
+  ``env.step(actions, trusted=True)`` (the actions are drawn from the spaces: no value scan —
+  files under ``benchmarks/results/`` dated before 2026-12-01 16:00 measured the validated
+  ``env.step(actions)`` with one draw per group, those before 2026-12-01 18:00 the
+  ``{group: tensor}`` form everywhere); auto-reset is built into ``env.step``.
 * war-envs-pettingzoo: our PettingZoo ``ParallelEnv`` (``war_envs.parallel_env``) driven exactly
   like mpe2 below (one env object per world, ``np.random`` actions, ``env.reset()`` when the
   episode ends), so the "PZ/mpe2" column compares the two ``ParallelEnv`` s; ``--no-pettingzoo``
@@ -286,6 +289,19 @@ def _bench_ours(scenario: str, worlds: int):
     env = war_envs.make(scenario, num_envs=worlds, device="cpu", seed=0)
     env.reset()
     gen = torch.Generator().manual_seed(0)
+    joint = env.joint_action_space
+    if joint is not None and hasattr(joint, "n"):
+        # Every agent has the same Discrete(n): all agents' actions are one [worlds, agents]
+        # draw into a buffer made once, stepped as one tensor (env.step's joint form).
+        buffer = torch.empty((worlds, env.num_agents), dtype=torch.int32)
+        n_joint = int(joint.n)
+
+        def run_joint(calls):
+            for _ in range(calls * EPISODE_LEN):
+                torch.randint(0, n_joint, buffer.shape, dtype=torch.int32, generator=gen, out=buffer)
+                env.step(buffer, trusted=True)
+
+        return env.num_agents, run_joint, EPISODE_LEN
     # Each group's own action space: Discrete(n) -> int32 [worlds, agents], one draw for all the
     # groups of the same n (split into per-group views); MultiDiscrete(nvec) -> int32
     # [worlds, agents, len(nvec)], one draw per component.  The actions come from the spaces,

@@ -258,3 +258,53 @@ def test_parallel_env_rejects_bad_actions_before_stepping():
     from gymnasium.utils.env_checker import data_equivalence
 
     assert data_equivalence(env.step(good), twin.step(good), exact=True)
+
+
+# ----------------------------------------------------------------- the joint form step(tensor)
+JOINT_CASES = [("Spread-v0", {}), ("PredatorPrey-v0", {}), ("PredatorPrey-v0", {"continuous_actions": True}),
+               ("Tag-v0", {})]
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+@pytest.mark.parametrize("env_id,kw", JOINT_CASES, ids=["spread", "predator_prey", "pp_continuous", "tag"])
+def test_one_tensor_of_all_agents_steps_like_the_group_dict(env_id, kw, trusted):
+    envs = [war_envs.make(env_id, num_envs=2, seed=4, **kw) for _ in range(2)]
+    for env in envs:
+        env.reset()
+    assert envs[0].joint_action_space == next(iter(envs[0].groups.values())).action_space
+    gen = torch.Generator().manual_seed(3)
+    for _ in range(30):
+        actions = draw(envs[0], gen)
+        joint = torch.cat([actions[g] for g in envs[0].groups], dim=1)
+        assert joint.shape[:2] == (2, envs[0].num_agents)
+        assert_same(outputs(envs[0].step(actions)), outputs(envs[1].step(joint, trusted=trusted)))
+    numpy_joint = torch.cat([a for a in draw(envs[0], gen).values()], dim=1)
+    assert_same(outputs(envs[0].step(numpy_joint)), outputs(envs[1].step(numpy_joint.numpy())))
+
+
+def test_the_joint_form_is_refused_where_groups_differ():
+    env = war_envs.make("SpeakerListener-v0", num_envs=1, seed=0)
+    env.reset()
+    assert env.joint_action_space is None
+    with pytest.raises(TypeError, match=r"actions: a single tensor .* same action space"):
+        env.step(torch.zeros(1, 2, dtype=torch.int64))
+
+
+def test_bad_joint_actions_name_the_argument_and_change_nothing():
+    envs = [war_envs.make("PredatorPrey-v0", num_envs=1, seed=2) for _ in range(2)]
+    for env in envs:
+        env.reset()
+    with pytest.raises(ValueError, match=r"actions: expected shape \(1, 4\)"):
+        envs[0].step(torch.zeros(1, 3, dtype=torch.int64))
+    with pytest.raises(ValueError, match=r"actions: expected shape \(1, 4\)"):
+        envs[0].step(torch.zeros(1, 3, dtype=torch.int32), trusted=True)
+    with pytest.raises(TypeError, match=r"actions: expected an integer dtype"):
+        envs[0].step(torch.zeros(1, 4), trusted=True)
+    bad = torch.zeros(1, 4, dtype=torch.int64)
+    bad[0, 3] = 5  # the prey's action (group "agent", after the three adversaries)
+    with pytest.raises(ValueError, match=r"actions\['agent'\]"):
+        envs[0].step(bad)
+    gen = torch.Generator().manual_seed(2)
+    for _ in range(3):  # the refused steps stepped nothing
+        actions = draw(envs[0], gen)
+        assert_same(outputs(envs[0].step(actions)), outputs(envs[1].step(actions)))

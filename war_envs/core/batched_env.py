@@ -328,6 +328,32 @@ class BatchedEnv:
         floats = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
         self._trusted_dtypes = {g: floats if part.is_floating_point() else ints
                                 for g, part in self._action_parts.items()}
+        self._joint_dtypes = floats if self._action_view.is_floating_point() else ints
+        self._joint_space = self._shared_action_space()
+
+    def _shared_action_space(self) -> gymnasium.Space | None:
+        """The action space every agent has, if every group's is the same one and the groups'
+        targets tile the whole action buffer (then ``step`` also takes one ``[E, A, ...]``
+        tensor); else None."""
+        spaces = [s.action_space for s in self.groups.values()]
+        if not spaces or any(space != spaces[0] for space in spaces):
+            return None
+        full = tuple(self._action_view.shape)
+        if full[:2] != (self.num_envs, sum(s.n_agents for s in self.groups.values())):
+            return None
+        for g, s in self.groups.items():
+            part = self._action_parts[g]
+            if (tuple(part.shape) != (self.num_envs, s.n_agents, *full[2:])
+                    or part.data_ptr() != self._action_view[:, s.start:s.stop].data_ptr()):
+                return None
+        return spaces[0]
+
+    @property
+    def joint_action_space(self) -> gymnasium.Space | None:
+        """The one action space all agents share (every group has the same space), or None.
+        When it is set, ``step`` also takes a single ``[E, num_agents, ...]`` tensor of every
+        agent's action in agent order (one check and one copy instead of one per group)."""
+        return self._joint_space
 
     def _action_targets(self) -> dict[str, torch.Tensor]:
         """``{group: the view of the action buffer its actions are copied into}`` (``[E, n_g, ...]``
@@ -399,7 +425,10 @@ class BatchedEnv:
 
         ``actions``: ``{group: Tensor[E, n_g]}`` (Discrete, any integer dtype),
         ``{group: Tensor[E, n_g, m]}`` (MultiDiscrete) or ``{group: Tensor[E, n_g, act_dim]}``
-        (Box).  Returns ``obs, rew, term, trunc, info``: dicts of ``[E, n_g(, d)]`` tensors
+        (Box).  Where every group has the same action space (``joint_action_space`` is not
+        None), also one tensor ``[E, num_agents, ...]`` of all agents' actions in agent order
+        (a shared policy's output as it is; one check and one copy; a torch tensor or a numpy
+        array).  Returns ``obs, rew, term, trunc, info``: dicts of ``[E, n_g(, d)]`` tensors
         (views; the next call overwrites them).  ``info`` holds ``final_obs`` / ``_final_obs``
         (SAME_STEP autoreset), ``t`` and the task metrics.
 
@@ -418,7 +447,9 @@ class BatchedEnv:
             self._check_open()
         if self._needs_reset:
             raise RuntimeError(f"{self.env_id}: step() called before reset(); call reset() first")
-        if trusted:
+        if isinstance(actions, (torch.Tensor, np.ndarray)):
+            self._write_joint_actions(actions, trusted)
+        elif trusted:
             self._write_trusted_actions(actions)
         else:
             self._write_actions(actions)
@@ -590,6 +621,33 @@ class BatchedEnv:
                 raise TypeError(f"actions[{g!r}]: expected {kind} dtype, got {tensor.dtype}")
         for g in self.groups:
             self._action_parts[g].copy_(actions[g])
+
+    def _write_joint_actions(self, actions, trusted: bool) -> None:
+        """``step(tensor)``: all agents' actions in one ``[E, A, ...]`` tensor."""
+        target = self._action_view
+        if self._joint_space is None:
+            spaces = {g: s.action_space for g, s in self.groups.items()}
+            raise TypeError(f"actions: a single tensor of all agents' actions needs every group to have "
+                            f"the same action space, here {spaces}; pass {{group: tensor}}")
+        if (trusted and type(actions) is torch.Tensor and actions.shape == target.shape
+                and actions.dtype in self._joint_dtypes and actions.device == self.torch_device):
+            target.copy_(actions)
+            return
+        if trusted and not isinstance(actions, torch.Tensor):
+            raise TypeError(f"actions: the trusted path takes torch tensors, got {type(actions).__name__}")
+        if trusted and actions.device != self.torch_device:
+            raise ValueError(f"actions: expected a tensor on device {self.torch_device}, got one on "
+                             f"{actions.device}")
+        tensor = v.as_tensor("actions", actions, self.torch_device)
+        v.check_shape("actions", tensor, tuple(target.shape))
+        if trusted:
+            if tensor.is_floating_point() != target.is_floating_point() or tensor.dtype == torch.bool:
+                kind = "a floating" if target.is_floating_point() else "an integer"
+                raise TypeError(f"actions: expected {kind} dtype, got {tensor.dtype}")
+            target.copy_(tensor)
+            return
+        # the per-group checks (values, dtypes; their errors name the group), then one copy
+        self._write_actions({g: tensor[:, s.start:s.stop] for g, s in self.groups.items()})
 
     def _write_actions(self, actions) -> None:
         """Validate every group's actions, then copy them into the kernels' action buffer."""
