@@ -129,6 +129,13 @@ def _select(x: torch.Tensor | None, valid: torch.Tensor | None) -> torch.Tensor 
     return x if valid is None or x is None else x[valid]
 
 
+def _take(x: torch.Tensor, mb: torch.Tensor, dim: int = 0) -> torch.Tensor:
+    """Rows ``mb`` of ``x`` along ``dim``: ``x[mb]`` (``x[:, mb]`` for ``dim=1``) as
+    ``index_select``, which on the CPU copies whole rows (several times faster than advanced
+    indexing's element-wise gather; the same values)."""
+    return torch.index_select(x, dim, mb)
+
+
 def ppo_update(policy, actor_opt, critic_opt, vnorm, batch: GroupBatch, *, cfg, entropy_coef: float,
                generator: torch.Generator, reducer, shape: tuple[int, int] | None = None, group: str = "",
                fail: Callable[[str, str], Exception] | None = None) -> dict[str, float]:
@@ -161,10 +168,11 @@ def ppo_update(policy, actor_opt, critic_opt, vnorm, batch: GroupBatch, *, cfg, 
         # minibatches split worlds (GRU) or rows; under torchrun each rank's part of them
         for m, mb in enumerate(reducer.minibatches(T, E, batch.recurrent, cfg.num_minibatches, generator,
                                                    batch.obs.device)):
-            new_logp, entropy, new_values, sel = _evaluate(policy, batch, mb)
-            mb_mask = None if mask is None else mask[sel]
+            new_logp, entropy, new_values, dim = _evaluate(policy, batch, mb)
+            mb_mask = None if mask is None else _take(mask, mb, dim)
             count = new_logp.numel() if mb_mask is None else int(mb_mask.sum())
-            pg_loss, pg_stats = losses.policy_loss(new_logp, batch.logp[sel], advantages[sel], cfg.clip_coef, mb_mask)
+            pg_loss, pg_stats = losses.policy_loss(new_logp, _take(batch.logp, mb, dim), _take(advantages, mb, dim),
+                                                   cfg.clip_coef, mb_mask)
             ent = losses.masked_mean(entropy, mb_mask)
             actor_loss = pg_loss - entropy_coef * ent
             actor_opt.zero_grad(set_to_none=True)
@@ -176,7 +184,7 @@ def ppo_update(policy, actor_opt, critic_opt, vnorm, batch: GroupBatch, *, cfg, 
                                      f"{where}: the actor's", "--lr")
             actor_opt.step()
 
-            v_loss = losses.value_loss(new_values, batch.values[sel], targets[sel], cfg.clip_coef,
+            v_loss = losses.value_loss(new_values, _take(batch.values, mb, dim), _take(targets, mb, dim), cfg.clip_coef,
                                        cfg.use_huber_loss, cfg.huber_delta, cfg.clip_value_loss, mb_mask)
             critic_opt.zero_grad(set_to_none=True)
             (cfg.value_coef * v_loss).backward()
@@ -199,22 +207,24 @@ def ppo_update(policy, actor_opt, critic_opt, vnorm, batch: GroupBatch, *, cfg, 
 
 
 def _evaluate(policy, batch: GroupBatch, mb: torch.Tensor):
-    """``(new log-probs, entropies, new values, selector)`` of minibatch ``mb`` under ``policy``."""
+    """``(new log-probs, entropies, new values, dim)`` of minibatch ``mb`` under ``policy``;
+    ``dim``: the axis ``mb`` indexes (0: rows, 1: the worlds of time-major sequences)."""
     if batch.recurrent:
         T = batch.obs.shape[0]
         B, n = len(mb), policy.n_agents
-        x = policy.actor_input(batch.obs[:, mb]).reshape(T, B * n, -1)
-        st = batch.starts[:, mb]
-        out, _ = policy.actor(x, batch.actor_h0[mb].reshape(B * n, -1), st.repeat_interleave(n, dim=1))
+        x = policy.actor_input(_take(batch.obs, mb, 1)).reshape(T, B * n, -1)
+        st = _take(batch.starts, mb, 1)
+        out, _ = policy.actor(x, _take(batch.actor_h0, mb).reshape(B * n, -1), st.repeat_interleave(n, dim=1))
         out = out.reshape(T, B, n, -1)
-        new_values, _ = policy.critic(batch.state[:, mb], batch.critic_h0[mb], st)
-        sel = (slice(None), mb)
+        new_values, _ = policy.critic(_take(batch.state, mb, 1), _take(batch.critic_h0, mb), st)
+        dim = 1
     else:
-        out, _ = policy.actor(policy.actor_input(batch.obs[mb]))
-        new_values = policy.critic_forward(batch.state[mb] if batch.state is not None else None, batch.obs[mb])
-        sel = mb
-    new_logp, entropy = policy.dist.log_prob_entropy(out, batch.actions[sel])
-    return new_logp, entropy, new_values, sel
+        obs = _take(batch.obs, mb)
+        out, _ = policy.actor(policy.actor_input(obs))
+        new_values = policy.critic_forward(_take(batch.state, mb) if batch.state is not None else None, obs)
+        dim = 0
+    new_logp, entropy = policy.dist.log_prob_entropy(out, _take(batch.actions, mb, dim))
+    return new_logp, entropy, new_values, dim
 
 
 def _finite_clip_grad(params, max_norm: float, loss: torch.Tensor, fail, who: str, lr_option: str) -> float:
