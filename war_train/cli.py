@@ -135,7 +135,10 @@ def resolve_config(args) -> TrainConfig:
             raise ValueError("--preset: a resumed run keeps its checkpoint's config; drop --preset")
     else:
         if not args.scenario:
-            raise ValueError("scenario: give a war_envs id (e.g. Spread-v0) or --resume CHECKPOINT")
+            import war_envs
+
+            raise ValueError(f"scenario: give a war_envs id (one of {war_envs.registry.registered_ids()}) or "
+                             f"--resume CHECKPOINT")
         values = config_to_dict(TrainConfig())
         name = args.preset or DEFAULT_PRESETS.get(args.scenario)
         if name:
@@ -155,13 +158,13 @@ def _cmd_train(args) -> int:
     from war_train.war_config import resolve_war_config, war_config_to_dict
 
     war = resolve_war_config(args)
+    if args.resume:
+        war = _resumed_war_config(args, war)
     if args.print_config:
         print(json.dumps(config_to_dict(config) if war is None else
                          {**config_to_dict(config), "war": war_config_to_dict(war)}, indent=2))
         return 0
     if war is not None:
-        if args.resume:
-            raise ValueError("--resume: WAR runs do not resume; start a new run")
         from war_train.distributed import torchrun_env
 
         launch = torchrun_env()
@@ -170,10 +173,26 @@ def _cmd_train(args) -> int:
                              "--dist-straggler war for rank-level WAR quotas")
         from war_train.war_loop import run_war_training
 
-        run_war_training(config, war, args.out, run_dir=args.run_dir)
+        run_war_training(config, war, args.out, run_dir=args.run_dir, resume=args.resume)
         return 0
     run_training(config, args.out, run_dir=args.run_dir, resume=args.resume)
     return 0
+
+
+def _resumed_war_config(args, given):
+    """A WAR run's checkpoint resumes with its own WAR config (WAR options given here override it,
+    and the resume check refuses any change); a lock-step one takes no WAR options."""
+    from war_train.checkpoint import load_checkpoint
+    from war_train.war_config import war_config_from_dict
+
+    saved = load_checkpoint(args.resume).get("war")
+    if not isinstance(saved, dict):
+        if given is not None:
+            raise ValueError(f"--resume: {args.resume} is a lock-step MAPPO run's checkpoint; resume it without "
+                             f"--war/--arm/--war-* options")
+        return None
+    options = {k[len("war__"):]: v for k, v in vars(args).items() if k.startswith("war__")}
+    return war_config_from_dict({**saved, **options})
 
 
 def _cmd_eval(args) -> int:

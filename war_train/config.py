@@ -190,7 +190,10 @@ class TrainConfig:
         if not isinstance(self.env_kwargs, dict):
             raise ValueError(f"env_kwargs: expected a dict, got {type(self.env_kwargs).__name__}")
         if not isinstance(self.scenario, str) or not self.scenario:
-            raise ValueError(f"scenario: expected a registered id such as 'Spread-v0', got {self.scenario!r}")
+            import war_envs
+
+            raise ValueError(f"scenario: expected a registered war_envs id (one of {war_envs.registry.registered_ids()}), "
+                             f"got {self.scenario!r}")
         samples = self.num_envs * self.rollout_length
         if self.num_minibatches > (self.num_envs if self.use_gru else samples):
             unit = "worlds (minibatches split worlds when use_gru)" if self.use_gru else "samples per batch"

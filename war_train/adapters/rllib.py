@@ -62,7 +62,8 @@ def make_rllib_env(env_id: str, env_config: Mapping[str, Any] | None = None, **k
     import war_envs
 
     if not isinstance(env_id, str) or not env_id:
-        raise TypeError(f"env_id: expected a scenario id such as 'Spread-v0', got {env_id!r}")
+        raise TypeError(f"env_id: expected a registered war_envs id (one of {war_envs.registry.registered_ids()}), "
+                        f"got {env_id!r}")
     if env_config is not None and not isinstance(env_config, Mapping):
         raise TypeError(f"env_config: expected a mapping (RLlib's EnvContext), got {type(env_config).__name__}")
     merged = dict(kwargs)
