@@ -1,5 +1,5 @@
-"""WAR batch-time benchmark: lock-step sync vs DD-PPO preemption vs HTS-RL overlap vs WAR on
-Command-v0, for the source article's case (1 commander at 50 ms + 9 sentries at 5 ms per
+"""WAR batch-time benchmark: lock-step sync vs DD-PPO preemption vs work stealing vs HTS-RL
+overlap vs WAR on Command-v0, for the source article's case (1 commander at 50 ms + 9 sentries at 5 ms per
 decision) and cost ratios 1:2, 1:5, 1:20, under both resource models.
 
 What is measured
@@ -9,7 +9,7 @@ A *batch* is one round of collection: every rollout worker (``--workers`` x
 article's B = 10 worlds x 25 steps x 10 agents = 2500 agent-transitions per worker).  The
 commander costs ``ratio x 5 ms`` per decision, a sentry 5 ms.  The last worker is a straggler
 (``--straggler``: its declared costs are 1.5x: a slower machine), which is what DD-PPO's
-preemption is for.
+preemption and work stealing are for.
 
 Resource models (per worker): ``parallel`` — each group on its own worker whose lanes evaluate
 the group's agents in parallel (the article's per-agent parallel inference: a step waits for the
@@ -20,14 +20,19 @@ the *measured* ``env.step`` time, nothing else (the collector's own Python work 
 policy forwards are not counted: the declared cost stands for the forward).  Median over
 ``--batches`` x ``--repeats`` batches.  The timing rounds use a uniform random policy (actions do
 not change the schedule or the costs); sync's and WAR's shared-device times re-price the very
-rounds collected under the parallel model (same decisions, ``WindowBatch.recost``), DD-PPO gets
-a run per model (its preemption depends on the clock).  The data columns (per-group share of the batch, Kish ESS
-of the group-balancing x importance weights, staleness in policy versions, dropped fraction) and
-the learning time come from real MAPPO updates (``--learn-updates``) of each arm.
+rounds collected under the parallel model (same decisions, ``WindowBatch.recost``), DD-PPO and
+stealing get a run per model (when they preempt or move worlds depends on the clock).  The data
+columns (per-group share of the batch, Kish ESS of the group-balancing x importance weights,
+staleness in policy versions, dropped fraction, agent-transitions) and the learning time come
+from real MAPPO updates (``--learn-updates``) of each arm.
 ``end-to-end`` adds the measured learning time: collect + learn, or max(collect, learn) for
 overlap (learning on the previous batch runs during this collection; its collection *is*
 sync's).  DD-PPO (Wijmans et al. 2020): once 60 % of the workers are done, workers that have
-done >= 25 % of their window stop.
+done >= 25 % of their window stop.  ``steal``: a worker done early takes over worlds of the
+straggler (``war_envs.war.baselines``: env state, carried fragments and episode statistics
+move to a guest env on the thief); its batch is sync's, nothing dropped; ``stolen`` counts the
+worlds moved per batch, ``move ms`` the *measured* copy time of those moves (out and back),
+which the modelled batch time includes.
 
 Part B (real time, article case, one worker of 10 worlds, the real policy networks): the
 declared costs are spent for real — ``sleep`` under the parallel model (concurrent sleeps per
@@ -60,7 +65,8 @@ import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results 
 
 SENTRY_MS = 5.0
 RATIOS = (10, 2, 5, 20)   # commander cost / sentry cost; 10 = the article's 50 ms + 9 x 5 ms
-ARMS = ("sync", "ddppo", "overlap", "war")
+ARMS = ("sync", "ddppo", "steal", "overlap", "war")
+CLOCKED = ("ddppo", "steal")  # arms whose rounds depend on the clock: a timing run per resource model
 
 
 class UniformPolicy:
@@ -109,7 +115,7 @@ def timing(args, arm: str, ratio: float, resource: str) -> dict:
     other = "shared" if resource == "parallel" else "parallel"
     times = {resource: [], other: []}
     medians = {resource: [], other: []}
-    env_s = []
+    env_s, stolen, move_s = [], [], []
     tr = trainer(args, "sync" if arm == "overlap" else arm, ratio, resource)
     policy = UniformPolicy(seed=1)
     policy.n_agents = tr.n_agents
@@ -123,16 +129,19 @@ def timing(args, arm: str, ratio: float, resource: str) -> dict:
         for _ in range(args.batches):
             rnd = tr._collect()
             per[resource].append(rnd.seconds)
-            if arm != "ddppo":  # DD-PPO's preemption depends on the clock: its own run per model
+            if arm not in CLOCKED:
                 per[other].append(max(w.recost(profiles, tr.lanes, other, scale=sc)
                                       for w, sc in zip(rnd.windows, scales)))
             env_s.append(max(w.env_seconds for w in rnd.windows))
+            stolen.append(rnd.stolen)
+            move_s.append(rnd.move_seconds)
         for key in per:
             if per[key]:
                 medians[key].append(statistics.median(per[key]))
                 times[key] += per[key]
     tr.close()
-    out = {key: {"batch_s": statistics.median(t), "repeat_medians": medians[key], "env_s": statistics.median(env_s)}
+    out = {key: {"batch_s": statistics.median(t), "repeat_medians": medians[key], "env_s": statistics.median(env_s),
+                 "stolen": statistics.median(stolen), "move_ms": 1e3 * statistics.median(move_s)}
            for key, t in times.items() if t}
     return out
 
@@ -215,11 +224,12 @@ def main(argv=None) -> int:
           f"{args.batches} batches x {args.repeats} repeats", flush=True)
     for ratio in () if args.real_only else ratios:
         data = {arm: learning(args, arm, ratio) for arm in ARMS}
-        measured = {arm: timing(args, arm, ratio, "parallel") for arm in ("sync", "ddppo", "war")}
-        measured["ddppo_shared"] = timing(args, "ddppo", ratio, "shared")
+        measured = {arm: timing(args, arm, ratio, "parallel") for arm in ("sync", *CLOCKED, "war")}
+        measured.update({f"{arm}_shared": timing(args, arm, ratio, "shared") for arm in CLOCKED})
         for resource in ("parallel", "shared"):
             times = {arm: measured[arm][resource] for arm in ("sync", "war")}
-            times["ddppo"] = measured["ddppo" if resource == "parallel" else "ddppo_shared"][resource]
+            times.update({arm: measured[arm if resource == "parallel" else f"{arm}_shared"][resource]
+                          for arm in CLOCKED})
             times["overlap"] = times["sync"]
             for arm in ARMS:
                 t, d = times[arm], data[arm]
@@ -228,7 +238,8 @@ def main(argv=None) -> int:
                 rows.append({"part": "A", "ratio": ratio, "commander_ms": ratio * SENTRY_MS, "resource": resource,
                              "arm": arm, "batch_s": collect, "repeat_medians": t["repeat_medians"],
                              "speedup": times["sync"]["batch_s"] / collect, "learn_s": d["learn_s"],
-                             "end_to_end_s": e2e, "env_s": t["env_s"], **d})
+                             "end_to_end_s": e2e, "env_s": t["env_s"], "stolen": t["stolen"],
+                             "move_ms": t["move_ms"], **d})
             sync_e2e = next(r["end_to_end_s"] for r in rows if r["ratio"] == ratio and r["resource"] == resource
                             and r["arm"] == "sync")
             for r in rows:
@@ -251,7 +262,7 @@ def print_part_a(rows):
           "end-to-end adds measured MAPPO learning")
     head = (f"{'commander':>9} {'resource':>8} {'arm':>7} {'batch s':>8} {'speedup':>7} {'e2e s':>7} {'e2e x':>6} "
             f"{'learn s':>7} {'cmd share':>9} {'k_cmd':>5} {'ESS/N':>6} {'stale mean/p95/max':>18} {'dropped':>7} "
-            f"{'preempt':>7}")
+            f"{'preempt':>7} {'transitions':>11} {'stolen':>6} {'move ms':>7}")
     print(head)
     print("-" * len(head))
     for r in rows:
@@ -259,7 +270,8 @@ def print_part_a(rows):
         print(f"{r['commander_ms']:>7.0f}ms {r['resource']:>8} {r['arm']:>7} {r['batch_s']:>8.3f} "
               f"{r['speedup']:>6.2f}x {r['end_to_end_s']:>7.3f} {r['e2e_speedup']:>5.2f}x {r['learn_s']:>7.3f} "
               f"{r['share_commander']:>9.4f} {r['interval_commander']:>5.2f} {r['ess_frac']:>6.3f} {stale:>18} "
-              f"{r['dropped']:>7.3f} {r['preempted']:>7.0f}")
+              f"{r['dropped']:>7.3f} {r['preempted']:>7.0f} {r['transitions']:>11.0f} {r['stolen']:>6.0f} "
+              f"{r['move_ms']:>7.2f}")
 
 
 def run_part_b(args, rows):

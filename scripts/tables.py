@@ -285,6 +285,26 @@ def tag_baselines(records: list[dict]) -> str:
                   "pursuit with the true heading"], ["l"] * 4, rows)
 
 
+def war_straggler(records: list[dict]) -> str:
+    """``benchmarks/war_speed.py``'s straggling-worker case: lock-step, DD-PPO and work stealing
+    per cost ratio and resource model — modelled batch time and speedup, agent-transitions per
+    batch (what DD-PPO drops), worlds moved and their measured copy time."""
+    rows = []
+    for r in records:
+        if r.get("part") != "A" or r["arm"] not in ("sync", "ddppo", "steal"):
+            continue
+        sync = next(s for s in records if s.get("part") == "A" and s["arm"] == "sync" and s["ratio"] == r["ratio"]
+                    and s["resource"] == r["resource"])
+        rows.append([f"1:{r['ratio']:g}", r["resource"], f"`{r['arm']}`", f"{r['batch_s']:.2f} s (modelled)",
+                     f"{r['speedup']:.2f}× (modelled)", grouped(round(r["transitions"])),
+                     pct(1 - r["transitions"] / sync["transitions"]),
+                     f"{r['stolen']:g}" if r["arm"] == "steal" else "–",
+                     f"{r['move_ms']:.1f} ms (measured)" if r["arm"] == "steal" else "–"])
+    return table(["commander : sentry", "resource", "arm", "batch time", "speedup vs sync", "agent-transitions",
+                  "dropped vs sync", "world moves per batch", "copy time per batch"],
+                 ["l", "l", "l"] + ["r"] * 6, rows)
+
+
 RENDERERS = {
     "env-throughput": env_throughput,
     "env-throughput-readme": env_throughput_readme,
@@ -300,6 +320,7 @@ RENDERERS = {
     "env-throughput-small": env_throughput_small,
     "learning-relay": learning_relay,
     "tag-baselines": tag_baselines,
+    "war-straggler": war_straggler,
 }
 
 

@@ -308,7 +308,7 @@ CHECKPOINT_CASES = [
      _resume_with(scenario="PredatorPrey-v0"), r"different config: .*scenario='Spread-v0' \(now 'PredatorPrey-v0'\)"),
     ("resumed with another network shape", lambda good, tmp: good / "checkpoint.pt",
      _resume_with(hidden_size=32), r"different config: hidden_size=64 \(now 32\)"),
-    ("resumed from a networks-only (WAR) checkpoint", _edited(_drop_resume_state), _resume_with(),
+    ("resumed from a networks-only checkpoint", _edited(_drop_resume_state), _resume_with(),
      "holds networks only"),
     ("no such file", lambda good, tmp: tmp / "missing.pt", load_checkpoint, "no such file"),
 ]
@@ -384,28 +384,49 @@ def war_cli_args(run_dir, updates: int) -> list[str]:
             "--war-resource", "shared", "--run-dir", str(run_dir)]
 
 
-def test_war_checkpoint_evaluates_but_does_not_resume(tmp_path, capsys):
+#: WAR columns that measure time (modelled clocks count the measured env-step and learning seconds)
+WAR_TIMING = ("model_s", "collect_s", "learn_s", "batch_s", "env_s", "model_env_steps_per_s", "agent_transitions_per_s",
+              "decisions_per_s/")
+
+
+def war_rows(run_dir) -> list[dict]:
+    return [{k: v for k, v in r.items() if not k.startswith(WAR_TIMING)} for r in rows(run_dir)]
+
+
+def test_war_checkpoint_evaluates_and_resumes(tmp_path, capsys):
     run_dir = tmp_path / "war"
     assert cli_main(war_cli_args(run_dir, 2)) == 0
     policies, cfg, _ = load_policies(run_dir)
     assert cfg.scenario == "Command-v0" and set(policies) == {"commander", "sentry"}
     assert cli_main(["eval", str(run_dir), "--episodes", "4"]) == 0
+    assert cli_main(["train", "--resume", str(run_dir), "--total-steps", str(10 * 25 * 3)]) == 0
+    assert load_checkpoint(run_dir)["update"] == 3 and len(rows(run_dir)) == 3
     capsys.readouterr()
-    status = cli_main(["train", "--resume", str(run_dir)])
+    status = cli_main(["train", "--resume", str(run_dir), "--war-resource", "parallel"])
     err = capsys.readouterr().err
-    assert status == 2 and "holds networks only" in err and "Traceback" not in err
+    assert status == 2 and "different WAR config: resource='shared' (now 'parallel')" in err and "Traceback" not in err
 
 
-def test_sigterm_stops_a_war_run_with_its_networks_saved(tmp_path):
+def test_sigterm_stops_a_war_run_and_resume_continues_it_exactly(tmp_path):
     run_dir = tmp_path / "war"
     proc = start(war_cli_args(run_dir, 400))
     wait_for(lambda: len(rows(run_dir)) >= 2, proc)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signal.SIGTERM, err
-    assert "Traceback" not in err and "WAR runs do not resume" in err
-    assert load_checkpoint(run_dir)["update"] == int(rows(run_dir)[-1]["update"]) < 400
+    assert "Traceback" not in err and f"--resume {run_dir}" in err
+    stopped = load_checkpoint(run_dir)["update"]
+    assert stopped == int(rows(run_dir)[-1]["update"]) < 400
     assert (run_dir / "war_curve.png").is_file() and not (run_dir / "eval.json").exists()
+    # two more updates (total_env_steps may change on resume), then the same run uninterrupted
+    assert cli_main(["train", "--resume", str(run_dir), "--total-steps", str(10 * 25 * (stopped + 2))]) == 0
+    assert cli_main(war_cli_args(tmp_path / "straight", stopped + 2)) == 0
+    assert war_rows(run_dir) == war_rows(tmp_path / "straight") and len(rows(run_dir)) == stopped + 2
+    a, b = load_checkpoint(run_dir), load_checkpoint(tmp_path / "straight")
+    for key in ("actors", "critics"):
+        for g in a[key]:
+            for name, t in a[key][g].items():
+                assert torch.equal(t, b[key][g][name]), (key, g, name)
 
 
 def test_non_finite_rewards_stop_a_war_run(tmp_path):

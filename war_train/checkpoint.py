@@ -19,8 +19,8 @@ import tempfile
 
 import torch
 
-__all__ = ["FORMAT", "READABLE", "REQUIRED", "RESUMABLE", "atomic_write_bytes", "save_checkpoint", "load_checkpoint",
-           "content_digest", "malformed_entries"]
+__all__ = ["FORMAT", "READABLE", "REQUIRED", "RESUMABLE", "WAR_RESUMABLE", "atomic_write_bytes", "save_checkpoint",
+           "load_checkpoint", "content_digest", "malformed_entries"]
 
 FORMAT = "war_train.mappo/2"
 #: formats this version reads; /1 (before the content checksum) is read without verification
@@ -28,9 +28,13 @@ READABLE = ("war_train.mappo/1", FORMAT)
 #: entries every checkpoint has, and their types (checked on load, before anything uses them)
 REQUIRED = {"config": dict, "env": dict, "update": int, "env_steps": int, "wall_s": float, "actors": dict,
             "critics": dict}
-#: the further entries a checkpoint needs to resume training (WAR runs save networks only)
+#: the further entries a checkpoint needs to resume lock-step training (``war_train.mappo``)
 RESUMABLE = {"actor_opts": dict, "critic_opts": dict, "valuenorms": dict, "generator": torch.Tensor,
              "env_state": dict, "obs": dict, "starts": torch.Tensor, "episode_stats": dict}
+#: the further entries a WAR run's checkpoint needs to resume (``war_train.war_loop.WarTrainer.state_dict``)
+WAR_RESUMABLE = {"war": dict, "actor_opts": dict, "critic_opts": dict, "valuenorms": dict, "generator": torch.Tensor,
+                 "workers": list, "episode_stats": list, "cost_models": dict, "schedule": dict, "drafts": dict,
+                 "draft_opts": dict, "version": int, "model_s": float, "lane_generators": dict}
 
 
 def malformed_entries(payload: dict, spec: dict) -> list[str]:

@@ -90,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="runs", metavar="DIR", help="parent folder of the run folder (default: runs)")
     p.add_argument("--run-dir", metavar="DIR", help="exact run folder (default: <out>/<scenario>__<seed>__<time>)")
     p.add_argument("--resume", metavar="CHECKPOINT", help="continue a run exactly from its checkpoint.pt (or run "
-                                                         "folder), in that folder; options given here may change "
+                                                         "folder), in that folder (a WAR run with its own WAR "
+                                                         "config); options given here may change "
                                                          "only total_env_steps, checkpoint_every, progress, "
                                                          "tensorboard, gif, eval_episodes")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
@@ -157,9 +158,7 @@ def _cmd_train(args) -> int:
         raise ValueError(f"scenario: unknown id {config.scenario!r}; registered: {sorted(war_envs.registered_ids())}")
     from war_train.war_config import resolve_war_config, war_config_to_dict
 
-    war = resolve_war_config(args)
-    if args.resume:
-        war = _resumed_war_config(args, war)
+    war = _resumed_war_config(args) if args.resume else resolve_war_config(args)
     if args.print_config:
         print(json.dumps(config_to_dict(config) if war is None else
                          {**config_to_dict(config), "war": war_config_to_dict(war)}, indent=2))
@@ -179,19 +178,19 @@ def _cmd_train(args) -> int:
     return 0
 
 
-def _resumed_war_config(args, given):
+def _resumed_war_config(args):
     """A WAR run's checkpoint resumes with its own WAR config (WAR options given here override it,
-    and the resume check refuses any change); a lock-step one takes no WAR options."""
+    and the resume check then refuses the change); a lock-step one takes no WAR options."""
     from war_train.checkpoint import load_checkpoint
     from war_train.war_config import war_config_from_dict
 
     saved = load_checkpoint(args.resume).get("war")
+    options = {k[len("war__"):]: v for k, v in vars(args).items() if k.startswith("war__")}
     if not isinstance(saved, dict):
-        if given is not None:
+        if options or getattr(args, "war", False):
             raise ValueError(f"--resume: {args.resume} is a lock-step MAPPO run's checkpoint; resume it without "
                              f"--war/--arm/--war-* options")
         return None
-    options = {k[len("war__"):]: v for k, v in vars(args).items() if k.startswith("war__")}
     return war_config_from_dict({**saved, **options})
 
 

@@ -474,18 +474,24 @@ RESUMABLE_CHANGES = ("total_env_steps", "checkpoint_every", "progress", "tensorb
                      "profile")
 
 
+def config_changes(saved: dict, now: dict, default: dict, allowed=()) -> list[str]:
+    """``field=saved (now value)`` for each field of ``now`` but ``allowed`` that differs from
+    ``saved`` (a field newer than the checkpoint has its ``default`` there)."""
+    return [f"{k}={saved.get(k)!r} (now {now[k]!r})" for k in sorted(now)
+            if k not in allowed and saved.get(k, default[k]) != now[k]]
+
+
 def _check_resume(ckpt: dict, cfg: TrainConfig, env) -> None:
+    if isinstance(ckpt.get("war"), dict):
+        raise ValueError(f"resume: the checkpoint is a WAR run's (arm {ckpt['war'].get('arm')!r}); resume it with "
+                         f"war_train.war_loop.train_war(..., resume=...) or `war-train train --resume RUN_DIR`")
     missing = malformed_entries(ckpt, RESUMABLE)
     if missing:
-        raise ValueError(f"resume: the checkpoint holds networks only (no {', '.join(missing)}), e.g. a WAR run's; "
+        raise ValueError(f"resume: the checkpoint holds networks only (no {', '.join(missing)}); "
                          f"it can be evaluated and rendered but not resumed")
-    saved = ckpt["config"]
-    now = config_to_dict(cfg)
-    default = config_to_dict(TrainConfig())   # (a field newer than the checkpoint has its default there)
-    diff = sorted(k for k in now if k not in RESUMABLE_CHANGES and saved.get(k, default[k]) != now[k])
+    diff = config_changes(ckpt["config"], config_to_dict(cfg), config_to_dict(TrainConfig()), RESUMABLE_CHANGES)
     if diff:
-        raise ValueError("resume: the checkpoint was trained with a different config: " +
-                         ", ".join(f"{k}={saved.get(k)!r} (now {now[k]!r})" for k in diff))
+        raise ValueError("resume: the checkpoint was trained with a different config: " + ", ".join(diff))
     sig = env_signature(env, cfg)
     if ckpt["env"] != sig:
         raise ValueError(f"resume: the checkpoint's env {ckpt['env']} differs from this env {sig}")

@@ -32,12 +32,11 @@ ECHO_S = 2.0
 class TrainingInterrupted(Exception):
     """A run stopped by SIGINT/SIGTERM after writing its checkpoint."""
 
-    def __init__(self, signum: int, run_dir, checkpoint, env_steps: int, resumable: bool = True) -> None:
+    def __init__(self, signum: int, run_dir, checkpoint, env_steps: int) -> None:
         self.signum, self.run_dir, self.checkpoint, self.env_steps = signum, run_dir, checkpoint, env_steps
         name = signal.Signals(signum).name
-        then = (f"resume with `war-train train --resume {run_dir}`" if resumable else
-                f"WAR runs do not resume; evaluate or render the networks with `war-train eval {checkpoint}`")
-        super().__init__(f"{name} received: stopped at {env_steps:,} env steps after writing {checkpoint}; {then}")
+        super().__init__(f"{name} received: stopped at {env_steps:,} env steps after writing {checkpoint}; "
+                         f"resume with `war-train train --resume {run_dir}`")
 
     @property
     def exit_status(self) -> int:

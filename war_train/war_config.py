@@ -33,7 +33,9 @@ class WarConfig:
 
     arm: str = _f("war", "harness arm: war (workload-aware rollouts), sync (lock-step MAPPO), ddppo (lock-step "
                          "with DD-PPO preemption of straggling workers), overlap (HTS-RL one-step overlap of "
-                         "learning and collection)")
+                         "learning and collection), steal (lock-step with work stealing: a worker done early "
+                         "takes over worlds of a straggling one; nothing dropped; virtual costs, windows of "
+                         "rollout_length steps)")
     costs: dict = _f({}, "declared cost per group as JSON, e.g. '{\"commander\": {\"per_decision_ms\": 50}, "
                          "\"sentry\": {\"per_decision_ms\": 5}}' (keys per_call_ms, per_decision_ms); groups "
                          "left out are measured online from their real policy-call times. Empty: the "
@@ -81,7 +83,8 @@ class WarConfig:
     seed: int = _f(0, "seed of the cost jitter")
 
     def validate(self) -> "WarConfig":
-        choices = {"arm": ("war", "sync", "ddppo", "overlap"), "cost_mode": ("virtual", "sleep", "busy", "real"),
+        choices = {"arm": ("war", "sync", "ddppo", "overlap", "steal"),
+                   "cost_mode": ("virtual", "sleep", "busy", "real"),
                    "resource": ("parallel", "shared"), "fill": ("hold", "draft"),
                    "vtrace": ("auto", "always", "off")}
         for name, allowed in choices.items():
@@ -123,6 +126,17 @@ class WarConfig:
             raise ValueError("draft_groups: expected a list of group names")
         if self.arm == "ddppo" and self.workers < 2:
             raise ValueError("workers: DD-PPO preempts straggling workers; expected workers >= 2 with arm=ddppo")
+        if self.arm == "steal":
+            if self.workers < 2:
+                raise ValueError("workers: work stealing moves worlds between workers; expected workers >= 2 "
+                                 "with arm=steal")
+            if self.cost_mode != "virtual":
+                raise ValueError(f"cost_mode: work stealing is simulated on virtual clocks; expected 'virtual' "
+                                 f"with arm=steal, got {self.cost_mode!r}")
+            if self.batch_transitions or self.max_wait:
+                raise ValueError("batch_transitions, max_wait: work stealing needs windows of rollout_length "
+                                 "steps (a moved world's transitions land in the same rows); expected 0 with "
+                                 "arm=steal")
         return self
 
 

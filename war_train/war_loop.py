@@ -6,7 +6,8 @@ it: one actor and one centralized critic per group), the rollout workers
 ``update()``:
 
 1. collects one round (``war_envs.war.baselines.collect_round``): a window per worker, lock-step
-   for ``sync``/``ddppo``/``overlap``, workload-aware for ``war``;
+   for ``sync``/``ddppo``/``overlap``/``steal`` (idle workers take over a straggler's worlds),
+   workload-aware for ``war``;
 2. per group: drops transitions more than ``max_lag`` versions old, computes SMDP GAE
    (``losses.smdp_gae``; V-trace when some transition is more than one version old), and trains
    on the group's valid transitions with ``ppo.ppo_update``, the PPO update ``mappo.train``
@@ -25,6 +26,13 @@ the workers' clocks (declared inference under the resource model + measured env-
 spent), plus the measured learning time (overlapped with collection for ``overlap``).
 ``wall_s`` stays the real elapsed time of this process.
 
+**Checkpoints.**  ``WarTrainer.state_dict()`` is everything the rest of a run depends on between
+two updates (learner, workers' worlds and carried fragments, clocks, cost estimates, schedule,
+drafts, counters, overlap's round in flight); ``train_war`` writes it every
+``checkpoint_every`` updates, at the end and when stopped, and resumes from it — exactly with
+``cost_mode="virtual"``, apart from the measured timings (docs/war.md, "Checkpoints and
+resuming").
+
 Group balancing: every group has its own actor, critic and optimizer and its loss is the mean
 over its own transitions, so each group keeps its lock-step weight whatever its data share
 (``weights.weighted_group_loss`` with ``group_balancing_weights`` is that objective); the
@@ -35,6 +43,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import pathlib
 import threading
 import time
@@ -45,14 +54,17 @@ import torch
 
 import war_envs
 from war_envs.war import CostModel, CostProfile, VirtualClock, WallClock, group_balancing_weights, kish_ess, plan
-from war_envs.war.baselines import collect_round
-from war_envs.war.collector import DRAFT, Collector, InferenceCost, Trigger, concat_workers, lockstep_schedule
-from war_envs.war.scheduler import with_episode_starts
+from war_envs.war.baselines import Round, collect_round
+from war_envs.war.collector import (DRAFT, Collector, InferenceCost, Trigger, WindowBatch, concat_workers,
+                                    lockstep_schedule)
+from war_envs.war.collector import GroupBatch as WindowGroupBatch
+from war_envs.war.scheduler import Schedule, with_episode_starts
 from war_envs.war.weights import staleness_summary
 from war_train import distributed, losses
+from war_train.checkpoint import WAR_RESUMABLE, load_checkpoint, malformed_entries, save_checkpoint
 from war_train.config import TrainConfig, config_to_dict
 from war_train.distributions import Categorical
-from war_train.mappo import TrainResult, _non_finite, metric_columns
+from war_train.mappo import RESUMABLE_CHANGES, TrainResult, _non_finite, config_changes, metric_columns
 from war_train.metrics import EpisodeStats, summarize
 from war_train.networks import Actor
 from war_train.policy import env_signature
@@ -227,6 +239,7 @@ class WarTrainer:
         self.env_steps = 0
         self.model_s = 0.0
         self._in_flight = None    # overlap: the round collected but not yet learned
+        self.checkpoint = None    # the last complete checkpoint (train_war sets it; errors name it)
 
     # -------------------------------------------------------------- planning
     def _trigger(self) -> Trigger:
@@ -251,8 +264,14 @@ class WarTrainer:
 
     # -------------------------------------------------------------- one update
     def _collect(self):
-        ddppo = (self.war.ddppo_sync_frac, self.war.ddppo_min_frac) if self.war.arm == "ddppo" else None
-        return collect_round(self.collectors, self.triggers, self.version, ddppo=ddppo,
+        cfg, war = self.cfg, self.war
+        ddppo = (war.ddppo_sync_frac, war.ddppo_min_frac) if war.arm == "ddppo" else None
+        steal = None
+        if war.arm == "steal":  # guest envs for moved worlds: the run's scenario, as many worlds as moved
+            def steal(n):
+                return war_envs.make(cfg.scenario, num_envs=n, device=cfg.device, precision=cfg.precision,
+                                     **cfg.env_kwargs)
+        return collect_round(self.collectors, self.triggers, self.version, ddppo=ddppo, steal=steal,
                              threads=self.real and len(self.collectors) > 1)
 
     def update(self) -> dict:
@@ -356,7 +375,7 @@ class WarTrainer:
             diag.update({f"{g}/{k_}": v_ for k_, v_ in ppo_update(
                 p, self.actor_opt[g], self.critic_opt[g], self.vnorm[g], batch, cfg=cfg,
                 entropy_coef=self.entropy_coef, generator=gen, reducer=self._reducer, group=g,
-                fail=lambda what, hint: _non_finite(self.update_idx, None, what, hint)).items()})
+                fail=lambda what, hint: _non_finite(self.update_idx, self.checkpoint, what, hint)).items()})
             if g in self.drafts:
                 self._distill(g, obs_f)
 
@@ -432,12 +451,84 @@ class WarTrainer:
         row["staleness_hist"] = diag.get("_staleness_hist", {})
         return row
 
+    # -------------------------------------------------------------- checkpoints
+    def state_dict(self) -> dict:
+        """Everything the rest of the run depends on, between two updates: the learner
+        (``ppo.Learner.state_dict``: networks, optimizers, value normalizers, the sampling
+        generator), every worker (``Collector.state_dict``: its worlds, observations, held actions
+        and carried macro-steps, pending decisions, clock, cost-jitter stream), the episode
+        statistics, the online cost estimates, the schedule in force, the drafts and their
+        optimizers, the counters (``update``, ``version``, ``env_steps``, ``model_s``), the
+        overlap arm's round collected but not yet learned (``in_flight``) and the generators of
+        concurrent lanes and of a learner thread (``cost_mode="real"``).  CPU tensors and plain
+        values: ``train_war``'s checkpoint is this plus config, WAR config, env signature and
+        ``wall_s``."""
+        return {**self.learner.state_dict(),
+                "update": self.update_idx, "version": self.version, "env_steps": self.env_steps,
+                "model_s": float(self.model_s),
+                "workers": [c.state_dict() for c in self.collectors],
+                "episode_stats": [s.state_dict() for s in self.stats],
+                "cost_models": {lane: m.state_dict() for lane, m in self.cost_models.items()},
+                "schedule": dataclasses.asdict(self.schedule),
+                "drafts": {g: d.state_dict() for g, d in self.drafts.items()},
+                "draft_opts": {g: o.state_dict() for g, o in self.draft_opt.items()},
+                "in_flight": None if self._in_flight is None else _round_state(self._in_flight),
+                "learn_generator": None if self.gen_learn is self.gen else self.gen_learn.get_state(),
+                "lane_generators": {lane: g.get_state() for lane, g in self.behaviour.lane_gens.items()}}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore ``state_dict()`` into this trainer (built with the same configs): the next
+        ``update()`` is the one the saved trainer would have run next."""
+        if len(state["workers"]) != len(self.collectors) or len(state["episode_stats"]) != len(self.stats):
+            raise ValueError(f"state: expected {len(self.collectors)} workers, got {len(state['workers'])}")
+        if set(state["cost_models"]) != set(self.cost_models) or set(state["drafts"]) != set(self.drafts):
+            raise ValueError(f"state: expected cost models of lanes {sorted(self.cost_models)} and drafts of "
+                             f"{sorted(self.drafts)}, got {sorted(state['cost_models'])} and {sorted(state['drafts'])}")
+        self.learner.load_state_dict(state)
+        for c, w in zip(self.collectors, state["workers"]):
+            c.load_state_dict(w)
+        for s, saved in zip(self.stats, state["episode_stats"]):
+            s.load_state_dict(saved)
+        for lane, m in self.cost_models.items():
+            m.load_state_dict(state["cost_models"][lane])
+        self.schedule = Schedule(**state["schedule"])
+        for c in self.collectors:
+            c.schedule = self.schedule
+        for g, d in self.drafts.items():
+            d.load_state_dict(state["drafts"][g])
+            self.draft_opt[g].load_state_dict(state["draft_opts"][g])
+        self.update_idx, self.version = int(state["update"]), int(state["version"])
+        self.env_steps, self.model_s = int(state["env_steps"]), float(state["model_s"])
+        self._in_flight = None if state["in_flight"] is None else _round_from_state(state["in_flight"], self.device)
+        if state["learn_generator"] is not None:
+            self.gen_learn = torch.Generator(device=self.gen.device)
+            self.gen_learn.set_state(state["learn_generator"])
+        for lane, g in self.behaviour.lane_gens.items():
+            g.set_state(state["lane_generators"][lane])
+
     def close(self) -> None:
         for c in self.collectors:
             c.close()
         if self._own_envs:
             for e in self.envs:
                 e.close()
+
+
+def _round_state(rnd: Round) -> dict:
+    """A collected round as plain values and tensors (a checkpoint entry)."""
+    def fields(obj, skip=()):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.name not in skip}
+
+    return {**fields(rnd, ("windows",)),
+            "windows": [{**fields(w, ("groups",)), "groups": {g: fields(b) for g, b in w.groups.items()}}
+                        for w in rnd.windows]}
+
+
+def _round_from_state(state: dict, device) -> Round:
+    windows = [WindowBatch(**{**w, "groups": {g: WindowGroupBatch(**{k: t.to(device) for k, t in b.items()})
+                                              for g, b in w["groups"].items()}})
+               for w in state["windows"]]
+    return Round(**{**state, "windows": windows})
 
 
 def _fork(gen: torch.Generator) -> torch.Generator:
@@ -447,97 +538,166 @@ def _fork(gen: torch.Generator) -> torch.Generator:
 
 
 # ----------------------------------------------------------------------------- runs
+#: WarConfig fields that may differ between a checkpoint and the run resuming it (none: every one
+#: shapes the rollouts)
+WAR_RESUMABLE_CHANGES = ()
+
+
 def train_war(config: TrainConfig, war: WarConfig, progress_fn: Callable[[dict], bool | None] | None = None, *,
-              run_dir=None, envs=None) -> TrainResult:
+              run_dir=None, envs=None, resume=None) -> TrainResult:
     """Train with the WAR harness for ``config.num_updates`` updates.  With ``run_dir`` writes
-    ``metrics.csv`` (mappo's columns + WAR's: see ``war_columns``), ``staleness.jsonl`` and a
-    final ``checkpoint.pt`` (evaluate/render it like any war-train checkpoint; WAR runs do not
-    resume)."""
-    from war_train.checkpoint import save_checkpoint
+    ``metrics.csv`` (mappo's columns + WAR's: see ``war_columns``), ``staleness.jsonl``,
+    ``war_config.json`` and ``checkpoint.pt``: every ``config.checkpoint_every`` updates, at the
+    end and when stopped (``progress_fn`` returning False, SIGINT/SIGTERM), atomically, with
+    ``WarTrainer.state_dict()`` (evaluate/render it like any war-train checkpoint).  ``resume``:
+    such a checkpoint (or its run folder) to continue from; its config must equal ``config``
+    except for mappo's ``RESUMABLE_CHANGES``, and its WAR config must equal ``war``.  With
+    ``cost_mode="virtual"`` the continuation is exact (every metric but the measured timings);
+    with measured costs the schedule continues from the saved estimates."""
     from war_train.runlog import MetricsCSV, ProgressBar
 
     trainer = WarTrainer(config, war, envs=envs)
     cfg = trainer.cfg
+    wall_before = 0.0
+    try:
+        if resume is not None:
+            path = pathlib.Path(resume)
+            path = path / "checkpoint.pt" if path.is_dir() else path
+            ckpt = load_checkpoint(path)
+            _check_war_resume(ckpt, path, trainer)
+            trainer.load_state_dict(ckpt)
+            trainer.checkpoint = path
+            wall_before = float(ckpt["wall_s"])
+    except BaseException:
+        trainer.close()
+        raise
     run_dir = pathlib.Path(run_dir) if run_dir is not None else None
     columns = metric_columns(trainer.envs[0], trainer.groups)
     columns += [c for c in war_columns(trainer.groups, trainer.lanes) if c not in columns]
+    keep = trainer.update_idx if resume is not None else None
     csv_log = hist_file = None
-    if run_dir is not None:
-        import json
-
-        run_dir.mkdir(parents=True, exist_ok=True)
-        csv_log = MetricsCSV(run_dir / "metrics.csv", columns)
-        hist_file = open(run_dir / "staleness.jsonl", "w")
-        (run_dir / "war_config.json").write_text(json.dumps(war_config_to_dict(trainer.war), indent=2) + "\n")
     bar = ProgressBar(cfg.num_updates * cfg.batch_env_steps, f"{cfg.scenario} [{war.arm}]", enabled=cfg.progress)
     history, stopped = [], False
+    session_steps = 0
     t_start = time.perf_counter()
-    checkpoint = None
-    # SIGINT/SIGTERM: finish the update, write the final networks, stop
+    # SIGINT/SIGTERM: finish the update, write a checkpoint, stop
     with StopRequests(enabled=run_dir is not None) as stops:
         try:
+            if run_dir is not None:
+                run_dir.mkdir(parents=True, exist_ok=True)
+                csv_log = MetricsCSV(run_dir / "metrics.csv", columns, keep_until=keep)
+                hist_file = _staleness_log(run_dir / "staleness.jsonl", keep)
+                (run_dir / "war_config.json").write_text(json.dumps(war_config_to_dict(trainer.war), indent=2) + "\n")
             while trainer.update_idx < cfg.num_updates:
+                before = trainer.env_steps
                 row = trainer.update()
+                session_steps += trainer.env_steps - before
                 hist = row.pop("staleness_hist")
-                row["wall_s"] = time.perf_counter() - t_start
-                row["env_steps_per_s"] = trainer.env_steps / max(row["wall_s"], 1e-9)
+                row["wall_s"] = wall_before + (time.perf_counter() - t_start)
+                row["env_steps_per_s"] = session_steps / max(time.perf_counter() - t_start, 1e-9)
                 for c in columns:
                     row.setdefault(c, float("nan"))
                 history.append(row)
-                if csv_log is not None:
-                    import json
-
+                if csv_log is not None:   # (before the checkpoint: a resumed run keeps the rows up to its update)
                     csv_log.write(row)
                     hist_file.write(json.dumps({"update": row["update"], "hist": hist}) + "\n")
                     hist_file.flush()
-                bar.update(trainer.env_steps, trainer.env_steps, row.get("episode_return"))
-                if (progress_fn is not None and progress_fn(row) is False) or stops.requested:
-                    stopped = trainer.update_idx < cfg.num_updates
+                bar.update(trainer.env_steps, session_steps, row.get("episode_return"))
+                stop = (progress_fn is not None and progress_fn(row) is False) or stops.requested
+                last = trainer.update_idx >= cfg.num_updates
+                if run_dir is not None and (last or stop or (cfg.checkpoint_every and
+                                                             trainer.update_idx % cfg.checkpoint_every == 0)):
+                    payload = {"config": config_to_dict(cfg), "war": war_config_to_dict(trainer.war),
+                               "env": env_signature(trainer.envs[0], cfg),
+                               "wall_s": wall_before + (time.perf_counter() - t_start), **trainer.state_dict()}
+                    trainer.checkpoint = save_checkpoint(run_dir / "checkpoint.pt", payload)
+                if stop:
+                    stopped = not last
                     break
             bar.close()
-            if run_dir is not None:
-                payload = {"config": config_to_dict(cfg), "war": war_config_to_dict(trainer.war),
-                           "env": env_signature(trainer.envs[0], cfg), "update": trainer.update_idx,
-                           "env_steps": trainer.env_steps, "wall_s": time.perf_counter() - t_start,
-                           **trainer.learner.networks()}
-                checkpoint = save_checkpoint(run_dir / "checkpoint.pt", payload)
         finally:
             if csv_log is not None:
                 csv_log.close()
+            if hist_file is not None:
                 hist_file.close()
             trainer.close()
     return TrainResult(policies=trainer.policies, history=history, config=cfg, run_dir=run_dir,
-                       checkpoint=checkpoint, stopped_early=stopped, interrupted_by=stops.signum)
+                       checkpoint=trainer.checkpoint, stopped_early=stopped, interrupted_by=stops.signum)
 
 
-def run_war_training(config: TrainConfig, war: WarConfig, out="runs", *, run_dir=None, progress_fn=None,
-                     log=print) -> pathlib.Path:
+def _check_war_resume(ckpt: dict, path: pathlib.Path, trainer: WarTrainer) -> None:
+    if not isinstance(ckpt.get("war"), dict):
+        raise ValueError(f"resume: {str(path)!r} is a lock-step MAPPO run's checkpoint (no WAR config); resume it "
+                         f"with war_train.train(..., resume=...) or `war-train train --resume` without WAR options")
+    missing = malformed_entries(ckpt, WAR_RESUMABLE)
+    if missing:
+        raise ValueError(f"resume: {str(path)!r} holds networks only (no {', '.join(missing)}), e.g. a WAR run's "
+                         f"final checkpoint from before WAR runs resumed; it can be evaluated and rendered but not "
+                         f"resumed")
+    diff = config_changes(ckpt["config"], config_to_dict(trainer.cfg), config_to_dict(TrainConfig()),
+                          RESUMABLE_CHANGES)
+    if diff:
+        raise ValueError(f"resume: {str(path)!r} was trained with a different config: " + ", ".join(diff))
+    diff = config_changes(ckpt["war"], war_config_to_dict(trainer.war), war_config_to_dict(WarConfig()),
+                          WAR_RESUMABLE_CHANGES)
+    if diff:
+        raise ValueError(f"resume: {str(path)!r} was trained with a different WAR config: " + ", ".join(diff))
+    sig = env_signature(trainer.envs[0], trainer.cfg)
+    if ckpt["env"] != sig:
+        raise ValueError(f"resume: {str(path)!r} was trained on the env {ckpt['env']}, not this one {sig}")
+
+
+def _staleness_log(path: pathlib.Path, keep_until: int | None):
+    """``staleness.jsonl`` opened for appending; on resume only the lines of updates up to
+    ``keep_until`` are kept (as ``MetricsCSV`` does; a torn last line is dropped)."""
+    if keep_until is None or not path.exists():
+        return open(path, "w")
+    from war_train.checkpoint import atomic_write_bytes
+
+    kept = []
+    for line in path.read_text().splitlines():
+        try:
+            if json.loads(line)["update"] <= keep_until:
+                kept.append(line + "\n")
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue
+    atomic_write_bytes(path, "".join(kept).encode())
+    return open(path, "a")
+
+
+def run_war_training(config: TrainConfig, war: WarConfig, out="runs", *, run_dir=None, resume=None,
+                     progress_fn=None, log=print) -> pathlib.Path:
     """A complete WAR job: train, then the usual learning curve / evaluation / GIF
     (``run.finish_run``) plus ``war_curve.png`` (return against env steps and modelled time,
-    throughput, data share, ESS, staleness)."""
-    import json
-
+    throughput, data share, ESS, staleness).  SIGINT/SIGTERM stop it after a checkpoint and raise
+    ``TrainingInterrupted``; ``resume`` (a checkpoint or run folder) continues that run in its
+    own folder."""
     from war_train.run import finish_run, new_run_dir
     from war_train.runlog import read_metrics
     from war_train.war_plot import plot_war_run
 
     config.validate()
     war.validate()
+    if resume is not None:
+        resume = pathlib.Path(resume)
+        run_dir = resume if resume.is_dir() else resume.parent
     run_dir = pathlib.Path(run_dir) if run_dir is not None else new_run_dir(out, config)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.json").write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
     log(f"war-train: {config.scenario} [{war.arm}, {war.resource}, {war.cost_mode} costs], {config.num_envs} worlds "
         f"in {war.workers} worker(s) x {config.rollout_length} steps, {config.total_env_steps:,} env steps "
         f"-> {run_dir}")
-    result = train_war(config, war, progress_fn, run_dir=run_dir)
+    result = train_war(config, war, progress_fn, run_dir=run_dir, resume=resume)
     rows = read_metrics(run_dir / "metrics.csv")
     if rows:
         path = plot_war_run(rows, run_dir / "war_curve.png", title=f"{config.scenario} [{war.arm}] seed {config.seed}")
         log(f"WAR curves: {path}")
     if result.interrupted_by is not None:
         steps = int(result.history[-1]["env_steps"]) if result.history else 0
-        raise TrainingInterrupted(result.interrupted_by, run_dir, result.checkpoint, steps, resumable=False)
-    if not result.stopped_early:
-        finish_run(run_dir, result.policies, config, log=log)
+        raise TrainingInterrupted(result.interrupted_by, run_dir, result.checkpoint, steps)
+    if result.stopped_early:
+        log(f"stopped early at {result.history[-1]['env_steps']:,} env steps; resume with "
+            f"`war-train train --resume {run_dir}`")
+        return run_dir
+    finish_run(run_dir, result.policies, config, log=log)
     return run_dir
-

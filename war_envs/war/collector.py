@@ -605,11 +605,147 @@ class Collector:
             self.step()
         return self.end_window(trigger.reason)
 
+    # -------------------------------------------------------------- checkpoints
+    def state_dict(self) -> dict:
+        """Everything this worker carries from one window into the next (call it between
+        windows): its env's worlds (``env.get_state()``: physics, random streams, episode
+        clocks), the current observations, the ``WarEnv`` bookkeeping (held actions and the
+        macro-steps still running: the fragments carried into the next window), what the policy
+        said at each world's last decision (``pending``), the clock (a ``VirtualClock``'s time;
+        a wall clock has none) and the cost jitter's random stream.  CPU tensors and plain values
+        (a ``torch.load(weights_only=True)`` checkpoint entry).  The schedule, the cost models and
+        the episode statistics are the owner's (shared or set by it)."""
+        if self._rows is not None:
+            raise RuntimeError("state_dict: a window is open; call end_window() first")
+        return {"env_state": {k: t.cpu() for k, t in self.env.get_state().items()},
+                "obs": {g: o.cpu().clone() for g, o in self.obs.items()},
+                "war": self.war.state_dict(),
+                "pending": {g: {name: t.cpu().clone() for name, t in vars(p).items()} for g, p in self.pending.items()},
+                "clock": self.clock.state_dict() if self.cost.virtual else None,
+                "cost_rng": self.cost._rng.bit_generator.state}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore ``state_dict()`` (between windows); the worker then continues exactly where
+        the saved one would have.  Shapes are checked (``ValueError`` naming the entry)."""
+        if self._rows is not None:
+            raise RuntimeError("load_state_dict: a window is open; call end_window() first")
+        if set(state["obs"]) != set(self.groups) or set(state["pending"]) != set(self.groups):
+            raise ValueError(f"state: expected observations and pending decisions of groups {sorted(self.groups)}")
+        for g, o in state["obs"].items():
+            if tuple(o.shape) != tuple(self.obs[g].shape):
+                raise ValueError(f"state['obs'][{g!r}]: expected shape {tuple(self.obs[g].shape)}, "
+                                 f"got {tuple(o.shape)}")
+        for g, p in self.pending.items():
+            for name, t in vars(p).items():
+                saved = state["pending"][g][name]
+                if tuple(saved.shape) != tuple(t.shape) or saved.dtype != t.dtype:
+                    raise ValueError(f"state['pending'][{g!r}][{name!r}]: expected a {t.dtype} tensor of shape "
+                                     f"{tuple(t.shape)}, got {saved.dtype} {tuple(saved.shape)}")
+        if (state["clock"] is None) == self.cost.virtual:
+            raise ValueError("state['clock']: saved from a worker with a different kind of clock (virtual vs wall)")
+        self.war.load_state_dict(state["war"])
+        self.env.set_state({k: t.to(self.env.torch_device) for k, t in state["env_state"].items()})
+        self.obs = {g: state["obs"][g].to(self.device).clone() for g in self.groups}
+        self.state = self._joint(self.obs)
+        for g, p in self.pending.items():
+            for name, t in vars(p).items():
+                t.copy_(state["pending"][g][name])
+        if state["clock"] is not None:
+            self.clock.load_state_dict(state["clock"])
+        self.cost._rng.bit_generator.state = state["cost_rng"]
+
     def close(self) -> None:
         self.cost.close()
         for pool in self._lane_pools.values():
             pool.shutdown(wait=True)
         self._lane_pools = {}
+
+    # -------------------------------------------------------------- moving worlds (work stealing)
+    def export_worlds(self, worlds) -> dict:
+        """What worlds ``worlds`` (an int index of this collector's worlds) carry from one step to
+        the next, copied out in the middle of a window: their env state (``env.get_state()``:
+        physics, random stream, episode clock), current observations, every group's macro-step
+        in force (held action, reward so far, k, version, start: the fragment being carried),
+        what the policy said at that decision (``pending``; the trajectory id as its episode
+        number — the world part is the holder's), episode step counters and ids, and the global
+        step ``t``.  ``import_worlds`` on another collector of the same scenario continues them
+        exactly (``war_envs.war.baselines``' work stealing)."""
+        idx = torch.as_tensor(worlds, dtype=torch.long, device=self.device)
+        host = idx.cpu().numpy()
+        env_state = self.env.get_state()
+        return {"t": self.t,
+                "env": {k: s[idx.to(s.device)].clone() for k, s in env_state.items()},
+                "obs": {g: o[idx].clone() for g, o in self.obs.items()},
+                "macro": {g: {name: t[idx].clone() for name, t in vars(m).items()}
+                          for g, m in self.war.macro.items()},
+                "pending": {g: {name: (t[idx] % 2 ** 32 if name == "traj" else t[idx].clone())
+                                for name, t in vars(p).items()} for g, p in self.pending.items()},
+                "ep_step": self.war.ep_step[host].copy(), "ep_id": self.war.ep_id[host].copy()}
+
+    def import_worlds(self, carry: dict, worlds=None) -> None:
+        """Continue ``export_worlds``' worlds here, in ``worlds`` (an int index; None: all of this
+        collector's worlds, which must be as many).  The global step becomes the carry's."""
+        idx = None if worlds is None else torch.as_tensor(worlds, dtype=torch.long, device=self.device)
+        n = self.E if idx is None else len(idx)
+        if len(carry["ep_id"]) != n:
+            raise ValueError(f"worlds: expected as many worlds as the carry holds ({len(carry['ep_id'])}), got {n}")
+        sel = slice(None) if idx is None else idx
+        host = slice(None) if idx is None else idx.cpu().numpy()
+        self.env.set_state(carry["env"], worlds=idx)
+        for g in self.groups:
+            self.obs[g][sel] = carry["obs"][g]
+            for name, t in vars(self.war.macro[g]).items():
+                t[sel] = carry["macro"][g][name]
+            for name, t in vars(self.pending[g]).items():
+                t[sel] = carry["pending"][g][name]
+            local = torch.arange(self.E, device=self.device)[sel] + self.world_offset
+            self.pending[g].traj[sel] = local * 2 ** 32 + carry["pending"][g]["traj"]
+        self.state = self._joint(self.obs)
+        self.war.ep_step[host] = carry["ep_step"]
+        self.war.ep_id[host] = carry["ep_id"]
+        self.war.t = int(carry["t"])
+
+    def continue_window(self, version: int, lead: int) -> None:
+        """Begin a window that continues another collector's window (after ``import_worlds``),
+        from the step it had reached.  ``lead=1`` (the move happened after that window's first
+        step): the carried macro-steps are not a window start — at the first step every world
+        decides where it would have there, and the transitions that closes land in row 0, the
+        other window's last row; rows ``i`` here are then its rows ``steps - 1 + i``.  ``lead=0``:
+        the move happened before its first step."""
+        if lead not in (0, 1):
+            raise ValueError(f"lead: expected 0 or 1, got {lead!r}")
+        self.begin_window(version)
+        self._window_start = self.t - lead
+        for _ in range(lead):
+            self._new_row()
+
+    def take_rows(self, guest: "Collector", worlds, row0: int) -> None:
+        """Write ``guest``'s open window (a ``continue_window`` over worlds ``worlds`` of this
+        window, its row 0 being this window's row ``row0``) into this window: its transitions
+        in those worlds' columns (trajectory ids re-based onto this collector's world index),
+        its closed-transition count, decisions, policy calls and seconds."""
+        if self._rows is None or guest._rows is None:
+            raise RuntimeError("take_rows: both windows must be open")
+        idx = torch.as_tensor(worlds, dtype=torch.long, device=self.device)
+        first = next(iter(self.groups))
+        while len(self._rows[first]) < row0 + len(guest._rows[first]):
+            self._new_row()
+        world_ids = (idx + self.world_offset) * 2 ** 32
+        for g, rows in guest._rows.items():
+            for i, row in enumerate(rows):
+                valid = row["valid"]
+                if not bool(valid.any()):
+                    continue
+                dst, sel = self._rows[g][row0 + i], idx[valid]
+                for name in _ROW_FIELDS:
+                    dst[name][sel] = row[name][valid]
+                dst["traj"][sel] = world_ids[valid] + row["traj"][valid] % 2 ** 32
+        self._closed += guest._closed
+        for lane in self.lanes:
+            self._decisions[lane] += guest._decisions[lane]
+            self._calls[lane] += guest._calls[lane]
+        self._inf_s += guest._inf_s
+        self._env_s += guest._env_s
 
 
 def _pin_thread(cpus) -> None:

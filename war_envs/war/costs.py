@@ -43,6 +43,13 @@ class VirtualClock:
             raise ValueError(f"seconds: expected a duration >= 0, got {seconds}")
         self._now += seconds
 
+    def state_dict(self) -> dict:
+        """``{"now": seconds}``: the time this clock shows."""
+        return {"now": self._now}
+
+    def load_state_dict(self, state: dict) -> None:
+        self._now = v.check_float("now", state["now"])
+
 
 @dataclasses.dataclass(frozen=True)
 class CostProfile:
@@ -140,6 +147,18 @@ class CostModel:
         elif b < 0:
             a, b = ms, 0.0
         return a, b
+
+    def state_dict(self) -> dict:
+        """The estimate so far: the EMA moments (None before any observation) and the count (the
+        prior and ``beta`` come from the constructor)."""
+        return {"moments": None if self._m is None else list(self._m), "count": self.count}
+
+    def load_state_dict(self, state: dict) -> None:
+        moments = state["moments"]
+        if moments is not None and (not isinstance(moments, (list, tuple)) or len(moments) != 4):
+            raise ValueError(f"moments: expected None or 4 EMA moments [n, s, n², n·s], got {moments!r}")
+        self._m = None if moments is None else [float(m) for m in moments]
+        self.count = v.check_int("count", state["count"], minimum=0)
 
     def seconds(self, n: int) -> float:
         a, b = self.coefficients

@@ -239,8 +239,45 @@ class WarEnv:
                        for g, m in self.macro.items()}
         return obs, rew, term, trunc, info
 
+    # -------------------------------------------------------------- checkpoints
+    def state_dict(self) -> dict:
+        """The bookkeeping between two steps: global step ``t``, behaviour ``version``, each
+        world's episode step and number (``ep_step``/``ep_id``, ``[E]`` int64) and each group's
+        macro-step in force (``macro[group]``: ``active``, ``held``, ``reward``, ``gpow`` = γ^k,
+        ``k``, ``version``, ``start``).  CPU tensors.  The wrapped env's worlds are not part of it
+        (``env.get_state()``), nor is the schedule (its owner sets it)."""
+        return {"t": self.t, "version": self.version, "ep_step": torch.from_numpy(self.ep_step.copy()),
+                "ep_id": torch.from_numpy(self.ep_id.copy()),
+                "macro": {g: {name: t.cpu().clone() for name, t in vars(m).items()} for g, m in self.macro.items()}}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore ``state_dict()``; groups, shapes and dtypes are checked before anything is
+        written (``ValueError`` naming the entry)."""
+        if set(state["macro"]) != set(self.groups):
+            raise ValueError(f"state: expected macro-steps of groups {sorted(self.groups)}, "
+                             f"got {sorted(state['macro'])}")
+        steps = {name: _checked(f"state[{name!r}]", state[name], torch.from_numpy(getattr(self, name)))
+                 for name in ("ep_step", "ep_id")}
+        macro = {g: {name: _checked(f"state['macro'][{g!r}][{name!r}]", state["macro"][g][name], t)
+                     for name, t in vars(m).items()} for g, m in self.macro.items()}
+        self.t = v.check_int("t", state["t"], minimum=0)
+        self.version = v.check_int("version", state["version"], minimum=0)
+        for name, t in steps.items():
+            getattr(self, name)[:] = t.numpy()
+        for g, m in self.macro.items():
+            for name, t in macro[g].items():
+                getattr(m, name).copy_(t)
+
     def close(self) -> None:
         self.env.close()
+
+
+def _checked(name: str, value, like: torch.Tensor) -> torch.Tensor:
+    """``value`` as a tensor of ``like``'s shape, dtype and device (``ValueError`` otherwise)."""
+    if not isinstance(value, torch.Tensor) or tuple(value.shape) != tuple(like.shape) or value.dtype != like.dtype:
+        got = f"{value.dtype} {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
+        raise ValueError(f"{name}: expected a {like.dtype} tensor of shape {tuple(like.shape)}, got {got}")
+    return value.to(like.device)
 
 
 def _action_layout(space) -> tuple[tuple, torch.dtype]:
