@@ -22,11 +22,19 @@ the batch, ESS fraction, staleness and dropped fraction.
 
     python benchmarks/war_real.py --quick                       # one seed at 1:10, both models
     python benchmarks/war_real.py --seeds 1,2,3,4,5 --ratios 2,5,10,20 --json benchmarks/results/war_real.json
+    python benchmarks/war_real.py --seeds 1 --ratios 10 --resources parallel --arms sync,war \
+        --runs benchmarks/results/war_real_runs       # one cell now; later calls add seeds and arms
+
+With ``--runs DIR`` every finished run is kept (its per-update rows), and a later call with the
+same worlds, steps and commander width reads it instead of training it again: the full grid
+(hours on two cores) can be filled a few runs at a time; the table is always computed from the
+rows.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import statistics
@@ -56,6 +64,10 @@ def parse_args(argv=None):
                    help="seed 1, ratio 10, 60,000 env steps: batch times and the prediction only (far too few "
                         "steps to learn Relay-v0, so the return columns are nan)")
     p.add_argument("--json", default=None)
+    p.add_argument("--runs", default=None, metavar="DIR",
+                   help="keep every run (its per-update rows) as DIR/<arm>_<resource>_r<ratio>_s<seed>.json and "
+                        "the commander widths as DIR/calibration.json; runs already there (same worlds, steps "
+                        "and width) are read instead of trained, so a grid can be filled over several sessions")
     args = p.parse_args(argv)
     if args.quick:
         args.seeds, args.ratios, args.steps = "1", "10", 60_000
@@ -247,12 +259,50 @@ def print_table(records) -> None:
                           f"{r['dropped_frac']:.3f}"]))
 
 
+def _calibration(args) -> dict:
+    """``calibrate``'s result, read from ``--runs``' calibration.json when it holds every ratio for
+    these worlds (the widths of runs kept there), else measured (and written there)."""
+    path = os.path.join(args.runs, "calibration.json") if args.runs else None
+    if path and os.path.exists(path):
+        with open(path) as f:
+            saved = json.load(f)
+        widths = {float(r): w for r, w in saved["widths"].items()}
+        if saved["worlds"] == args.worlds and all(r in widths for r in args.ratios):
+            return {**saved, "widths": widths,
+                    "measured_ratio": {int(w): c for w, c in saved["measured_ratio"].items()}}
+    cal = calibrate(args, args.ratios)
+    if path:
+        os.makedirs(args.runs, exist_ok=True)
+        old = {}
+        if os.path.exists(path):
+            with open(path) as f:
+                old = json.load(f)
+        widths = {**(old.get("widths", {}) if old.get("worlds") == args.worlds else {}),
+                  **{str(r): w for r, w in cal["widths"].items()}}
+        with open(path, "w") as f:
+            json.dump({**cal, "widths": widths, "worlds": args.worlds}, f, indent=1)
+    return cal
+
+
+def _kept_run(args, arm: str, resource: str, ratio: float, seed: int, width: int) -> tuple[str | None, dict | None]:
+    """``(path, run)``: the ``--runs`` file of this run and its content if it matches."""
+    if not args.runs:
+        return None, None
+    path = os.path.join(args.runs, f"{arm}_{resource}_r{ratio:g}_s{seed}.json")
+    if not os.path.exists(path):
+        return path, None
+    with open(path) as f:
+        kept = json.load(f)
+    same = (kept.get("worlds"), kept.get("env_steps"), kept.get("width")) == (args.worlds, args.steps, width)
+    return path, kept if same else None
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     import torch
 
     torch.set_num_threads(1)
-    cal = calibrate(args, args.ratios)
+    cal = _calibration(args)
     print(f"commander widths per ratio: {cal['widths']} (sentry call {1e3 * cal['sentry_call_s']:.2f} ms "
           f"over {args.worlds} worlds)", flush=True)
     rand = random_return(args.worlds)
@@ -262,11 +312,22 @@ def main(argv=None) -> int:
             for seed in args.seeds:
                 for arm in args.arms:
                     t0 = time.perf_counter()
-                    r = run(args, arm, resource, cal["widths"][ratio], seed)
-                    r["ratio"] = ratio
+                    width = cal["widths"][ratio]
+                    path, r = _kept_run(args, arm, resource, ratio, seed, width)
+                    source = "kept"
+                    if r is None:
+                        r = run(args, arm, resource, width, seed)
+                        r.update({"ratio": ratio, "worlds": args.worlds, "env_steps": args.steps,
+                                  "date": time.strftime("%Y-%m-%dT%H:%M:%S")})
+                        source = f"{time.perf_counter() - t0:.0f} s"
+                        if path:
+                            os.makedirs(args.runs, exist_ok=True)
+                            with open(path + ".tmp", "w") as f:
+                                json.dump(r, f, default=float)
+                            os.replace(path + ".tmp", path)
                     runs.append(r)
                     print(f"  1:{ratio:g} {resource:8s} {arm:7s} seed {seed}: batch {r['batch_s']:.3f} s, final "
-                          f"{final_return(r['rows']):.2f} ({time.perf_counter() - t0:.0f} s)", flush=True)
+                          f"{final_return(r['rows']):.2f} ({source})", flush=True)
     records = summarize(runs, rand)
     print(f"\nRelay-v0, {args.worlds} worlds, {args.steps:,} env steps per run, seeds {args.seeds}; random "
           f"return {rand:.2f}; real wall-clock (cost_mode=real), medians over seeds\n")
