@@ -15,6 +15,8 @@ import json
 import math
 from typing import Any
 
+from war_train.presets.onpolicy import PRESET as _ONPOLICY
+
 __all__ = ["TrainConfig", "config_fields", "config_from_dict", "config_to_dict"]
 
 
@@ -31,7 +33,7 @@ class TrainConfig:
     """MAPPO hyperparameters and run settings (defaults: the on-policy code's MPE settings)."""
 
     # ---------------------------------------------------------------- environment
-    scenario: str = _f("Spread-v0", "registered war_envs id to train on")
+    scenario: str = _f(_ONPOLICY["scenario"], "registered war_envs id to train on")
     env_kwargs: dict = _f({}, "scenario arguments passed to war_envs.make, as JSON "
                               "(e.g. '{\"N\": 3, \"local_ratio\": 0.5}')")
     num_envs: int = _f(128, "parallel worlds stepped per kernel launch (on-policy: 128 rollout threads)")

@@ -12,8 +12,10 @@ from __future__ import annotations
 import dataclasses
 import importlib
 
-from war_train.config import TrainConfig, config_from_dict, config_to_dict
 from war_train.war_config import ARTICLE_COSTS
+
+# (war_train.config imports war_train.presets.onpolicy for its default scenario, so this package
+# imports the config module inside the functions that need it)
 
 __all__ = ["PRESETS", "DEFAULT_PRESETS", "DECLARED_WAR_COSTS", "preset_names", "preset_overrides", "preset_config"]
 
@@ -43,8 +45,10 @@ def preset_overrides(name: str) -> dict:
     return dict(module.PRESET)
 
 
-def preset_config(name: str, **overrides) -> TrainConfig:
-    """``TrainConfig`` defaults <- preset ``name`` <- ``overrides``."""
+def preset_config(name: str, **overrides):
+    """``TrainConfig`` defaults <- preset ``name`` <- ``overrides`` (a validated ``TrainConfig``)."""
+    from war_train.config import TrainConfig, config_from_dict, config_to_dict
+
     values = config_to_dict(TrainConfig())
     values.update(preset_overrides(name))
     values.update(overrides)
@@ -52,4 +56,6 @@ def preset_config(name: str, **overrides) -> TrainConfig:
 
 
 def _fields() -> set[str]:
+    from war_train.config import TrainConfig
+
     return {f.name for f in dataclasses.fields(TrainConfig)}
