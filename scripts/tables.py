@@ -305,6 +305,52 @@ def war_straggler(records: list[dict]) -> str:
                  ["l", "l", "l"] + ["r"] * 6, rows)
 
 
+def _num(x: float, fmt: str) -> str:
+    return "–" if x != x else ("never" if x == float("inf") else format(x, fmt))
+
+
+def war_real(records: list[dict]) -> str:
+    """``benchmarks/war_real.py``: per cost ratio, resource model and arm, over its seeds — real
+    seconds per batch and the real speedup beside the cost model's prediction, real time to 90 %
+    of sync's final return and how much sooner than sync, the final return normalized between
+    random (0) and sync (1), the commander's share, ESS, staleness, dropped fraction.  Medians
+    over seeds, with the mean where the criterion is a mean."""
+    import statistics
+
+    rows = []
+    for r in records:
+        per = r["per_seed"]
+        norm = [p["final_return_norm"] for p in per]
+        sooner = [p["time_to_90_speedup"] for p in per]
+        rows.append([f"1:{r['ratio']:g}", r["resource"], f"`{r['arm']}`", str(len(per)),
+                     f"{r['batch_s']:.2f} s", f"{r['speedup']:.2f}×", f"{r['predicted']:.2f}× (modelled)",
+                     _num(r["time_to_90_s"], ".0f") + " s", _num(r["time_to_90_speedup"], ".2f") + "× / " + _num(statistics.mean(sooner), ".2f") + "×",
+                     _num(r["final_return_norm"], ".3f") + " / " + _num(statistics.mean(norm), ".3f"),
+                     f"{r['share_commander']:.3f}", f"{r['ess_frac']:.2f}", f"{r['staleness_mean']:.2f}",
+                     pct(r["dropped_frac"])])
+    return table(["commander : sentry", "resource", "arm", "seeds", "batch (real)", "speedup (real)",
+                  "predicted", "to 90 % of sync (real)", "sooner than sync (median / mean)",
+                  "final return, norm. (median / mean)",
+                  "commander share", "ESS / N", "staleness", "dropped"],
+                 ["l", "l", "l"] + ["r"] * 11, rows)
+
+
+def war_real_seeds(records: list[dict]) -> str:
+    """``benchmarks/war_real.py``'s per-seed values of every arm but sync (the reference)."""
+    rows = []
+    for r in records:
+        if r["arm"] == "sync":
+            continue
+        for p in r["per_seed"]:
+            rows.append([f"1:{r['ratio']:g}", r["resource"], f"`{r['arm']}`", str(p["seed"]),
+                         f"{p['speedup']:.2f}×", f"{p['predicted']:.2f}× (modelled)",
+                         _num(p["time_to_90_speedup"], ".2f") + "×", _num(p["final_return_norm"], ".3f"),
+                         f"{p['sync_final_return']:.2f}"])
+    return table(["commander : sentry", "resource", "arm", "seed", "batch speedup (real)", "predicted",
+                  "to 90 % sooner (real)", "final return, norm.", "sync's final return"],
+                 ["l", "l", "l"] + ["r"] * 6, rows)
+
+
 RENDERERS = {
     "env-throughput": env_throughput,
     "env-throughput-readme": env_throughput_readme,
@@ -318,6 +364,8 @@ RENDERERS = {
     "learning-tag": learning_tag,
     "learning-tag-summary": learning_tag_summary,
     "env-throughput-small": env_throughput_small,
+    "war-real": war_real,
+    "war-real-seeds": war_real_seeds,
     "learning-relay": learning_relay,
     "tag-baselines": tag_baselines,
     "war-straggler": war_straggler,

@@ -6,6 +6,7 @@ import json
 import math
 import pathlib
 
+import pytest
 import torch
 
 torch.set_num_threads(1)
@@ -44,3 +45,52 @@ def test_learning_table_over_seeds(tmp_path):
         assert r["metric"] == "onpolicy_episode_reward" and math.isfinite(r["train_last5"])
         assert {"eval/greedy", "eval/random", "eval/greedy@onpolicy_init"} <= set(r)
     assert rows[0]["eval/greedy"] != rows[1]["eval/greedy"]   # different seeds, different runs
+
+
+# --------------------------------------------------------------------------- war_real.py
+# end to end on tiny sizes, and its --runs folder: a second call reads the kept runs instead of
+# training them and prints the same table (computed from the kept rows either way)
+WAR_REAL_ARGS = ["--seeds", "1", "--ratios", "2", "--resources", "shared", "--arms", "sync,war", "--worlds", "8",
+                 "--steps", "800"]
+
+
+def test_war_real_keeps_its_runs_and_reads_them_back(tmp_path, capsys):
+    war_real = load("war_real")
+    runs = tmp_path / "runs"
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    assert war_real.main([*WAR_REAL_ARGS, "--runs", str(runs), "--json", str(first)]) == 0
+    out1 = capsys.readouterr().out
+    kept = sorted(p.name for p in runs.iterdir())
+    assert kept == ["calibration.json", "sync_shared_r2_s1.json", "war_shared_r2_s1.json"]
+    run = json.loads((runs / "war_shared_r2_s1.json").read_text())
+    assert (run["worlds"], run["env_steps"], run["arm"]) == (8, 800, "war") and len(run["rows"]) == 4
+    assert war_real.main([*WAR_REAL_ARGS, "--runs", str(runs), "--json", str(second)]) == 0
+    out2 = capsys.readouterr().out
+    assert out2.count("(kept)") == 2 and "(kept)" not in out1
+    table = lambda out: out[out.index("ratio |"):out.index("wrote ")]  # noqa: E731
+    assert table(out1) == table(out2)
+
+    def strip(path):  # (as JSON text: NaN never equals itself)
+        recs = json.loads(path.read_text())
+        return json.dumps([{k: v for k, v in r.items() if k not in ("command", "date")} for r in recs], sort_keys=True)
+
+    assert strip(first) == strip(second)
+
+
+def test_war_real_trains_a_kept_run_of_other_sizes_again(tmp_path):
+    war_real = load("war_real")
+    args = war_real.parse_args([*WAR_REAL_ARGS, "--runs", str(tmp_path)])
+    path, run = war_real._kept_run(args, "sync", "shared", 2.0, 1, 128)
+    assert run is None and path.endswith("sync_shared_r2_s1.json")
+    pathlib.Path(path).write_text(json.dumps({"worlds": 8, "env_steps": 800, "width": 128, "rows": []}))
+    assert war_real._kept_run(args, "sync", "shared", 2.0, 1, 128)[1] is not None
+    for width, steps in ((192, 800), (128, 1600)):
+        args.steps = steps
+        assert war_real._kept_run(args, "sync", "shared", 2.0, 1, width)[1] is None
+
+
+@pytest.mark.parametrize("bad", [["--arms", "war"], ["--arms", "sync,nope"]])
+def test_war_real_refuses_bad_arms(bad):
+    war_real = load("war_real")
+    with pytest.raises(SystemExit):
+        war_real.parse_args([*WAR_REAL_ARGS, *bad])
