@@ -616,9 +616,7 @@ class BatchedEnv:
                                  f"{tensor.device}")
             if tuple(tensor.shape) != tuple(part.shape):
                 raise ValueError(f"actions[{g!r}]: expected shape {tuple(part.shape)}, got {tuple(tensor.shape)}")
-            if tensor.is_floating_point() != part.is_floating_point() or tensor.dtype == torch.bool:
-                kind = "a floating" if part.is_floating_point() else "an integer"
-                raise TypeError(f"actions[{g!r}]: expected {kind} dtype, got {tensor.dtype}")
+            _check_dtype_kind(f"actions[{g!r}]", tensor, part)
         for g in self.groups:
             self._action_parts[g].copy_(actions[g])
 
@@ -641,9 +639,7 @@ class BatchedEnv:
         tensor = v.as_tensor("actions", actions, self.torch_device)
         v.check_shape("actions", tensor, tuple(target.shape))
         if trusted:
-            if tensor.is_floating_point() != target.is_floating_point() or tensor.dtype == torch.bool:
-                kind = "a floating" if target.is_floating_point() else "an integer"
-                raise TypeError(f"actions: expected {kind} dtype, got {tensor.dtype}")
+            _check_dtype_kind("actions", tensor, target)
             target.copy_(tensor)
             return
         # the per-group checks (values, dtypes; their errors name the group), then one copy
@@ -738,6 +734,14 @@ class BatchedEnv:
         if self._mode_code == _SAME_STEP_CODE:
             self._final_mask.copy_(self._reset_now_view)
         return dict(self._info_base)
+
+
+def _check_dtype_kind(name: str, tensor: torch.Tensor, target: torch.Tensor) -> None:
+    """The trusted path's dtype check: floating actions for a floating buffer, integer (not
+    bool) ones for an integer buffer."""
+    if tensor.is_floating_point() != target.is_floating_point() or tensor.dtype == torch.bool:
+        kind = "a floating" if target.is_floating_point() else "an integer"
+        raise TypeError(f"{name}: expected {kind} dtype, got {tensor.dtype}")
 
 
 def _small_in_range(tensor: torch.Tensor, low, high, *, integer: bool) -> bool:
