@@ -3,7 +3,7 @@
 Command-v0 has one ``commander`` (global view) and nine ``sentry`` agents (3-nearest view); the
 WAR harness declares the source article's inference costs — 50 ms per commander decision, 5 ms
 per sentry decision (``war_train.war_config.ARTICLE_COSTS``) — and trains MAPPO with
-``war_train.war_loop.train_war`` under one or more arms:
+``war_train.train(None, config, war=WarConfig(arm=...))`` under one or more arms:
 
 - ``sync``: lock-step MAPPO: every agent decides at every step, so each step waits for the
   commander;
@@ -31,7 +31,7 @@ import argparse
 import math
 
 BANNER = ("war-envs example: war_command.py\n"
-          "  shows: WAR vs lock-step MAPPO on Command-v0 (war_train.war_loop.train_war): per-group decision "
+          "  shows: WAR vs lock-step MAPPO on Command-v0 (war_train.train(..., war=WarConfig(...))): per-group decision "
           "intervals, quotas, data shares, ESS and modelled throughput under declared costs")
 
 
@@ -54,7 +54,7 @@ def main(argv=None) -> None:
 
     import war_train
     from war_train.war_config import ARTICLE_COSTS, WarConfig
-    from war_train.war_loop import run_war_training, train_war
+    from war_train.run import run_training
 
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     if not arms:
@@ -84,7 +84,7 @@ def main(argv=None) -> None:
                   f"| {per_group}", flush=True)
 
         if args.out is not None:
-            run_dir = run_war_training(config, war, args.out, progress_fn=progress)
+            run_dir = run_training(config, args.out, progress_fn=progress, war=war)
             print(f"run folder: {run_dir}")
             import csv
 
@@ -92,7 +92,7 @@ def main(argv=None) -> None:
                 last = list(csv.DictReader(f))[-1]
             summary[arm] = (int(float(last["env_steps"])), float(last["model_s"]))
         else:
-            result = train_war(config, war, progress)
+            result = war_train.train(None, config, progress, war=war)
             last = result.history[-1]
             summary[arm] = (last["env_steps"], last["model_s"])
 

@@ -431,12 +431,11 @@ def test_sigterm_stops_a_war_run_and_resume_continues_it_exactly(tmp_path):
 
 def test_non_finite_rewards_stop_a_war_run(tmp_path):
     from war_train.war_config import ARTICLE_COSTS, WarConfig
-    from war_train.war_loop import train_war
 
     cfg = war_train.preset_config("smoke", scenario="Command-v0", num_envs=10, total_env_steps=10 * 25 * 4)
     env = war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed)
     with pytest.raises(NonFiniteTraining, match="training stopped in update 2: .*gradient norm is nan"):
-        train_war(cfg, WarConfig(costs=ARTICLE_COSTS), run_dir=tmp_path, envs=[RewardsFrom(env, 30, float("nan"))])
+        war_train.train([RewardsFrom(env, 30, float("nan"))], cfg, run_dir=tmp_path, war=WarConfig(costs=ARTICLE_COSTS))
 
 
 def test_stop_requests_treat_a_quick_repeat_as_the_same_request():

@@ -67,6 +67,8 @@ def test_same_seed_same_run_different_seed_different_run():
             runs.append(strip_wall(war_train.train(env, c).history))
     assert runs[0] == runs[1]
     assert runs[0] != runs[2]
+    # env=None: train makes the config's env itself (the same worlds, the same run)
+    assert strip_wall(war_train.train(None, cfg).history) == runs[0]
 
 
 #: a small Tag-v0 where runners are tagged (and leave the game) within a rollout

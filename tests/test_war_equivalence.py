@@ -8,7 +8,7 @@ import war_envs
 import war_train
 from war_train import losses
 from war_train.war_config import WarConfig
-from war_train.war_loop import WarTrainer, train_war
+from war_train.war_loop import WarTrainer
 
 torch.set_num_threads(1)
 EQUAL = {"commander": {"per_decision_ms": 5.0}, "sentry": {"per_decision_ms": 5.0}}
@@ -126,10 +126,11 @@ def test_equal_costs_reproduce_lockstep_mappo(arm, monkeypatch):
     assert rows[-1]["share/commander"] == pytest.approx(0.1)
 
 
-def test_train_war_matches_mappo_history():
+def test_war_mode_matches_lockstep_history():
+    """``train``'s WAR mode with equal costs logs lock-step MAPPO's rows (the same run loop)."""
     cfg = config(total_env_steps=6 * 25 * 2)
     with war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed, **cfg.env_kwargs) as env:
         ref = war_train.train(env, cfg)
-    res = train_war(cfg, WarConfig(costs=EQUAL))
+    res = war_train.train(None, cfg, war=WarConfig(costs=EQUAL))
     war_only = {k for k in res.history[0] if k not in ref.history[0]}
     assert strip(ref.history) == strip(res.history, war_only)

@@ -10,7 +10,7 @@ import war_train
 from war_train.cli import main
 from war_train.runlog import read_metrics
 from war_train.war_config import ARTICLE_COSTS, WarConfig, war_config_from_dict
-from war_train.war_loop import WarTrainer, train_war
+from war_train.war_loop import WarTrainer
 
 torch.set_num_threads(1)
 
@@ -117,7 +117,7 @@ def test_war_config_validation():
 
 
 def test_train_war_writes_metrics_and_staleness(tmp_path):
-    res = train_war(config(), WarConfig(costs=ARTICLE_COSTS), run_dir=tmp_path)
+    res = war_train.train(None, config(), run_dir=tmp_path, war=WarConfig(costs=ARTICLE_COSTS))
     rows = read_metrics(tmp_path / "metrics.csv")
     assert [r["env_steps"] for r in rows] == [250, 500, 750]
     for key in ("model_s", "collect_s", "decisions_per_s/commander", "share/sentry", "ess", "staleness_p95",
@@ -126,6 +126,27 @@ def test_train_war_writes_metrics_and_staleness(tmp_path):
     hist = [json.loads(line) for line in (tmp_path / "staleness.jsonl").read_text().splitlines()]
     assert hist[-1]["hist"]["0"] > 0
     assert res.checkpoint.is_file()
+
+
+def test_war_is_a_mode_of_train(tmp_path):
+    """``war_train.train(env, config, war=...)``: the lock-step run loop around the WAR mode: a given
+    env is used as the one worker, ``progress_fn`` stops the run after a checkpoint, TensorBoard
+    events are written, and the run resumes from its folder to the end."""
+    pytest.importorskip("tensorboard")
+    import war_envs
+
+    cfg = config(tensorboard=True)
+    war = WarConfig(costs=ARTICLE_COSTS)
+    with war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed) as env:
+        first = war_train.train(env, cfg, lambda row: row["update"] < 2, run_dir=tmp_path, war=war)
+        assert first.stopped_early and [r["update"] for r in first.history] == [1, 2]
+        assert first.checkpoint == tmp_path / "checkpoint.pt" and first.checkpoint.is_file()
+        assert any((tmp_path / "tb").iterdir())
+        with pytest.raises(ValueError, match="envs: expected 2 worker envs, got 1"):
+            war_train.train(env, cfg, war=WarConfig(costs=ARTICLE_COSTS, workers=2))
+    rest = war_train.train(None, cfg, run_dir=tmp_path, resume=tmp_path, war=war)
+    assert [r["update"] for r in rest.history] == [3] and not rest.stopped_early
+    assert [r["update"] for r in read_metrics(tmp_path / "metrics.csv")] == [1, 2, 3]
 
 
 def test_cli_trains_command_with_war(tmp_path, capsys):

@@ -20,7 +20,7 @@ import war_train
 from war_train.checkpoint import load_checkpoint, save_checkpoint
 from war_train.runlog import read_metrics
 from war_train.war_config import ARTICLE_COSTS, WarConfig
-from war_train.war_loop import WarTrainer, train_war
+from war_train.war_loop import WarTrainer
 
 torch.set_num_threads(1)
 N, K = 4, 2
@@ -97,7 +97,7 @@ def straight(arm: str, tmp_path_factory):
     """The uninterrupted run of ``arm`` (one per module)."""
     if arm not in _straight:
         run_dir = tmp_path_factory.mktemp(f"straight-{arm}")
-        res = train_war(config(), ARMS[arm], run_dir=run_dir)
+        res = war_train.train(None, config(), run_dir=run_dir, war=ARMS[arm])
         assert not res.stopped_early and len(res.history) == N
         _straight[arm] = run_dir
     return _straight[arm]
@@ -107,9 +107,9 @@ def straight(arm: str, tmp_path_factory):
 def test_stop_and_resume_is_exact(tmp_path, tmp_path_factory, arm):
     ref = straight(arm, tmp_path_factory)
     run_dir = tmp_path / "run"
-    first = train_war(config(), ARMS[arm], lambda row: row["update"] < K, run_dir=run_dir)
+    first = war_train.train(None, config(), lambda row: row["update"] < K, run_dir=run_dir, war=ARMS[arm])
     assert first.stopped_early and len(first.history) == K and load_checkpoint(run_dir)["update"] == K
-    rest = train_war(config(), ARMS[arm], run_dir=run_dir, resume=run_dir)
+    rest = war_train.train(None, config(), run_dir=run_dir, resume=run_dir, war=ARMS[arm])
     assert [r["update"] for r in rest.history] == list(range(K + 1, N + 1))
     assert_same_run(ref, run_dir)
     ckpt = load_checkpoint(run_dir)
@@ -127,9 +127,9 @@ def test_sigterm_then_resume_is_exact(tmp_path, tmp_path_factory):
     def send(row):
         if row["update"] == K:
             signal.raise_signal(signal.SIGTERM)   # caught: the update finishes, a checkpoint is written
-    res = train_war(config(), ARMS["war"], send, run_dir=tmp_path)
+    res = war_train.train(None, config(), send, run_dir=tmp_path, war=ARMS["war"])
     assert res.interrupted_by == signal.SIGTERM and res.checkpoint == tmp_path / "checkpoint.pt"
-    train_war(config(), ARMS["war"], run_dir=tmp_path, resume=res.checkpoint)
+    war_train.train(None, config(), run_dir=tmp_path, resume=res.checkpoint, war=ARMS["war"])
     assert_same_run(ref, tmp_path)
 
 
@@ -140,17 +140,17 @@ def test_a_crash_after_a_periodic_checkpoint_resumes_exactly(tmp_path, tmp_path_
         if row["update"] == K + 1:               # its row is written, the checkpoint is update K's
             raise RuntimeError("killed")
     with pytest.raises(RuntimeError, match="killed"):
-        train_war(config(checkpoint_every=K), ARMS["war"], crash, run_dir=tmp_path)
+        war_train.train(None, config(checkpoint_every=K), crash, run_dir=tmp_path, war=ARMS["war"])
     assert load_checkpoint(tmp_path)["update"] == K
     assert len(read_metrics(tmp_path / "metrics.csv")) == K + 1
-    train_war(config(checkpoint_every=K), ARMS["war"], run_dir=tmp_path, resume=tmp_path)
+    war_train.train(None, config(checkpoint_every=K), run_dir=tmp_path, resume=tmp_path, war=ARMS["war"])
     assert_same_run(ref, tmp_path)   # (the rows after the checkpoint were dropped and redone)
 
 
 def test_a_resumed_run_may_run_longer(tmp_path, tmp_path_factory):
     ref = straight("sync", tmp_path_factory)
-    train_war(config(updates=K), ARMS["sync"], run_dir=tmp_path)   # finished, at K updates
-    train_war(config(), ARMS["sync"], run_dir=tmp_path, resume=tmp_path)
+    war_train.train(None, config(updates=K), run_dir=tmp_path, war=ARMS["sync"])   # finished, at K updates
+    war_train.train(None, config(), run_dir=tmp_path, resume=tmp_path, war=ARMS["sync"])
     assert_same_run(ref, tmp_path)
 
 
@@ -158,7 +158,7 @@ def test_measured_costs_resume_from_the_saved_estimates(tmp_path):
     """cost_mode=real: timings differ on resume, but the cost estimates and the schedule planned
     from them continue from the checkpoint's."""
     war = WarConfig(arm="war", cost_mode="real", resource="shared")
-    train_war(config(updates=K), war, run_dir=tmp_path)
+    war_train.train(None, config(updates=K), run_dir=tmp_path, war=war)
     ckpt = load_checkpoint(tmp_path)
     assert all(m["count"] > 0 for m in ckpt["cost_models"].values())
     trainer = WarTrainer(config(), war)
@@ -174,31 +174,31 @@ def test_measured_costs_resume_from_the_saved_estimates(tmp_path):
 
 
 def test_resume_refuses_another_run_naming_the_file(tmp_path, capsys):
-    train_war(config(updates=K), ARMS["war"], run_dir=tmp_path)
+    war_train.train(None, config(updates=K), run_dir=tmp_path, war=ARMS["war"])
     path = tmp_path / "checkpoint.pt"
     with pytest.raises(ValueError, match=rf"resume: '{path}' was trained with a different WAR config: "
                                          r"arm='war' \(now 'sync'\)"):
-        train_war(config(), ARMS["sync"], resume=tmp_path)
+        war_train.train(None, config(), resume=tmp_path, war=ARMS["sync"])
     with pytest.raises(ValueError, match=rf"'{path}' was trained with a different config: hidden_size=64 \(now 32\)"):
-        train_war(config(hidden_size=32), ARMS["war"], resume=path)
+        war_train.train(None, config(hidden_size=32), resume=path, war=ARMS["war"])
     with pytest.raises(ValueError, match=rf"'{path}' was trained with a different config: .*"
                                          r"scenario='Command-v0' \(now 'Spread-v0'\)"):
-        train_war(config(scenario="Spread-v0", env_kwargs={}), WarConfig(arm="sync"), resume=path)
+        war_train.train(None, config(scenario="Spread-v0", env_kwargs={}), resume=path, war=WarConfig(arm="sync"))
     old = load_checkpoint(path)   # a WAR run's final checkpoint from before WAR runs resumed: networks only
     for key in ("workers", "cost_models", "schedule"):
         del old[key]
     save_checkpoint(tmp_path / "old.pt", old)
     with pytest.raises(ValueError, match=r"'.*old.pt' holds networks only \(no workers, cost_models, schedule\)"):
-        train_war(config(), ARMS["war"], resume=tmp_path / "old.pt")
+        war_train.train(None, config(), resume=tmp_path / "old.pt", war=ARMS["war"])
     # a WAR checkpoint is not a lock-step one, and the other way round
     cfg = config()
     with war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed, **cfg.env_kwargs) as env:
-        with pytest.raises(ValueError, match="the checkpoint is a WAR run's .arm 'war'."):
+        with pytest.raises(ValueError, match="is a WAR run's checkpoint .arm 'war'."):
             war_train.train(env, cfg, resume=path)
         mappo_dir = tmp_path / "mappo"
         war_train.train(env, config(updates=1), run_dir=mappo_dir)
     with pytest.raises(ValueError, match=rf"'{mappo_dir / 'checkpoint.pt'}' is a lock-step MAPPO run's checkpoint"):
-        train_war(config(), ARMS["war"], resume=mappo_dir)
+        war_train.train(None, config(), resume=mappo_dir, war=ARMS["war"])
     from war_train.cli import main
 
     assert main(["train", "--resume", str(mappo_dir), "--arm", "sync"]) == 2

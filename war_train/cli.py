@@ -170,11 +170,7 @@ def _cmd_train(args) -> int:
         if launch is not None and launch["world_size"] > 1:
             raise ValueError("--war/--arm: WAR arms run in one process; under torchrun use "
                              "--dist-straggler war for rank-level WAR quotas")
-        from war_train.war_loop import run_war_training
-
-        run_war_training(config, war, args.out, run_dir=args.run_dir, resume=args.resume)
-        return 0
-    run_training(config, args.out, run_dir=args.run_dir, resume=args.resume)
+    run_training(config, args.out, run_dir=args.run_dir, resume=args.resume, war=war)
     return 0
 
 

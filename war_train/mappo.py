@@ -21,6 +21,12 @@ agents; ``war_train.policy``) on any action space the env has (Discrete, MultiDi
 5. **log** (one host transfer of the update's episode statistics) and **checkpoint**
    (exactly resumable).
 
+Phases 1-4 are ``Lockstep.update``; step 5 is the run loop (``_run``: history, ``metrics.csv``,
+TensorBoard, progress bar, stop requests, checkpoints, resume), the same for every mode of the
+trainer: ``train(env, config, war=WarConfig(...))`` runs the WAR mode instead
+(``war_train.war_loop.WarTrainer``: a decision schedule and online cost models in the rollout,
+macro-step fragments, SMDP advantages, the same ``ppo_update``).
+
 Data parallelism (torchrun) is the ``reducer`` (``war_train.distributed``): it says which worlds
 this rank steps, draws the sampling noise of every world and keeps its own rows, owns part of
 each minibatch, reduces gradients and batch statistics, and gathers checkpoints on rank 0; in
@@ -41,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import pathlib
 import time
 from collections.abc import Callable
@@ -272,18 +279,183 @@ def group_batch(policy, buf: Rollout, g: str, values, returns, adv, h0) -> Group
                       None if buf.mask is None else flat(buf.mask[g]))
 
 
+# ----------------------------------------------------------------------------- lock-step MAPPO
+#: row columns the run loop (``train``) writes, not a mode's ``update``
+LOOP_COLUMNS = ("wall_s", "env_steps_per_s")
+
+
+class Lockstep:
+    """Lock-step MAPPO, ``train``'s default mode: every agent decides at every step of every
+    world of ``env`` (this rank's worlds under torchrun).  ``update()`` is one update, phases 1-4
+    of the module docstring, and returns its metrics row; ``train``'s run loop logs and
+    checkpoints it (``checkpoint_payload``) and resumes it (``restore``)."""
+
+    def __init__(self, env, cfg: TrainConfig, dist, *, owns_env: bool = False) -> None:
+        _check_env(env, cfg, dist)
+        dist.setup(cfg, env)
+        torch.set_num_threads(cfg.torch_threads)
+        self.env, self.cfg, self.dist, self.owns_env = env, cfg, dist, owns_env
+        self.device = device = dist.device(cfg.device)
+        E = env.num_envs   # this process's worlds (all of them in one process)
+        self.groups = groups = dict(env.groups)
+
+        # --- networks, optimizers, value normalizers, the sampling stream
+        self.learner = Learner.build(groups, env.state_dim, cfg, device, dist.generator_seed(cfg.seed))
+        self.policies = self.learner.policies
+        self.cap = dist.max_rollout_length(cfg.rollout_length)     # == T, except for WAR per-rank quotas
+        self.stats = EpisodeStats(env, capacity=self.cap)
+
+        # --- the env's first observations; rank r's worlds are seeded s + r·E/K
+        obs = {g: o.clone() for g, o in env.reset(seed=cfg.seed + dist.worlds(cfg.num_envs).start).items()}
+        policies = self.policies
+        self.carry = Carry(obs, torch.ones(E, dtype=torch.bool, device=device),   # a new episode begins here
+                           {g: p.initial_hidden(E, device)[0] for g, p in policies.items()},
+                           {g: p.initial_hidden(E, device)[1] for g, p in policies.items()},
+                           {g: a.clone() for g, a in env.alive_mask.items()} if env.agents_can_leave else None)
+        self.buffers = Rollout.allocate(self.cap, E, groups, policies, env.state_dim, self.carry.alive is not None,
+                                        device)
+        self.update_idx, self.env_steps = 0, 0
+        self.checkpoint = None   # the last complete checkpoint (the resumed one, then each one written)
+        self.timer = PhaseTimer(cfg.profile, device)
+        self.n_agents_total = sum(s.n_agents for s in groups.values())
+
+        # --- what the run loop logs
+        self.columns = metric_columns(env, groups) + dist.columns(groups) + (
+            [f"time/{p}_s" for p in PHASES] if cfg.profile else [])
+        self.label, self.progress_key = env.env_id or "train", env.progress_metric
+        self.run_files: dict[str, str] = {}    # extra files of the run folder
+        self.side_logs: dict[str, tuple[str, str]] = {}   # row entries logged to JSON-lines files
+
+    def fail(self, what: str, hint: str) -> NonFiniteTraining:
+        return _non_finite(self.update_idx, self.checkpoint, what, hint)
+
+    def update(self) -> dict:
+        cfg, dist, env, carry, timer = self.cfg, self.dist, self.env, self.carry, self.timer
+        policies, groups, learner = self.policies, self.groups, self.learner
+        E = env.num_envs
+        self.update_idx += 1
+        timer.start()
+        lr, critic_lr, entropy_coef = cfg.schedule(self.update_idx)
+        learner.set_learning_rates(lr, critic_lr, cfg.group_lr_scale)
+        h0 = {g: (None if carry.actor_h[g] is None else carry.actor_h[g].clone(),
+                  None if carry.critic_h[g] is None else carry.critic_h[g].clone()) for g in groups}
+
+        # -------------------------------------------------------------------- 1. rollout
+        # (a straggler mode may change this rank's rollout length: WAR quota, DD-PPO preemption)
+        T = collect(env, policies, learner.vnorm, self.buffers, carry, self.stats, dist, learner.generator,
+                    dist.begin_rollout(cfg.rollout_length), timer)
+        T, batch_steps = dist.end_rollout(E)   # steps this rank collected, env steps of all ranks
+        buf = self.buffers if T == self.cap else self.buffers.head(T)
+        self.env_steps += batch_steps
+        for what, bufs in (("rewards", buf.rewards), ("observations", buf.obs)):
+            bad = [g for g in groups if not bool(torch.isfinite(bufs[g]).all())]
+            if dist.any(bool(bad)):
+                raise self.fail(f"the env returned non-finite {what}" + (f" for group {bad[0]!r}" if bad else
+                                                                         " on another rank"),
+                                "check the scenario (e.g. agents placed at the same position) and its arguments")
+
+        # -------------------------------------------------------------------- 2. bootstrap
+        with torch.no_grad():
+            state = joint_state(carry.obs) if buf.state is not None else None
+            last_value = {g: p.value(state, p.observed(carry.actor_h[g], carry.obs[g], carry.starts),
+                                     carry.critic_h[g], carry.starts)[0] for g, p in policies.items()}
+        timer.split("policy")
+
+        # -------------------------------------------------------------------- 3. advantages, 4. update
+        row_diag: dict[str, float] = {}
+        for g, p in policies.items():
+            with torch.no_grad():
+                values, returns, adv = advantages(learner.vnorm[g], buf, g, last_value[g], cfg.gamma, cfg.gae_lambda)
+            diag = ppo_update(p, learner.actor_opt[g], learner.critic_opt[g], learner.vnorm[g],
+                              group_batch(p, buf, g, values, returns, adv, h0[g]), cfg=cfg,
+                              entropy_coef=entropy_coef, generator=learner.generator, reducer=dist, shape=(T, E),
+                              group=g, fail=self.fail)
+            row_diag.update({f"{g}/{k}": v for k, v in diag.items()})
+        bad = [name for g, p in policies.items() for name, t in p.named_parameters(prefix=g)
+               if not bool(torch.isfinite(t).all())]
+        if bad:   # (parameters are equal on every rank)
+            raise self.fail(f"parameter {bad[0]} became non-finite after the optimizer step", "lower the learning rates")
+        timer.split("learn")
+
+        # -------------------------------------------------------------------- the row
+        ep = summarize(dist.gather_episodes(self.stats.pop()))   # every rank's finished episodes
+        row_diag.update(dist.metrics())
+        first = next(iter(groups))
+        row = {"update": self.update_idx, "env_steps": self.env_steps,
+               "agent_steps": self.env_steps * self.n_agents_total,
+               "lr": learner.actor_opt[first].param_groups[0]["lr"],
+               "critic_lr": learner.critic_opt[first].param_groups[0]["lr"]}
+        for c in self.columns:
+            if c not in row and c not in LOOP_COLUMNS and not c.startswith("time/"):
+                row[c] = ep[c] if c in ep else row_diag.get(c, float("nan"))
+        row["episodes"] = int(ep["episodes"])
+        timer.split("other")
+        row.update(timer.row())
+        return row
+
+    def checkpoint_payload(self, wall_s: float) -> dict | None:
+        """The checkpoint of the run so far (rank 0: every rank's worlds; other ranks: None)."""
+        carry = self.carry
+        payload = {
+            "config": config_to_dict(self.cfg),
+            "env": env_signature(self.env, self.cfg),
+            "update": self.update_idx, "env_steps": self.env_steps, "wall_s": wall_s,
+            **self.learner.state_dict(),
+            "env_state": self.env.get_state(),
+            "obs": {g: o.clone() for g, o in carry.obs.items()},
+            "starts": carry.starts.clone(),
+            "actor_h": {g: h for g, h in carry.actor_h.items() if h is not None},
+            "critic_h": {g: h for g, h in carry.critic_h.items() if h is not None},
+            "episode_stats": self.stats.state_dict(),
+        }
+        if carry.alive is not None:
+            payload["alive"] = {g: a.clone() for g, a in carry.alive.items()}
+        return self.dist.gather_checkpoint(payload)   # every rank's worlds, to rank 0
+
+    def restore(self, ckpt: dict, path) -> None:
+        """Continue from ``ckpt`` (``checkpoint_payload``'s, read from ``path``) exactly."""
+        _check_resume(ckpt, path, self.cfg, self.env)
+        ckpt = self.dist.local_checkpoint(ckpt)   # this rank's worlds (and generator)
+        self.learner.load_state_dict(ckpt)
+        carry, device = self.carry, self.device
+        for g in self.policies:
+            if carry.actor_h[g] is not None:    # (GRU states, frame stacks)
+                carry.actor_h[g] = ckpt["actor_h"][g].to(device)
+            if carry.critic_h[g] is not None:
+                carry.critic_h[g] = ckpt["critic_h"][g].to(device)
+        self.env.set_state({k: v.to(self.env.torch_device) for k, v in ckpt["env_state"].items()})
+        carry.obs = {g: ckpt["obs"][g].to(device).clone() for g in self.groups}
+        carry.starts = ckpt["starts"].to(device).clone()
+        if carry.alive is not None:
+            carry.alive = {g: ckpt["alive"][g].to(device).clone() for g in self.groups}
+        self.stats.load_state_dict(ckpt["episode_stats"])
+        self.update_idx, self.env_steps = int(ckpt["update"]), int(ckpt["env_steps"])
+
+    def close(self) -> None:
+        if self.owns_env:
+            self.env.close()
+
+
 # ----------------------------------------------------------------------------- train
 def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] | None = None, *,
-          run_dir=None, resume=None, dist=None) -> TrainResult:
+          run_dir=None, resume=None, dist=None, war=None) -> TrainResult:
     """Train MAPPO on ``env`` (a war_envs batched env with ``config.num_envs`` worlds, SAME_STEP
-    autoreset, on ``config.device``; it is reset with ``config.seed``).
+    autoreset, on ``config.device``; it is reset with ``config.seed``; ``None``: made from the
+    config and closed at the end).
+
+    ``war``: a ``war_train.war_config.WarConfig`` trains in that WAR mode instead of lock-step
+    (``war_train.war_loop.WarTrainer``: a decision schedule and cost models in the rollout,
+    fragments, SMDP advantages, the same PPO update); ``env`` is then ``None``, one env
+    (``war.workers == 1``) or a list of ``war.workers`` worker envs holding the worlds together.
 
     ``progress_fn(row)`` is called after every update with that update's metrics; returning
     ``False`` stops training after writing a checkpoint (as a preemption would).  With
     ``run_dir``, writes ``metrics.csv``, TensorBoard events under ``tb/`` and
-    ``checkpoint.pt`` there (nothing is written without it).  ``resume``: a checkpoint (or a
-    run folder) to continue from exactly; its config must equal ``config`` except for
-    ``RESUMABLE_CHANGES``.
+    ``checkpoint.pt`` there (every ``config.checkpoint_every`` updates, at the end and when
+    stopped, SIGINT/SIGTERM included), plus the mode's own files (WAR: ``war_config.json``,
+    ``staleness.jsonl``); nothing is written without it.  ``resume``: a checkpoint (or a run
+    folder) of the same mode to continue from exactly; its config must equal ``config`` except
+    for ``RESUMABLE_CHANGES`` (and a WAR run's WAR config must equal ``war``).
 
     ``dist``: a ``war_train.distributed`` reducer (default: ``distributed.current()``, i.e. the
     torchrun rank this process is, or one process).  Under torchrun every rank calls ``train``
@@ -291,175 +463,101 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
     """
     cfg = config.validate()
     dist = distributed.current() if dist is None else dist
-    _check_env(env, cfg, dist)
-    dist.setup(cfg, env)
-    torch.set_num_threads(cfg.torch_threads)
-    device = dist.device(cfg.device)
-    E = env.num_envs   # this process's worlds (all of them in one process)
-    groups = dict(env.groups)
-    run_dir = pathlib.Path(run_dir) if run_dir is not None else None
+    if war is None:
+        owns = env is None
+        if owns:
+            from war_train.run import make_env
 
-    # --- networks, optimizers, value normalizers, the sampling stream
-    learner = Learner.build(groups, env.state_dim, cfg, device, dist.generator_seed(cfg.seed))
-    policies, actor_opt, critic_opt, vnorm, gen = (learner.policies, learner.actor_opt, learner.critic_opt,
-                                                   learner.vnorm, learner.generator)
-    cap = dist.max_rollout_length(cfg.rollout_length)     # == T, except for WAR per-rank quotas
-    stats = EpisodeStats(env, capacity=cap)
+            env = make_env(cfg, dist)
+        try:
+            trainer = Lockstep(env, cfg, dist, owns_env=owns)
+        except BaseException:
+            if owns:
+                env.close()
+            raise
+    else:
+        from war_train.war_loop import WarTrainer
 
-    # --- the env's first observations (or the checkpointed ones); rank r's worlds are seeded s + r·E/K
-    obs = {g: o.clone() for g, o in env.reset(seed=cfg.seed + dist.worlds(cfg.num_envs).start).items()}
-    carry = Carry(obs, torch.ones(E, dtype=torch.bool, device=device),   # a new episode begins at the current obs
-                  {g: p.initial_hidden(E, device)[0] for g, p in policies.items()},
-                  {g: p.initial_hidden(E, device)[1] for g, p in policies.items()},
-                  {g: a.clone() for g, a in env.alive_mask.items()} if env.agents_can_leave else None)
-    update, env_steps, wall_before = 0, 0, 0.0
-    checkpoint_path = None   # the last complete checkpoint (the resumed one, then each one written)
-    if resume is not None:
-        ckpt = load_checkpoint(resume)
-        _check_resume(ckpt, cfg, env)
-        ckpt = dist.local_checkpoint(ckpt)   # this rank's worlds (and generator)
-        learner.load_state_dict(ckpt)
-        for g in policies:
-            if carry.actor_h[g] is not None:    # (GRU states, frame stacks)
-                carry.actor_h[g] = ckpt["actor_h"][g].to(device)
-            if carry.critic_h[g] is not None:
-                carry.critic_h[g] = ckpt["critic_h"][g].to(device)
-        env.set_state({k: v.to(env.torch_device) for k, v in ckpt["env_state"].items()})
-        carry.obs = {g: ckpt["obs"][g].to(device).clone() for g in groups}
-        carry.starts = ckpt["starts"].to(device).clone()
-        if carry.alive is not None:
-            carry.alive = {g: ckpt["alive"][g].to(device).clone() for g in groups}
-        stats.load_state_dict(ckpt["episode_stats"])
-        update, env_steps, wall_before = int(ckpt["update"]), int(ckpt["env_steps"]), float(ckpt["wall_s"])
-        resume_path = pathlib.Path(resume)
-        checkpoint_path = resume_path / "checkpoint.pt" if resume_path.is_dir() else resume_path
+        if dist.active:
+            raise ValueError("war: WAR modes run in one process; under torchrun use dist_straggler='war' for "
+                             "rank-level WAR quotas")
+        trainer = WarTrainer(cfg, war, envs=[env] if hasattr(env, "num_envs") else env)
+    try:
+        wall_before = 0.0
+        if resume is not None:
+            path = pathlib.Path(resume)
+            path = path / "checkpoint.pt" if path.is_dir() else path
+            ckpt = load_checkpoint(path)
+            trainer.restore(ckpt, path)
+            trainer.checkpoint, wall_before = path, float(ckpt["wall_s"])
+        return _run(trainer, progress_fn, None if run_dir is None else pathlib.Path(run_dir),
+                    resumed=resume is not None, wall_before=wall_before)
+    finally:
+        trainer.close()
 
-    # --- outputs
-    timer = PhaseTimer(cfg.profile, device)
-    columns = metric_columns(env, groups) + dist.columns(groups) + (
-        [f"time/{p}_s" for p in PHASES] if cfg.profile else [])
-    csv_log = tb = None
-    if run_dir is not None and dist.is_main:
-        from war_train.runlog import MetricsCSV, TensorBoard
 
-        run_dir.mkdir(parents=True, exist_ok=True)
-        csv_log = MetricsCSV(run_dir / "metrics.csv", columns, keep_until=update if resume is not None else None)
-        tb = TensorBoard(run_dir / "tb", cfg.tensorboard, purge_step=env_steps + 1 if resume is not None else None)
-    from war_train.runlog import ProgressBar
+def _run(trainer, progress_fn, run_dir: pathlib.Path | None, *, resumed: bool, wall_before: float) -> TrainResult:
+    """The run loop of every mode: ``trainer.update()`` until ``config.num_updates``, each row
+    logged (history, ``metrics.csv``, TensorBoard, progress bar, side logs), checkpoints, stops."""
+    from war_train.runlog import MetricsCSV, ProgressBar, TensorBoard, open_jsonl
 
-    key = env.progress_metric
-    bar = ProgressBar(cfg.num_updates * cfg.batch_env_steps, env.env_id or "train", enabled=cfg.progress and dist.is_main)
-    buffers = Rollout.allocate(cap, E, groups, policies, env.state_dim, carry.alive is not None, device)
-
+    cfg, dist = trainer.cfg, trainer.dist
+    columns, key = trainer.columns, trainer.progress_key
+    bar = ProgressBar(cfg.num_updates * cfg.batch_env_steps, trainer.label, enabled=cfg.progress and dist.is_main)
     history: list[dict] = []
     stopped_early = False
     session_steps = 0
     t_start = time.perf_counter()
-    n_agents_total = sum(s.n_agents for s in groups.values())
-    first = next(iter(groups))
-
-    def fail(what: str, hint: str):
-        return _non_finite(update, checkpoint_path, what, hint)
-
     # SIGINT/SIGTERM: finish the update, checkpoint, return (only when there is a run folder to write to)
     stops = StopRequests(enabled=run_dir is not None)
     with stops, contextlib.ExitStack() as cleanup:   # (outputs closed on errors too)
         cleanup.callback(bar.close)
-        if csv_log is not None:
+        csv_log = tb = None
+        side = {}
+        if run_dir is not None and dist.is_main:
+            keep = trainer.update_idx if resumed else None   # a resumed run keeps the rows up to its update
+            run_dir.mkdir(parents=True, exist_ok=True)
+            for name, text in trainer.run_files.items():
+                (run_dir / name).write_text(text)
+            csv_log = MetricsCSV(run_dir / "metrics.csv", columns, keep_until=keep)
             cleanup.callback(csv_log.close)
+            tb = TensorBoard(run_dir / "tb", cfg.tensorboard, purge_step=trainer.env_steps + 1 if resumed else None)
             cleanup.callback(tb.close)
-        while update < cfg.num_updates:
-            update += 1
-            timer.start()
-            lr, critic_lr, entropy_coef = cfg.schedule(update)
-            learner.set_learning_rates(lr, critic_lr, cfg.group_lr_scale)
-            h0 = {g: (None if carry.actor_h[g] is None else carry.actor_h[g].clone(),
-                      None if carry.critic_h[g] is None else carry.critic_h[g].clone()) for g in groups}
-
-            # ---------------------------------------------------------------- 1. rollout
-            # (a straggler mode may change this rank's rollout length: WAR quota, DD-PPO preemption)
-            T = collect(env, policies, vnorm, buffers, carry, stats, dist, gen, dist.begin_rollout(cfg.rollout_length),
-                        timer)
-            T, batch_steps = dist.end_rollout(E)   # steps this rank collected, env steps of all ranks
-            buf = buffers if T == cap else buffers.head(T)
-            env_steps += batch_steps
-            session_steps += batch_steps
-            for what, bufs in (("rewards", buf.rewards), ("observations", buf.obs)):
-                bad = [g for g in groups if not bool(torch.isfinite(bufs[g]).all())]
-                if dist.any(bool(bad)):
-                    raise fail(f"the env returned non-finite {what}" + (f" for group {bad[0]!r}" if bad else
-                                                                         " on another rank"),
-                               "check the scenario (e.g. agents placed at the same position) and its arguments")
-
-            # ---------------------------------------------------------------- 2. bootstrap
-            with torch.no_grad():
-                state = joint_state(carry.obs) if buf.state is not None else None
-                last_value = {g: p.value(state, p.observed(carry.actor_h[g], carry.obs[g], carry.starts),
-                                         carry.critic_h[g], carry.starts)[0] for g, p in policies.items()}
-            timer.split("policy")
-
-            # ---------------------------------------------------------------- 3. advantages, 4. update
-            row_diag: dict[str, float] = {}
-            for g, p in policies.items():
-                with torch.no_grad():
-                    values, returns, adv = advantages(vnorm[g], buf, g, last_value[g], cfg.gamma, cfg.gae_lambda)
-                diag = ppo_update(p, actor_opt[g], critic_opt[g], vnorm[g], group_batch(p, buf, g, values, returns,
-                                                                                         adv, h0[g]),
-                                  cfg=cfg, entropy_coef=entropy_coef, generator=gen, reducer=dist, shape=(T, E),
-                                  group=g, fail=fail)
-                row_diag.update({f"{g}/{k}": v for k, v in diag.items()})
-            bad = [name for g, p in policies.items() for name, t in p.named_parameters(prefix=g)
-                   if not bool(torch.isfinite(t).all())]
-            if bad:   # (parameters are equal on every rank)
-                raise fail(f"parameter {bad[0]} became non-finite after the optimizer step", "lower the learning rates")
-            timer.split("learn")
-
-            # ---------------------------------------------------------------- 5. log
-            wall = wall_before + (time.perf_counter() - t_start)
-            ep = summarize(dist.gather_episodes(stats.pop()))   # every rank's finished episodes
-            row_diag.update(dist.metrics())
-            row = {"update": update, "env_steps": env_steps, "agent_steps": env_steps * n_agents_total,
-                   "wall_s": wall, "env_steps_per_s": session_steps / max(time.perf_counter() - t_start, 1e-9),
-                   "lr": actor_opt[first].param_groups[0]["lr"], "critic_lr": critic_opt[first].param_groups[0]["lr"]}
+            for entry, (name, _) in trainer.side_logs.items():
+                side[entry] = open_jsonl(run_dir / name, keep)
+                cleanup.callback(side[entry].close)
+        while trainer.update_idx < cfg.num_updates:
+            before = trainer.env_steps
+            row = trainer.update()
+            session_steps += trainer.env_steps - before
+            extra = {entry: row.pop(entry) for entry in trainer.side_logs}
+            elapsed = time.perf_counter() - t_start
+            row["wall_s"] = wall_before + elapsed
+            row["env_steps_per_s"] = session_steps / max(elapsed, 1e-9)
             for c in columns:
-                if c not in row and not c.startswith("time/"):
-                    row[c] = ep[c] if c in ep else row_diag.get(c, float("nan"))
-            row["episodes"] = int(ep["episodes"])
-            timer.split("other")
-            row.update(timer.row())
+                row.setdefault(c, float("nan"))
             history.append(row)
             if csv_log is not None:   # (before the checkpoint: a resumed run keeps the rows up to its update)
                 csv_log.write(row)
-                tb.write(row, env_steps)
-            bar.update(env_steps, session_steps, row.get(key), key.replace("_", " "))
+                tb.write(row, trainer.env_steps)
+                for entry, f in side.items():
+                    f.write(json.dumps({"update": row["update"], trainer.side_logs[entry][1]: extra[entry]}) + "\n")
+                    f.flush()
+            bar.update(trainer.env_steps, session_steps, row.get(key), key.replace("_", " "))
             stop = dist.any((progress_fn(row) is False if progress_fn is not None else False) or stops.requested)
 
-            # ---------------------------------------------------------------- 6. checkpoint
-            last = update >= cfg.num_updates
-            if run_dir is not None and (last or stop or (cfg.checkpoint_every and update % cfg.checkpoint_every == 0)):
-                payload = {
-                    "config": config_to_dict(cfg),
-                    "env": env_signature(env, cfg),
-                    "update": update, "env_steps": env_steps, "wall_s": wall_before + (time.perf_counter() - t_start),
-                    **learner.state_dict(),
-                    "env_state": env.get_state(),
-                    "obs": {g: o.clone() for g, o in carry.obs.items()},
-                    "starts": carry.starts.clone(),
-                    "actor_h": {g: h for g, h in carry.actor_h.items() if h is not None},
-                    "critic_h": {g: h for g, h in carry.critic_h.items() if h is not None},
-                    "episode_stats": stats.state_dict(),
-                }
-                if carry.alive is not None:
-                    payload["alive"] = {g: a.clone() for g, a in carry.alive.items()}
-                payload = dist.gather_checkpoint(payload)   # every rank's worlds, to rank 0
+            last = trainer.update_idx >= cfg.num_updates
+            if run_dir is not None and (last or stop or (cfg.checkpoint_every and
+                                                         trainer.update_idx % cfg.checkpoint_every == 0)):
+                payload = trainer.checkpoint_payload(wall_before + (time.perf_counter() - t_start))
                 if payload is not None:
-                    checkpoint_path = save_checkpoint(run_dir / "checkpoint.pt", payload)
+                    trainer.checkpoint = save_checkpoint(run_dir / "checkpoint.pt", payload)
             if stop:
                 stopped_early = not last
                 break
 
-    return TrainResult(policies=policies, history=history, config=cfg, run_dir=run_dir,
-                       checkpoint=checkpoint_path, stopped_early=stopped_early, interrupted_by=stops.signum)
+    return TrainResult(policies=trainer.policies, history=history, config=cfg, run_dir=run_dir,
+                       checkpoint=trainer.checkpoint, stopped_early=stopped_early, interrupted_by=stops.signum)
 
 
 def _non_finite(update: int, checkpoint, what: str, hint: str) -> NonFiniteTraining:
@@ -481,20 +579,21 @@ def config_changes(saved: dict, now: dict, default: dict, allowed=()) -> list[st
             if k not in allowed and saved.get(k, default[k]) != now[k]]
 
 
-def _check_resume(ckpt: dict, cfg: TrainConfig, env) -> None:
+def _check_resume(ckpt: dict, path, cfg: TrainConfig, env) -> None:
+    name = repr(str(path))
     if isinstance(ckpt.get("war"), dict):
-        raise ValueError(f"resume: the checkpoint is a WAR run's (arm {ckpt['war'].get('arm')!r}); resume it with "
-                         f"war_train.war_loop.train_war(..., resume=...) or `war-train train --resume RUN_DIR`")
+        raise ValueError(f"resume: {name} is a WAR run's checkpoint (arm {ckpt['war'].get('arm')!r}); resume it with "
+                         f"war_train.train(..., war=its WarConfig, resume=...) or `war-train train --resume RUN_DIR`")
     missing = malformed_entries(ckpt, RESUMABLE)
     if missing:
-        raise ValueError(f"resume: the checkpoint holds networks only (no {', '.join(missing)}); "
+        raise ValueError(f"resume: {name} holds networks only (no {', '.join(missing)}); "
                          f"it can be evaluated and rendered but not resumed")
     diff = config_changes(ckpt["config"], config_to_dict(cfg), config_to_dict(TrainConfig()), RESUMABLE_CHANGES)
     if diff:
-        raise ValueError("resume: the checkpoint was trained with a different config: " + ", ".join(diff))
+        raise ValueError(f"resume: {name} was trained with a different config: " + ", ".join(diff))
     sig = env_signature(env, cfg)
     if ckpt["env"] != sig:
-        raise ValueError(f"resume: the checkpoint's env {ckpt['env']} differs from this env {sig}")
+        raise ValueError(f"resume: {name} was trained on the env {ckpt['env']}, not this one {sig}")
     if env.agents_can_leave and not isinstance(ckpt.get("alive"), dict):
-        raise ValueError("resume: the checkpoint has no 'alive' masks, which this env's agents (who can leave the "
+        raise ValueError(f"resume: {name} has no 'alive' masks, which this env's agents (who can leave the "
                          "game) need")

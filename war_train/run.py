@@ -2,8 +2,8 @@
 
 ``run_training(config, out="runs")`` writes ``runs/<scenario>__<seed>__<time>/``:
 ``config.json``, ``metrics.csv``, ``tb/`` (TensorBoard), ``checkpoint.pt``,
-``learning_curve.png``, ``eval.json`` and ``episode.gif``.  The CLI's ``train`` and the main
-job call it.  Under ``torchrun`` every rank runs it: each steps its share of the worlds
+``learning_curve.png``, ``eval.json`` and ``episode.gif`` (WAR modes: ``war_config.json``,
+``staleness.jsonl`` and ``war_curve.png`` too).  The CLI's ``train`` and the main job call it.  Under ``torchrun`` every rank runs it: each steps its share of the worlds
 (``war_train.distributed``), rank 0 picks the run folder and writes every output.
 """
 
@@ -48,12 +48,16 @@ def new_run_dir(out, config: TrainConfig) -> pathlib.Path:
 
 
 def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, progress_fn=None,
-                 log=print) -> pathlib.Path:
+                 log=print, war=None) -> pathlib.Path:
     """Train, then ``finish_run``; returns the run folder.  SIGINT/SIGTERM stop it after a
     checkpoint and raise ``TrainingInterrupted`` (no evaluation, plot or GIF).  ``resume`` (a checkpoint or run
     folder) continues that run in its own folder.  Under torchrun (``RANK``/``WORLD_SIZE``... set)
-    every rank joins the process group, trains on its worlds, and only rank 0 writes and logs."""
+    every rank joins the process group, trains on its worlds, and only rank 0 writes and logs.
+    ``war`` (a ``WarConfig``): train in that WAR mode (one process), and plot ``war_curve.png``
+    (return against env steps and modelled time, throughput, data share, ESS, staleness) too."""
     config.validate()
+    if war is not None:
+        war.validate()
     with distributed.launch(config.device) as dist:
         if not dist.is_main:
             log = _quiet
@@ -66,16 +70,33 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
         if dist.is_main:
             run_dir.mkdir(parents=True, exist_ok=True)
             (run_dir / "config.json").write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
-        ranks = f" on {dist.world_size} ranks ({config.num_envs // dist.world_size} worlds each)" if dist.active else ""
-        log(f"war-train: {config.scenario}, {config.num_envs} worlds x {config.rollout_length} steps{ranks}, "
-            f"{config.num_updates} updates = {config.num_updates * config.batch_env_steps:,} env steps -> {run_dir}")
-        env = make_env(config, dist)
+        if war is not None:
+            log(f"war-train: {config.scenario} [{war.arm}, {war.resource}, {war.cost_mode} costs], "
+                f"{config.num_envs} worlds in {war.workers} worker(s) x {config.rollout_length} steps, "
+                f"{config.total_env_steps:,} env steps -> {run_dir}")
+            env = None   # (the WAR mode makes its worker envs)
+        else:
+            ranks = (f" on {dist.world_size} ranks ({config.num_envs // dist.world_size} worlds each)"
+                     if dist.active else "")
+            log(f"war-train: {config.scenario}, {config.num_envs} worlds x {config.rollout_length} steps{ranks}, "
+                f"{config.num_updates} updates = {config.num_updates * config.batch_env_steps:,} env steps "
+                f"-> {run_dir}")
+            env = make_env(config, dist)
         try:
-            result = train(env, config, progress_fn, run_dir=run_dir, resume=resume, dist=dist)
+            result = train(env, config, progress_fn, run_dir=run_dir, resume=resume, dist=dist, war=war)
         finally:
-            env.close()
+            if env is not None:
+                env.close()
         if not dist.is_main:
             return run_dir
+    if war is not None:
+        from war_train.war_plot import plot_war_run
+
+        rows = read_metrics(run_dir / "metrics.csv")
+        if rows:
+            path = plot_war_run(rows, run_dir / "war_curve.png",
+                                title=f"{config.scenario} [{war.arm}] seed {config.seed}")
+            log(f"WAR curves: {path}")
     if result.interrupted_by is not None:
         raise TrainingInterrupted(result.interrupted_by, run_dir, result.checkpoint, result.history[-1]["env_steps"]
                                   if result.history else 0)

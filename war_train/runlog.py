@@ -1,4 +1,5 @@
-"""Run outputs while training: ``metrics.csv``, TensorBoard events and a stderr progress bar.
+"""Run outputs while training: ``metrics.csv``, TensorBoard events, JSON-lines side logs and a
+stderr progress bar.
 
 The CSV has a fixed header (every row has every column; ``nan`` where an update finished no
 episode) and floats written with ``repr`` (round-trip exact), so a resumed run's rows can be
@@ -9,12 +10,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import pathlib
 import sys
 import time
 
-__all__ = ["MetricsCSV", "TensorBoard", "ProgressBar", "read_metrics", "format_eta"]
+__all__ = ["MetricsCSV", "TensorBoard", "ProgressBar", "open_jsonl", "read_metrics", "format_eta"]
 
 
 def _fmt(value) -> str:
@@ -35,6 +37,26 @@ def read_metrics(path) -> list[dict[str, float]]:
             rows.append({k: (int(v) if k in ("update", "env_steps", "agent_steps", "episodes") else float(v))
                          for k, v in row.items()})
     return rows
+
+
+def open_jsonl(path, keep_until: int | None = None):
+    """A JSON-lines log of one record per update (``{"update": u, ...}``) opened for appending;
+    with ``keep_until`` (a resumed run) only the lines of updates up to it are kept, as
+    ``MetricsCSV`` keeps its rows (a torn last line is dropped)."""
+    path = pathlib.Path(path)
+    if keep_until is None or not path.exists():
+        return open(path, "w")
+    from war_train.checkpoint import atomic_write_bytes
+
+    kept = []
+    for line in path.read_text().splitlines():
+        try:
+            if json.loads(line)["update"] <= keep_until:
+                kept.append(line + "\n")
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue
+    atomic_write_bytes(path, "".join(kept).encode())
+    return open(path, "a")
 
 
 class MetricsCSV:

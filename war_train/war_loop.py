@@ -1,4 +1,5 @@
-"""MAPPO on WAR batches, and the baselines of the same harness (docs/war.md, "Learning on WAR batches").
+"""MAPPO on WAR batches, and the baselines of the same harness (docs/war.md, "Learning on WAR batches"):
+the WAR mode of ``war_train.train`` (``train(env, config, war=WarConfig(...))``).
 
 ``WarTrainer(config, war)`` owns the learner (``ppo.Learner``, built as ``mappo.train`` builds
 it: one actor and one centralized critic per group), the rollout workers
@@ -28,8 +29,9 @@ spent), plus the measured learning time (overlapped with collection for ``overla
 
 **Checkpoints.**  ``WarTrainer.state_dict()`` is everything the rest of a run depends on between
 two updates (learner, workers' worlds and carried fragments, clocks, cost estimates, schedule,
-drafts, counters, overlap's round in flight); ``train_war`` writes it every
-``checkpoint_every`` updates, at the end and when stopped, and resumes from it — exactly with
+drafts, counters, overlap's round in flight); ``war_train.train(..., war=...)``, whose run loop
+this trainer is the WAR mode of, writes it every ``checkpoint_every`` updates, at the end and
+when stopped, and resumes from it — exactly with
 ``cost_mode="virtual"``, apart from the measured timings (docs/war.md, "Checkpoints and
 resuming").
 
@@ -44,10 +46,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import pathlib
 import threading
 import time
-from collections.abc import Callable
 
 import gymnasium
 import torch
@@ -61,19 +61,18 @@ from war_envs.war.collector import GroupBatch as WindowGroupBatch
 from war_envs.war.scheduler import Schedule, with_episode_starts
 from war_envs.war.weights import staleness_summary
 from war_train import distributed, losses
-from war_train.checkpoint import WAR_RESUMABLE, load_checkpoint, malformed_entries, save_checkpoint
+from war_train.checkpoint import WAR_RESUMABLE, malformed_entries
 from war_train.config import TrainConfig, config_to_dict
 from war_train.distributions import Categorical
-from war_train.mappo import RESUMABLE_CHANGES, TrainResult, _non_finite, config_changes, metric_columns
+from war_train.mappo import RESUMABLE_CHANGES, _non_finite, config_changes, metric_columns
 from war_train.metrics import EpisodeStats, summarize
 from war_train.networks import Actor
 from war_train.policy import env_signature
 from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, ppo_update
-from war_train.stopping import StopRequests, TrainingInterrupted
 from war_train.presets import DECLARED_WAR_COSTS
 from war_train.war_config import WarConfig, war_config_to_dict
 
-__all__ = ["WarTrainer", "WarPolicy", "train_war", "run_war_training", "war_columns", "make_worker_envs"]
+__all__ = ["WarTrainer", "WarPolicy", "war_columns", "make_worker_envs"]
 
 
 # ----------------------------------------------------------------------------- behaviour policy
@@ -168,7 +167,7 @@ class WarTrainer:
             self.learner.policies, self.learner.actor_opt, self.learner.critic_opt, self.learner.vnorm,
             self.learner.generator)
         self.gen_learn = self.gen  # a separate stream only when learning runs in its own thread
-        self._reducer = distributed.Local()
+        self.dist = distributed.Local()   # (WAR modes run in one process)
 
         # --- costs: declared profiles (or None: measured) and online estimates per lane
         table = war.costs or DECLARED_WAR_COSTS.get(cfg.scenario, {})
@@ -239,7 +238,14 @@ class WarTrainer:
         self.env_steps = 0
         self.model_s = 0.0
         self._in_flight = None    # overlap: the round collected but not yet learned
-        self.checkpoint = None    # the last complete checkpoint (train_war sets it; errors name it)
+        self.checkpoint = None    # the last complete checkpoint (the run loop sets it; errors name it)
+
+        # --- what the run loop (mappo.train) logs
+        self.columns = metric_columns(env0, self.groups)
+        self.columns += [c for c in war_columns(self.groups, self.lanes) if c not in self.columns]
+        self.label, self.progress_key = f"{cfg.scenario} [{war.arm}]", env0.progress_metric
+        self.run_files = {"war_config.json": json.dumps(war_config_to_dict(war), indent=2) + "\n"}
+        self.side_logs = {"staleness_hist": ("staleness.jsonl", "hist")}   # per update: lag -> transitions
 
     # -------------------------------------------------------------- planning
     def _trigger(self) -> Trigger:
@@ -374,7 +380,7 @@ class WarTrainer:
                                values[keep])
             diag.update({f"{g}/{k_}": v_ for k_, v_ in ppo_update(
                 p, self.actor_opt[g], self.critic_opt[g], self.vnorm[g], batch, cfg=cfg,
-                entropy_coef=self.entropy_coef, generator=gen, reducer=self._reducer, group=g,
+                entropy_coef=self.entropy_coef, generator=gen, reducer=self.dist, group=g,
                 fail=lambda what, hint: _non_finite(self.update_idx, self.checkpoint, what, hint)).items()})
             if g in self.drafts:
                 self._distill(g, obs_f)
@@ -506,6 +512,17 @@ class WarTrainer:
         for lane, g in self.behaviour.lane_gens.items():
             g.set_state(state["lane_generators"][lane])
 
+    def checkpoint_payload(self, wall_s: float) -> dict:
+        """The run's checkpoint: ``state_dict()`` plus config, WAR config, env signature, ``wall_s``."""
+        return {"config": config_to_dict(self.cfg), "war": war_config_to_dict(self.war),
+                "env": env_signature(self.envs[0], self.cfg), "wall_s": wall_s, **self.state_dict()}
+
+    def restore(self, ckpt: dict, path) -> None:
+        """Continue from ``ckpt`` (``checkpoint_payload``'s, read from ``path``) after checking it
+        is this run's."""
+        _check_war_resume(ckpt, path, self)
+        self.load_state_dict(ckpt)
+
     def close(self) -> None:
         for c in self.collectors:
             c.close()
@@ -543,92 +560,11 @@ def _fork(gen: torch.Generator) -> torch.Generator:
 WAR_RESUMABLE_CHANGES = ()
 
 
-def train_war(config: TrainConfig, war: WarConfig, progress_fn: Callable[[dict], bool | None] | None = None, *,
-              run_dir=None, envs=None, resume=None) -> TrainResult:
-    """Train with the WAR harness for ``config.num_updates`` updates.  With ``run_dir`` writes
-    ``metrics.csv`` (mappo's columns + WAR's: see ``war_columns``), ``staleness.jsonl``,
-    ``war_config.json`` and ``checkpoint.pt``: every ``config.checkpoint_every`` updates, at the
-    end and when stopped (``progress_fn`` returning False, SIGINT/SIGTERM), atomically, with
-    ``WarTrainer.state_dict()`` (evaluate/render it like any war-train checkpoint).  ``resume``:
-    such a checkpoint (or its run folder) to continue from; its config must equal ``config``
-    except for mappo's ``RESUMABLE_CHANGES``, and its WAR config must equal ``war``.  With
-    ``cost_mode="virtual"`` the continuation is exact (every metric but the measured timings);
-    with measured costs the schedule continues from the saved estimates."""
-    from war_train.runlog import MetricsCSV, ProgressBar
-
-    trainer = WarTrainer(config, war, envs=envs)
-    cfg = trainer.cfg
-    wall_before = 0.0
-    try:
-        if resume is not None:
-            path = pathlib.Path(resume)
-            path = path / "checkpoint.pt" if path.is_dir() else path
-            ckpt = load_checkpoint(path)
-            _check_war_resume(ckpt, path, trainer)
-            trainer.load_state_dict(ckpt)
-            trainer.checkpoint = path
-            wall_before = float(ckpt["wall_s"])
-    except BaseException:
-        trainer.close()
-        raise
-    run_dir = pathlib.Path(run_dir) if run_dir is not None else None
-    columns = metric_columns(trainer.envs[0], trainer.groups)
-    columns += [c for c in war_columns(trainer.groups, trainer.lanes) if c not in columns]
-    keep = trainer.update_idx if resume is not None else None
-    csv_log = hist_file = None
-    bar = ProgressBar(cfg.num_updates * cfg.batch_env_steps, f"{cfg.scenario} [{war.arm}]", enabled=cfg.progress)
-    history, stopped = [], False
-    session_steps = 0
-    t_start = time.perf_counter()
-    # SIGINT/SIGTERM: finish the update, write a checkpoint, stop
-    with StopRequests(enabled=run_dir is not None) as stops:
-        try:
-            if run_dir is not None:
-                run_dir.mkdir(parents=True, exist_ok=True)
-                csv_log = MetricsCSV(run_dir / "metrics.csv", columns, keep_until=keep)
-                hist_file = _staleness_log(run_dir / "staleness.jsonl", keep)
-                (run_dir / "war_config.json").write_text(json.dumps(war_config_to_dict(trainer.war), indent=2) + "\n")
-            while trainer.update_idx < cfg.num_updates:
-                before = trainer.env_steps
-                row = trainer.update()
-                session_steps += trainer.env_steps - before
-                hist = row.pop("staleness_hist")
-                row["wall_s"] = wall_before + (time.perf_counter() - t_start)
-                row["env_steps_per_s"] = session_steps / max(time.perf_counter() - t_start, 1e-9)
-                for c in columns:
-                    row.setdefault(c, float("nan"))
-                history.append(row)
-                if csv_log is not None:   # (before the checkpoint: a resumed run keeps the rows up to its update)
-                    csv_log.write(row)
-                    hist_file.write(json.dumps({"update": row["update"], "hist": hist}) + "\n")
-                    hist_file.flush()
-                bar.update(trainer.env_steps, session_steps, row.get("episode_return"))
-                stop = (progress_fn is not None and progress_fn(row) is False) or stops.requested
-                last = trainer.update_idx >= cfg.num_updates
-                if run_dir is not None and (last or stop or (cfg.checkpoint_every and
-                                                             trainer.update_idx % cfg.checkpoint_every == 0)):
-                    payload = {"config": config_to_dict(cfg), "war": war_config_to_dict(trainer.war),
-                               "env": env_signature(trainer.envs[0], cfg),
-                               "wall_s": wall_before + (time.perf_counter() - t_start), **trainer.state_dict()}
-                    trainer.checkpoint = save_checkpoint(run_dir / "checkpoint.pt", payload)
-                if stop:
-                    stopped = not last
-                    break
-            bar.close()
-        finally:
-            if csv_log is not None:
-                csv_log.close()
-            if hist_file is not None:
-                hist_file.close()
-            trainer.close()
-    return TrainResult(policies=trainer.policies, history=history, config=cfg, run_dir=run_dir,
-                       checkpoint=trainer.checkpoint, stopped_early=stopped, interrupted_by=stops.signum)
-
-
-def _check_war_resume(ckpt: dict, path: pathlib.Path, trainer: WarTrainer) -> None:
+def _check_war_resume(ckpt: dict, path, trainer: WarTrainer) -> None:
     if not isinstance(ckpt.get("war"), dict):
         raise ValueError(f"resume: {str(path)!r} is a lock-step MAPPO run's checkpoint (no WAR config); resume it "
-                         f"with war_train.train(..., resume=...) or `war-train train --resume` without WAR options")
+                         f"with war_train.train(env, config, resume=...) without war=, or `war-train train --resume "
+                         f"RUN_DIR`")
     missing = malformed_entries(ckpt, WAR_RESUMABLE)
     if missing:
         raise ValueError(f"resume: {str(path)!r} holds networks only (no {', '.join(missing)}), e.g. a WAR run's "
@@ -645,59 +581,3 @@ def _check_war_resume(ckpt: dict, path: pathlib.Path, trainer: WarTrainer) -> No
     sig = env_signature(trainer.envs[0], trainer.cfg)
     if ckpt["env"] != sig:
         raise ValueError(f"resume: {str(path)!r} was trained on the env {ckpt['env']}, not this one {sig}")
-
-
-def _staleness_log(path: pathlib.Path, keep_until: int | None):
-    """``staleness.jsonl`` opened for appending; on resume only the lines of updates up to
-    ``keep_until`` are kept (as ``MetricsCSV`` does; a torn last line is dropped)."""
-    if keep_until is None or not path.exists():
-        return open(path, "w")
-    from war_train.checkpoint import atomic_write_bytes
-
-    kept = []
-    for line in path.read_text().splitlines():
-        try:
-            if json.loads(line)["update"] <= keep_until:
-                kept.append(line + "\n")
-        except (json.JSONDecodeError, KeyError, TypeError):
-            continue
-    atomic_write_bytes(path, "".join(kept).encode())
-    return open(path, "a")
-
-
-def run_war_training(config: TrainConfig, war: WarConfig, out="runs", *, run_dir=None, resume=None,
-                     progress_fn=None, log=print) -> pathlib.Path:
-    """A complete WAR job: train, then the usual learning curve / evaluation / GIF
-    (``run.finish_run``) plus ``war_curve.png`` (return against env steps and modelled time,
-    throughput, data share, ESS, staleness).  SIGINT/SIGTERM stop it after a checkpoint and raise
-    ``TrainingInterrupted``; ``resume`` (a checkpoint or run folder) continues that run in its
-    own folder."""
-    from war_train.run import finish_run, new_run_dir
-    from war_train.runlog import read_metrics
-    from war_train.war_plot import plot_war_run
-
-    config.validate()
-    war.validate()
-    if resume is not None:
-        resume = pathlib.Path(resume)
-        run_dir = resume if resume.is_dir() else resume.parent
-    run_dir = pathlib.Path(run_dir) if run_dir is not None else new_run_dir(out, config)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.json").write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
-    log(f"war-train: {config.scenario} [{war.arm}, {war.resource}, {war.cost_mode} costs], {config.num_envs} worlds "
-        f"in {war.workers} worker(s) x {config.rollout_length} steps, {config.total_env_steps:,} env steps "
-        f"-> {run_dir}")
-    result = train_war(config, war, progress_fn, run_dir=run_dir, resume=resume)
-    rows = read_metrics(run_dir / "metrics.csv")
-    if rows:
-        path = plot_war_run(rows, run_dir / "war_curve.png", title=f"{config.scenario} [{war.arm}] seed {config.seed}")
-        log(f"WAR curves: {path}")
-    if result.interrupted_by is not None:
-        steps = int(result.history[-1]["env_steps"]) if result.history else 0
-        raise TrainingInterrupted(result.interrupted_by, run_dir, result.checkpoint, steps)
-    if result.stopped_early:
-        log(f"stopped early at {result.history[-1]['env_steps']:,} env steps; resume with "
-            f"`war-train train --resume {run_dir}`")
-        return run_dir
-    finish_run(run_dir, result.policies, config, log=log)
-    return run_dir
