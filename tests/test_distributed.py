@@ -31,6 +31,8 @@ JOBS = {
     "spread_mlp": (dict(num_minibatches=2, rollout_length=20), 1, 0),
     # 2 groups (each its own actor and critic), 4 minibatches
     "pp_mlp": (dict(scenario="PredatorPrey-v0", num_minibatches=4, rollout_length=20), 1, 0),
+    # one actor shared by both groups (share_actor): its loss pools both groups' minibatches
+    "pp_shared_actor": (dict(scenario="PredatorPrey-v0", share_actor=True, num_minibatches=4, rollout_length=20), 1, 0),
     # GRU, 4 worlds, 4 minibatches of one world each: every minibatch is empty on one rank
     "spread_gru": (dict(num_envs=4, use_gru=True, num_minibatches=4), 1, 0),
     # Box actions: the Gaussian's normal noise of all worlds drawn on every rank
@@ -135,7 +137,8 @@ def max_param_diff(a, b):
     return max(float((a[g][k] - b[g][k]).abs().max()) for g in a for k in a[g])
 
 
-@pytest.mark.parametrize("name", ["spread_mlp", "pp_mlp", "spread_gru", "spread_box", "tag_masked"])
+@pytest.mark.parametrize("name", ["spread_mlp", "pp_mlp", "pp_shared_actor", "spread_gru", "spread_box",
+                                  "tag_masked"])
 def test_two_ranks_make_the_parameter_update_of_one_process(two_ranks, name):
     _, ranks = two_ranks
     _, updates, _ = JOBS[name]

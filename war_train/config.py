@@ -81,6 +81,11 @@ class TrainConfig:
     use_gru: bool = _f(False, "add a GRU after the MLP of actor and critic (recurrent MAPPO); "
                               "trained by back-propagation through the whole rollout")
     agent_id: bool = _f(False, "append a one-hot agent index (within its group) to each actor input")
+    share_actor: bool = _f(False, "one actor for every group (parameter-sharing MAPPO with heterogeneous agents): "
+                                  "each agent's input zero-padded to the largest group's and a one-hot group id "
+                                  "appended; the groups' actor losses combine with group-balancing weights "
+                                  "(each group weighs its lock-step share of the agents, whatever its share of a "
+                                  "WAR batch); needs one action space for all groups; critics stay per group")
     frame_stack: int = _f(1, "actor input: the agent's last N observations, newest first (zeros before its "
                              "episode's first), a feed-forward memory (e.g. Tag-v0, whose observations hold no "
                              "own heading); a local critic sees the same stack")
@@ -161,6 +166,15 @@ class TrainConfig:
             raise ValueError(f"critic_input: expected 'state' or 'local', got {self.critic_input!r}")
         if self.frame_stack > 1 and self.use_gru:
             raise ValueError("frame_stack: stacking is a feed-forward memory; use frame_stack=1 with use_gru=True")
+        if self.share_actor:
+            for name, bad, why in (("use_gru", self.use_gru, "use_gru=False"),
+                                   ("frame_stack", self.frame_stack != 1, "frame_stack=1"),
+                                   ("critic_input", self.critic_input != "state", "critic_input='state'"),
+                                   ("group_lr_scale", bool(self.group_lr_scale), "no group_lr_scale"),
+                                   ("group_network", bool(self.group_network), "no group_network")):
+                if bad:
+                    raise ValueError(f"{name}: share_actor trains one feed-forward actor of one size and learning "
+                                     f"rate for every group beside per-group state critics; use {why}")
         if self.critic_input == "local" and self.use_gru:
             raise ValueError("critic_input: a 'local' critic is feed-forward; use use_gru=False or critic_input='state'")
         if not isinstance(self.init_log_std, (int, float)) or isinstance(self.init_log_std, bool) or \

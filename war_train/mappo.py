@@ -59,7 +59,7 @@ from war_train.checkpoint import RESUMABLE, load_checkpoint, malformed_entries, 
 from war_train.config import TrainConfig, config_to_dict
 from war_train.metrics import EpisodeStats, summarize
 from war_train.policy import GroupPolicy, build_policies, env_signature, joint_state, load_policies
-from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, ppo_update
+from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, Member, ppo_update, ppo_update_shared
 from war_train.stopping import NonFiniteTraining, StopRequests
 
 __all__ = ["train", "TrainResult", "GroupPolicy", "build_policies", "joint_state", "load_policies",
@@ -363,14 +363,23 @@ class Lockstep:
 
         # -------------------------------------------------------------------- 3. advantages, 4. update
         row_diag: dict[str, float] = {}
+        members = {}
         for g, p in policies.items():
             with torch.no_grad():
                 values, returns, adv = advantages(learner.vnorm[g], buf, g, last_value[g], cfg.gamma, cfg.gae_lambda)
-            diag = ppo_update(p, learner.actor_opt[g], learner.critic_opt[g], learner.vnorm[g],
-                              group_batch(p, buf, g, values, returns, adv, h0[g]), cfg=cfg,
+            batch = group_batch(p, buf, g, values, returns, adv, h0[g])
+            if cfg.share_actor:   # (one update of the shared actor over every group, below)
+                members[g] = Member(p, learner.critic_opt[g], learner.vnorm[g], batch, (T, E))
+                continue
+            diag = ppo_update(p, learner.actor_opt[g], learner.critic_opt[g], learner.vnorm[g], batch, cfg=cfg,
                               entropy_coef=entropy_coef, generator=learner.generator, reducer=dist, shape=(T, E),
                               group=g, fail=self.fail)
             row_diag.update({f"{g}/{k}": v for k, v in diag.items()})
+        if members:   # lock-step batches: every transition weighs 1 (the plain mean over all groups' agents)
+            diags = ppo_update_shared(members, learner.actor_opt[next(iter(members))], cfg=cfg,
+                                      entropy_coef=entropy_coef, generator=learner.generator, reducer=dist,
+                                      fail=self.fail)
+            row_diag.update({f"{g}/{k}": v for g, d in diags.items() for k, v in d.items()})
         bad = [name for g, p in policies.items() for name, t in p.named_parameters(prefix=g)
                if not bool(torch.isfinite(t).all())]
         if bad:   # (parameters are equal on every rank)

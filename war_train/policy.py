@@ -27,7 +27,9 @@ class GroupPolicy(nn.Module):
     """Actor + critic of one group.  ``act`` is what evaluation and rendering use."""
 
     def __init__(self, n_agents: int, obs_dim: int, action_space, state_dim: int, cfg: TrainConfig,
-                 group: str = "") -> None:
+                 group: str = "", shared: tuple[Actor, torch.Tensor, int] | None = None) -> None:
+        """``shared``: ``(actor, group code, width)`` with ``share_actor``: the actor every group
+        uses, this group's one-hot id, and the width its inputs are zero-padded to before it."""
         super().__init__()
         cfg = group_config(cfg, group)
         self.n_agents, self.obs_dim, self.state_dim = n_agents, obs_dim, state_dim
@@ -38,7 +40,12 @@ class GroupPolicy(nn.Module):
         self.local_critic = cfg.critic_input == "local"
         self.frames = cfg.frame_stack
         in_dim = self.frames * obs_dim + (n_agents if cfg.agent_id else 0)
-        self.actor = Actor(in_dim, action_head(action_space, cfg.init_log_std, group), cfg)
+        self.pad_to = None
+        if shared is not None:
+            self.actor, code, self.pad_to = shared
+            self.register_buffer("group_code", code, persistent=False)
+        else:
+            self.actor = Actor(in_dim, action_head(action_space, cfg.init_log_std, group), cfg)
         self.critic = Critic(in_dim, 1, cfg) if self.local_critic else Critic(state_dim, n_agents, cfg)
 
     @property
@@ -47,7 +54,12 @@ class GroupPolicy(nn.Module):
         return self.actor.dist
 
     def actor_input(self, obs: torch.Tensor) -> torch.Tensor:
-        return with_agent_id(obs) if self.agent_id else obs
+        x = with_agent_id(obs) if self.agent_id else obs
+        if self.pad_to is None:
+            return x
+        # share_actor: [x, zeros up to the widest group's input, one-hot group id]
+        pad = x.new_zeros(*x.shape[:-1], self.pad_to - x.shape[-1])
+        return torch.cat([x, pad, self.group_code.to(x.dtype).expand(*x.shape[:-1], -1)], dim=-1)
 
     def stack(self, frames: torch.Tensor, obs: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
         """``frame_stack``: the newest ``frames`` observations ``[E, n, F·d]``, newest first, with
@@ -115,14 +127,31 @@ def group_config(cfg: TrainConfig, group: str) -> TrainConfig:
 
 
 def build_policies(groups: dict, state_dim: int, cfg: TrainConfig, device) -> dict[str, GroupPolicy]:
-    """One ``GroupPolicy`` per group, initialised from ``cfg.seed`` (the global RNG is untouched)."""
+    """One ``GroupPolicy`` per group, initialised from ``cfg.seed`` (the global RNG is untouched);
+    with ``cfg.share_actor`` their ``actor`` is one module (built first)."""
     unknown = sorted(set(cfg.group_network) - set(groups))
     if unknown:
         raise ValueError(f"group_network: unknown groups {unknown}; the env's groups: {list(groups)}")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
-        return {g: GroupPolicy(s.n_agents, s.obs_dim, s.action_space, state_dim, cfg, g).to(device)
+        shared = _shared_actor(groups, cfg) if cfg.share_actor else None
+        return {g: GroupPolicy(s.n_agents, s.obs_dim, s.action_space, state_dim, cfg, g,
+                               None if shared is None else (shared[0], shared[1][g], shared[2])).to(device)
                 for g, s in groups.items()}
+
+
+def _shared_actor(groups: dict, cfg: TrainConfig) -> tuple[Actor, dict[str, torch.Tensor], int]:
+    """``share_actor``'s actor, each group's one-hot code and the padded input width."""
+    spaces = {g: space_signature(s.action_space) for g, s in groups.items()}
+    first = next(iter(groups))
+    other = [g for g in groups if spaces[g] != spaces[first]]
+    if other:
+        raise ValueError(f"share_actor: one actor needs one action space, but group {first!r} has "
+                         f"{groups[first].action_space} and group {other[0]!r} {groups[other[0]].action_space}")
+    width = max(s.obs_dim + (s.n_agents if cfg.agent_id else 0) for s in groups.values())
+    codes = {g: torch.eye(len(groups))[i] for i, g in enumerate(groups)}
+    actor = Actor(width + len(groups), action_head(groups[first].action_space, cfg.init_log_std, first), cfg)
+    return actor, codes, width
 
 
 def joint_state(obs: dict[str, torch.Tensor]) -> torch.Tensor:

@@ -28,7 +28,7 @@ from torch import nn
 
 from war_train import losses
 
-__all__ = ["Learner", "GroupBatch", "ppo_update", "clip_grad", "DIAGNOSTICS"]
+__all__ = ["Learner", "GroupBatch", "Member", "ppo_update", "ppo_update_shared", "clip_grad", "DIAGNOSTICS"]
 
 #: per-group diagnostics logged every update (as ``<group>/<name>``)
 DIAGNOSTICS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance",
@@ -54,8 +54,14 @@ class Learner:
         policies = build_policies(groups, state_dim, cfg, device)
         gen = torch.Generator(device=device)
         gen.manual_seed(generator_seed)
-        return cls(policies,
-                   {g: torch.optim.Adam(p.actor.parameters(), lr=cfg.lr, eps=cfg.adam_eps, foreach=True) for g, p in policies.items()},
+        if getattr(cfg, "share_actor", False):   # one actor: one optimizer, every group's entry
+            opt = torch.optim.Adam(next(iter(policies.values())).actor.parameters(), lr=cfg.lr, eps=cfg.adam_eps,
+                                   foreach=True)
+            actor_opt = dict.fromkeys(policies, opt)
+        else:
+            actor_opt = {g: torch.optim.Adam(p.actor.parameters(), lr=cfg.lr, eps=cfg.adam_eps, foreach=True)
+                         for g, p in policies.items()}
+        return cls(policies, actor_opt,
                    {g: torch.optim.Adam(p.critic.parameters(), lr=cfg.critic_lr, eps=cfg.adam_eps, foreach=True)
                     for g, p in policies.items()},
                    {g: ValueNorm(cfg.value_norm_beta, enabled=cfg.value_norm) for g in groups}, gen)
@@ -147,63 +153,115 @@ def ppo_update(policy, actor_opt, critic_opt, vnorm, batch: GroupBatch, *, cfg, 
     ``fail(what, hint)`` (the caller's exception type, e.g. one naming the update and the last
     checkpoint); ``group`` names the group in that message.
     """
-    fail = fail or (lambda what, hint: FloatingPointError(f"{what}; {hint}"))
-    mask = batch.mask
-    diag: dict[str, float] = {}
-    with torch.no_grad():
-        reducer.update_valuenorm(vnorm, _select(batch.returns, mask))   # (statistics of every rank's returns)
-        targets = vnorm.normalize(batch.returns)
-        advantages = batch.advantages
-        if cfg.norm_advantages:
-            advantages = reducer.normalize_advantages(advantages, mask)
-        diag["explained_variance"] = reducer.explained_variance(_select(batch.values_denorm, mask),
-                                                                _select(batch.returns, mask))
-        diag["value_mean"] = reducer.mean(_select(batch.values_denorm, mask))
+    return ppo_update_shared({group: Member(policy, critic_opt, vnorm, batch, shape)}, actor_opt, cfg=cfg,
+                             entropy_coef=entropy_coef, generator=generator, reducer=reducer, fail=fail)[group]
 
-    sums = {k: 0.0 for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac",
-                             "grad_norm_actor", "grad_norm_critic")}
+
+@dataclasses.dataclass
+class Member:
+    """One group's part of an update of an actor several groups share (``ppo_update_shared``)."""
+
+    policy: object                          # its GroupPolicy (``policy.actor``: the shared actor)
+    critic_opt: torch.optim.Optimizer       # its own critic's
+    vnorm: object                           # its own value normalizer
+    batch: GroupBatch
+    shape: tuple[int, int] | None = None    # as ``ppo_update``'s
+    weight: float = 1.0                     # its per-transition weight in the actor's loss
+
+
+def ppo_update_shared(members: dict[str, Member], actor_opt, *, cfg, entropy_coef: float,
+                      generator: torch.Generator, reducer,
+                      fail: Callable[[str, str], Exception] | None = None) -> dict[str, dict[str, float]]:
+    """The PPO update of one actor shared by ``members`` (``{group: Member}``; one member:
+    ``ppo_update``).  Each member keeps its own value normalizer, advantage normalization,
+    critic and minibatches (``num_minibatches`` of its own rows); minibatch j of the actor is
+    every member's j-th, its loss the members' losses combined by
+    ``war_envs.war.weights.weighted_group_mean`` with ``Member.weight`` per transition — with
+    group-balancing weights each group weighs its lock-step share whatever its data share, and
+    with weights 1 (lock-step batches) it is the plain mean over all the groups' transitions.
+    Returns each group's diagnostics (``grad_norm_actor``: the shared actor's)."""
+    from war_envs.war.weights import weighted_group_mean
+
+    fail = fail or (lambda what, hint: FloatingPointError(f"{what}; {hint}"))
+    prep, diags, sums = {}, {}, {}
+    for g, m in members.items():
+        batch, mask = m.batch, m.batch.mask
+        with torch.no_grad():
+            reducer.update_valuenorm(m.vnorm, _select(batch.returns, mask))   # (statistics of every rank's returns)
+            targets = m.vnorm.normalize(batch.returns)
+            advantages = batch.advantages
+            if cfg.norm_advantages:
+                advantages = reducer.normalize_advantages(advantages, mask)
+            diags[g] = {"explained_variance": reducer.explained_variance(_select(batch.values_denorm, mask),
+                                                                        _select(batch.returns, mask)),
+                        "value_mean": reducer.mean(_select(batch.values_denorm, mask))}
+        prep[g] = (targets, advantages)
+        sums[g] = {k: 0.0 for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac",
+                                    "grad_norm_actor", "grad_norm_critic")}
+    actor_params = list(next(iter(members.values())).policy.actor.parameters())
     n_mb = 0
-    T, E = shape if shape is not None else (batch.units, 1)
     for epoch in range(cfg.epochs):
         # minibatches split worlds (GRU) or rows; under torchrun each rank's part of them
-        for m, mb in enumerate(reducer.minibatches(T, E, batch.recurrent, cfg.num_minibatches, generator,
-                                                   batch.obs.device)):
-            new_logp, entropy, new_values, dim = _evaluate(policy, batch, mb)
-            mb_mask = None if mask is None else _take(mask, mb, dim)
-            count = new_logp.numel() if mb_mask is None else int(mb_mask.sum())
-            pg_loss, pg_stats = losses.policy_loss(new_logp, _take(batch.logp, mb, dim), _take(advantages, mb, dim),
-                                                   cfg.clip_coef, mb_mask)
-            ent = losses.masked_mean(entropy, mb_mask)
-            actor_loss = pg_loss - entropy_coef * ent
+        streams = [reducer.minibatches(*(m.shape if m.shape is not None else (m.batch.units, 1)), m.batch.recurrent,
+                                       cfg.num_minibatches, generator, m.batch.obs.device) for m in members.values()]
+        if len(streams) > 1:   # every member's j-th minibatch together: as many of them for each
+            streams = [list(chunks) for chunks in streams]
+            k = min(len(chunks) for chunks in streams)
+            if any(len(chunks) != k for chunks in streams):   # (members of different sizes: WAR batches)
+                streams = [torch.cat(chunks).tensor_split(k) for chunks in streams]
+        for j, mbs in enumerate(zip(*streams)):
+            where = f"epoch {epoch + 1}, minibatch {j + 1}"
+            parts = {}
+            for (g, m), mb in zip(members.items(), mbs):
+                batch = m.batch
+                new_logp, entropy, new_values, dim = _evaluate(m.policy, batch, mb)
+                mb_mask = None if batch.mask is None else _take(batch.mask, mb, dim)
+                count = new_logp.numel() if mb_mask is None else int(mb_mask.sum())
+                pg_loss, pg_stats = losses.policy_loss(new_logp, _take(batch.logp, mb, dim),
+                                                       _take(prep[g][1], mb, dim), cfg.clip_coef, mb_mask)
+                ent = losses.masked_mean(entropy, mb_mask)
+                parts[g] = (mb, dim, mb_mask, count, new_values, pg_loss, pg_stats, ent, pg_loss - entropy_coef * ent)
+            if len(parts) == 1:
+                actor_loss, count = parts[g][8], parts[g][3]
+            else:
+                actor_loss = weighted_group_mean({g: p[8] for g, p in parts.items()},
+                                                 {g: p[3] for g, p in parts.items()},
+                                                 {g: m.weight for g, m in members.items()})
+                count = sum(p[3] for p in parts.values())
             actor_opt.zero_grad(set_to_none=True)
             actor_loss.backward()
-            reducer.reduce_grads(policy.actor.parameters(), count)   # all-reduce before clipping
+            reducer.reduce_grads(actor_params, count)   # all-reduce before clipping
             # (norms of all-reduced gradients: every rank stops on the same minibatch)
-            where = f"group {group!r}, epoch {epoch + 1}, minibatch {m + 1}"
-            gn_a = _finite_clip_grad(policy.actor.parameters(), cfg.max_grad_norm, actor_loss, fail,
-                                     f"{where}: the actor's", "--lr")
+            who = f"group {g!r}" if len(parts) == 1 else f"groups {list(parts)}"
+            gn_a = _finite_clip_grad(actor_params, cfg.max_grad_norm, actor_loss, fail,
+                                     f"{who}, {where}: the actor's", "--lr")
             actor_opt.step()
 
-            v_loss = losses.value_loss(new_values, _take(batch.values, mb, dim), _take(targets, mb, dim), cfg.clip_coef,
-                                       cfg.use_huber_loss, cfg.huber_delta, cfg.clip_value_loss, mb_mask)
-            critic_opt.zero_grad(set_to_none=True)
-            (cfg.value_coef * v_loss).backward()
-            reducer.reduce_grads(policy.critic.parameters(), count)
-            gn_c = _finite_clip_grad(policy.critic.parameters(), cfg.max_grad_norm, v_loss, fail,
-                                     f"{where}: the critic's", "--critic-lr")
-            critic_opt.step()
-
+            for g, m in members.items():
+                mb, dim, mb_mask, count, new_values, pg_loss, pg_stats, ent, _ = parts[g]
+                batch = m.batch
+                v_loss = losses.value_loss(new_values, _take(batch.values, mb, dim), _take(prep[g][0], mb, dim),
+                                           cfg.clip_coef, cfg.use_huber_loss, cfg.huber_delta, cfg.clip_value_loss,
+                                           mb_mask)
+                m.critic_opt.zero_grad(set_to_none=True)
+                (cfg.value_coef * v_loss).backward()
+                reducer.reduce_grads(m.policy.critic.parameters(), count)
+                gn_c = _finite_clip_grad(m.policy.critic.parameters(), cfg.max_grad_norm, v_loss, fail,
+                                         f"group {g!r}, {where}: the critic's", "--critic-lr")
+                m.critic_opt.step()
+                s = sums[g]
+                s["policy_loss"] += reducer.share(pg_loss.detach())   # (this rank's share of the minibatch)
+                s["value_loss"] += reducer.share(v_loss.detach())
+                s["entropy"] += reducer.share(ent.detach())
+                s["approx_kl"] += reducer.share(pg_stats["approx_kl"])
+                s["clipfrac"] += reducer.share(pg_stats["clipfrac"])
+                s["grad_norm_actor"] += gn_a
+                s["grad_norm_critic"] += gn_c
             n_mb += 1
-            sums["policy_loss"] += reducer.share(pg_loss.detach())   # (this rank's share of the minibatch)
-            sums["value_loss"] += reducer.share(v_loss.detach())
-            sums["entropy"] += reducer.share(ent.detach())
-            sums["approx_kl"] += reducer.share(pg_stats["approx_kl"])
-            sums["clipfrac"] += reducer.share(pg_stats["clipfrac"])
-            sums["grad_norm_actor"] += gn_a
-            sums["grad_norm_critic"] += gn_c
-    sums = reducer.sum_stats(sums, skip=("grad_norm_actor", "grad_norm_critic"))
-    diag.update({k: v / n_mb for k, v in sums.items()})
-    return diag
+    for g in members:
+        total = reducer.sum_stats(sums[g], skip=("grad_norm_actor", "grad_norm_critic"))
+        diags[g].update({k: v / n_mb for k, v in total.items()})
+    return diags
 
 
 def _evaluate(policy, batch: GroupBatch, mb: torch.Tensor):

@@ -68,7 +68,7 @@ from war_train.mappo import RESUMABLE_CHANGES, _non_finite, config_changes, metr
 from war_train.metrics import EpisodeStats, summarize
 from war_train.networks import Actor
 from war_train.policy import env_signature
-from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, ppo_update
+from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, Member, ppo_update, ppo_update_shared
 from war_train.presets import DECLARED_WAR_COSTS
 from war_train.war_config import WarConfig, war_config_to_dict
 
@@ -339,6 +339,7 @@ class WarTrainer:
         dropped = total = 0
         vtrace_used = False
         draft_n = 0
+        members, draft_obs = {}, {}   # share_actor: every group's part of the shared actor's update
         for g, p in self.policies.items():
             b = merged[g]
             n = p.n_agents
@@ -378,17 +379,33 @@ class WarTrainer:
             # the PPO update every training path uses, on the group's valid transitions
             batch = GroupBatch(obs_f, state_f, act_f, old_logp_f, old_values_f, returns[keep], advantages[keep],
                                values[keep])
+            if cfg.share_actor:   # (one update of the shared actor over every group, below)
+                members[g] = Member(p, self.critic_opt[g], self.vnorm[g], batch)
+                draft_obs[g] = obs_f
+                continue
             diag.update({f"{g}/{k_}": v_ for k_, v_ in ppo_update(
                 p, self.actor_opt[g], self.critic_opt[g], self.vnorm[g], batch, cfg=cfg,
                 entropy_coef=self.entropy_coef, generator=gen, reducer=self.dist, group=g,
-                fail=lambda what, hint: _non_finite(self.update_idx, self.checkpoint, what, hint)).items()})
+                fail=self._fail).items()})
             if g in self.drafts:
                 self._distill(g, obs_f)
 
-        # --- data share, ESS (group-balancing weights x importance ratios), staleness
+        # --- group-balancing weights: each group weighs its lock-step share of the agents
         N = sum(self.n_agents.values())
         share = {g: self.n_agents[g] / N for g in self.groups}
         gw = group_balancing_weights(counts, share) if sum(counts.values()) else {g: 0.0 for g in counts}
+        if members:   # share_actor: the weights multiply each group's transitions in the actor's loss
+            for g, m in members.items():
+                m.weight = gw[g]
+            for g, d in ppo_update_shared(members, self.actor_opt[next(iter(members))], cfg=cfg,
+                                          entropy_coef=self.entropy_coef, generator=gen, reducer=self.dist,
+                                          fail=self._fail).items():
+                diag.update({f"{g}/{k_}": v_ for k_, v_ in d.items()})
+            for g in members:
+                if g in self.drafts:
+                    self._distill(g, draft_obs[g])
+
+        # --- data share, ESS (the weights x importance ratios), staleness
         weights = []
         for g in self.groups:
             if counts[g] == 0:
@@ -410,6 +427,9 @@ class WarTrainer:
         diag["_staleness_hist"] = st["hist"]
         diag["_learn_s"] = time.perf_counter() - t0
         return diag
+
+    def _fail(self, what: str, hint: str) -> Exception:
+        return _non_finite(self.update_idx, self.checkpoint, what, hint)
 
     def _distill(self, g: str, obs: torch.Tensor, epochs: int = 5) -> None:
         """Fit the draft to the group's updated policy: minimize KL(π || draft) on the batch."""

@@ -25,9 +25,10 @@ from war_envs.war.collector import (RESOURCES, Collector, GroupBatch, InferenceC
 from war_envs.war.costs import CostModel, CostProfile, VirtualClock, WallClock
 from war_envs.war.env import MacroStepInfo, WarEnv
 from war_envs.war.scheduler import Schedule, decision_intervals, plan, quotas, with_episode_starts
-from war_envs.war.weights import group_balancing_weights, kish_ess, staleness_summary, weighted_group_loss
+from war_envs.war.weights import (group_balancing_weights, kish_ess, staleness_summary, weighted_group_loss,
+                                 weighted_group_mean)
 
 __all__ = ["WarEnv", "MacroStepInfo", "CostModel", "CostProfile", "VirtualClock", "WallClock", "Schedule", "decision_intervals",
            "plan", "quotas", "with_episode_starts", "group_balancing_weights", "kish_ess", "staleness_summary",
-           "weighted_group_loss", "RESOURCES", "Collector", "GroupBatch", "InferenceCost", "Trigger", "WindowBatch",
+           "weighted_group_loss", "weighted_group_mean", "RESOURCES", "Collector", "GroupBatch", "InferenceCost", "Trigger", "WindowBatch",
            "concat_workers", "lockstep_schedule", "stitch", "ARMS", "Round", "collect_round"]

@@ -47,12 +47,23 @@ def weighted_group_loss(losses: dict, weights: dict[str, float]):
     weight).  With ``group_balancing_weights(counts, share)`` this equals ``Σ_g share_g ·
     mean_g(ℓ)`` whatever the counts, i.e. each group weighs what it weighs in lock-step; with
     equal shares it is the mean of the per-group mean losses (tested)."""
-    num = den = 0.0
+    means, counts = {}, {}
     for g, loss in losses.items():
-        n = loss.numel() if hasattr(loss, "numel") else np.size(loss)
+        counts[g] = loss.numel() if hasattr(loss, "numel") else np.size(loss)
+        means[g] = loss.mean() if counts[g] else 0.0
+    return weighted_group_mean(means, counts, weights)
+
+
+def weighted_group_mean(means: dict, counts: dict[str, int], weights: dict[str, float]):
+    """``weighted_group_loss`` from each group's mean loss ``means[g]`` over its ``counts[g]``
+    samples: ``Σ_g w_g N_g mean_g / Σ_g w_g N_g`` (what a shared actor's update combines: the
+    losses of its groups' minibatches, each a mean; numpy, torch or floats)."""
+    num = den = 0.0
+    for g, mean in means.items():
+        n = counts[g]
         if n == 0 or weights[g] == 0:
             continue
-        num = num + weights[g] * loss.sum()
+        num = num + (weights[g] * n) * mean
         den = den + weights[g] * n
     if den == 0:
         raise ValueError("losses: expected at least one sample with a positive weight")
