@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 from collections.abc import Callable
 
 import torch
@@ -169,6 +170,21 @@ class Member:
     weight: float = 1.0                     # its per-transition weight in the actor's loss
 
 
+class _Part(typing.NamedTuple):
+    """One member's minibatch inside ``ppo_update_shared``: its rows and what the actor's pass
+    over them gave."""
+
+    mb: torch.Tensor
+    dim: int
+    mask: torch.Tensor | None
+    count: int
+    new_values: torch.Tensor
+    pg_loss: torch.Tensor
+    pg_stats: dict
+    entropy: torch.Tensor
+    actor_loss: torch.Tensor
+
+
 def ppo_update_shared(members: dict[str, Member], actor_opt, *, cfg, entropy_coef: float,
                       generator: torch.Generator, reducer,
                       fail: Callable[[str, str], Exception] | None = None) -> dict[str, dict[str, float]]:
@@ -220,14 +236,15 @@ def ppo_update_shared(members: dict[str, Member], actor_opt, *, cfg, entropy_coe
                 pg_loss, pg_stats = losses.policy_loss(new_logp, _take(batch.logp, mb, dim),
                                                        _take(prep[g][1], mb, dim), cfg.clip_coef, mb_mask)
                 ent = losses.masked_mean(entropy, mb_mask)
-                parts[g] = (mb, dim, mb_mask, count, new_values, pg_loss, pg_stats, ent, pg_loss - entropy_coef * ent)
+                parts[g] = _Part(mb, dim, mb_mask, count, new_values, pg_loss, pg_stats, ent,
+                                 pg_loss - entropy_coef * ent)
             if len(parts) == 1:
-                actor_loss, count = parts[g][8], parts[g][3]
+                actor_loss, count = parts[g].actor_loss, parts[g].count
             else:
-                actor_loss = weighted_group_mean({g: p[8] for g, p in parts.items()},
-                                                 {g: p[3] for g, p in parts.items()},
+                actor_loss = weighted_group_mean({g: p.actor_loss for g, p in parts.items()},
+                                                 {g: p.count for g, p in parts.items()},
                                                  {g: m.weight for g, m in members.items()})
-                count = sum(p[3] for p in parts.values())
+                count = sum(p.count for p in parts.values())
             actor_opt.zero_grad(set_to_none=True)
             actor_loss.backward()
             reducer.reduce_grads(actor_params, count)   # all-reduce before clipping
