@@ -94,3 +94,15 @@ def test_war_real_refuses_bad_arms(bad):
     war_real = load("war_real")
     with pytest.raises(SystemExit):
         war_real.parse_args([*WAR_REAL_ARGS, *bad])
+
+
+def test_war_parallelism_measures_both_lanes_alone_and_together(tmp_path, capsys):
+    bench = load("war_parallelism")
+    out = tmp_path / "par.json"
+    assert bench.main(["--widths", "64", "--worlds", "8", "--repeats", "3", "--json", str(out)]) == 0
+    (rec,) = json.loads(out.read_text())
+    assert rec["width"] == 64 and rec["serial_s"] == pytest.approx(rec["commander_s"] + rec["sentry_s"])
+    assert rec["speedup"] == pytest.approx(rec["serial_s"] / rec["both_s"])
+    assert rec["ideal_speedup"] == pytest.approx(rec["serial_s"] / max(rec["commander_s"], rec["sentry_s"]))
+    assert all(math.isfinite(rec[k]) and rec[k] > 0 for k in ("commander_s", "sentry_s", "both_s"))
+    assert "overlap efficiency" in capsys.readouterr().out
