@@ -116,7 +116,7 @@ def test_war_config_validation():
         WarTrainer(config(), WarConfig(costs={"scout": {"per_decision_ms": 1}}))
 
 
-def test_train_war_writes_metrics_and_staleness(tmp_path):
+def test_war_mode_writes_metrics_and_staleness(tmp_path):
     res = war_train.train(None, config(), run_dir=tmp_path, war=WarConfig(costs=ARTICLE_COSTS))
     rows = read_metrics(tmp_path / "metrics.csv")
     assert [r["env_steps"] for r in rows] == [250, 500, 750]

@@ -487,8 +487,8 @@ class WarTrainer:
         optimizers, the counters (``update``, ``version``, ``env_steps``, ``model_s``), the
         overlap arm's round collected but not yet learned (``in_flight``) and the generators of
         concurrent lanes and of a learner thread (``cost_mode="real"``).  CPU tensors and plain
-        values: ``train_war``'s checkpoint is this plus config, WAR config, env signature and
-        ``wall_s``."""
+        values: the WAR mode's checkpoint (``checkpoint_payload``) is this plus config, WAR
+        config, env signature and ``wall_s``."""
         return {**self.learner.state_dict(),
                 "update": self.update_idx, "version": self.version, "env_steps": self.env_steps,
                 "model_s": float(self.model_s),
