@@ -24,6 +24,7 @@ the batch, ESS fraction, staleness and dropped fraction.
     python benchmarks/war_real.py --seeds 1,2,3,4,5 --ratios 2,5,10,20 --json benchmarks/results/war_real.json
     python benchmarks/war_real.py --seeds 1 --ratios 10 --resources parallel --arms sync,war \
         --runs benchmarks/results/war_real_runs       # one cell now; later calls add seeds and arms
+    python benchmarks/war_real.py --runs benchmarks/results/war_real_runs --kept-only   # the table so far
 
 With ``--runs DIR`` every finished run is kept (its per-update rows), and a later call with the
 same worlds, steps and commander width reads it instead of training it again: the full grid
@@ -64,6 +65,9 @@ def parse_args(argv=None):
                    help="seed 1, ratio 10, 60,000 env steps: batch times and the prediction only (far too few "
                         "steps to learn Relay-v0, so the return columns are nan)")
     p.add_argument("--json", default=None)
+    p.add_argument("--kept-only", action="store_true",
+                   help="with --runs: train nothing; the table (and --json) of the runs kept there, runs missing "
+                        "from the grid left out (what a grid filled over several sessions has so far)")
     p.add_argument("--runs", default=None, metavar="DIR",
                    help="keep every run (its per-update rows) as DIR/<arm>_<resource>_r<ratio>_s<seed>.json and "
                         "the commander widths as DIR/calibration.json; runs already there (same worlds, steps "
@@ -81,6 +85,8 @@ def parse_args(argv=None):
             p.error(f"--{name}: unknown {bad}; expected some of {list(allowed)}")
     if "sync" not in args.arms:
         p.error("--arms: sync is the reference of every figure; include it")
+    if args.kept_only and not args.runs:
+        p.error("--kept-only: reads the runs kept in --runs DIR; give --runs")
     args.meta = _results.metadata("war_real.py", argv)
     return args
 
@@ -267,9 +273,11 @@ def _calibration(args) -> dict:
         with open(path) as f:
             saved = json.load(f)
         widths = {float(r): w for r, w in saved["widths"].items()}
-        if saved["worlds"] == args.worlds and all(r in widths for r in args.ratios):
+        if saved["worlds"] == args.worlds and (args.kept_only or all(r in widths for r in args.ratios)):
             return {**saved, "widths": widths,
                     "measured_ratio": {int(w): c for w, c in saved["measured_ratio"].items()}}
+    if args.kept_only:
+        raise SystemExit(f"--kept-only: no calibration for {args.worlds} worlds in {path}")
     cal = calibrate(args, args.ratios)
     if path:
         os.makedirs(args.runs, exist_ok=True)
@@ -312,9 +320,13 @@ def main(argv=None) -> int:
             for seed in args.seeds:
                 for arm in args.arms:
                     t0 = time.perf_counter()
-                    width = cal["widths"][ratio]
+                    width = cal["widths"].get(ratio)   # (None: --kept-only, a ratio never calibrated)
                     path, r = _kept_run(args, arm, resource, ratio, seed, width)
                     source = "kept"
+                    if r is None and args.kept_only:
+                        print(f"  1:{ratio:g} {resource:8s} {arm:7s} seed {seed}: not in {args.runs} (left out)",
+                              flush=True)
+                        continue
                     if r is None:
                         r = run(args, arm, resource, width, seed)
                         r.update({"ratio": ratio, "worlds": args.worlds, "env_steps": args.steps,

@@ -75,6 +75,15 @@ def test_war_real_keeps_its_runs_and_reads_them_back(tmp_path, capsys):
         return json.dumps([{k: v for k, v in r.items() if k not in ("command", "date")} for r in recs], sort_keys=True)
 
     assert strip(first) == strip(second)
+    # --kept-only: the table of what is kept, a seed never trained left out (nothing trains)
+    third = tmp_path / "third.json"
+    args = [a if a != "1" else "1,2" for a in WAR_REAL_ARGS]   # (--seeds 1 -> 1,2)
+    assert war_real.main([*args, "--runs", str(runs), "--kept-only", "--json", str(third)]) == 0
+    out3 = capsys.readouterr().out
+    assert out3.count("(kept)") == 2 and out3.count("(left out)") == 2
+    assert sorted(p.name for p in runs.iterdir()) == kept and strip(third) == strip(first)
+    with pytest.raises(SystemExit):
+        war_real.parse_args([*WAR_REAL_ARGS, "--kept-only"])   # (needs --runs)
 
 
 def test_war_real_trains_a_kept_run_of_other_sizes_again(tmp_path):
