@@ -309,6 +309,21 @@ def _num(x: float, fmt: str) -> str:
     return "–" if x != x else ("never" if x == float("inf") else format(x, fmt))
 
 
+def _sooner(median: float, values: list[float] | None = None) -> str:
+    """How much sooner than sync an arm reaches 90 % of sync's final return: ``median / mean``
+    over seeds (or one seed's), measured; 0 is a seed that never got there."""
+    import statistics
+
+    def one(x):
+        return "never" if x == 0 else _num(x, ".2f") + "×"
+
+    if values is None:
+        return one(median) + " (measured)"
+    never = sum(v == 0 for v in values)
+    tail = f"; {never} of {len(values)} never" if never else ""
+    return f"{one(median)} / {one(statistics.mean(values))} (measured{tail})"
+
+
 def war_real(records: list[dict]) -> str:
     """``benchmarks/war_real.py``: per cost ratio, resource model and arm, over its seeds — real
     seconds per batch and the real speedup beside the cost model's prediction, real time to 90 %
@@ -323,8 +338,9 @@ def war_real(records: list[dict]) -> str:
         norm = [p["final_return_norm"] for p in per]
         sooner = [p["time_to_90_speedup"] for p in per]
         rows.append([f"1:{r['ratio']:g}", r["resource"], f"`{r['arm']}`", str(len(per)),
-                     f"{r['batch_s']:.2f} s", f"{r['speedup']:.2f}×", f"{r['predicted']:.2f}× (modelled)",
-                     _num(r["time_to_90_s"], ".0f") + " s", _num(r["time_to_90_speedup"], ".2f") + "× / " + _num(statistics.mean(sooner), ".2f") + "×",
+                     f"{r['batch_s']:.2f} s", f"{r['speedup']:.2f}× (measured)", f"{r['predicted']:.2f}× (modelled)",
+                     "never" if r["time_to_90_s"] == float("inf") else _num(r["time_to_90_s"], ".0f") + " s",
+                     _sooner(r["time_to_90_speedup"], sooner),
                      _num(r["final_return_norm"], ".3f") + " / " + _num(statistics.mean(norm), ".3f"),
                      f"{r['share_commander']:.3f}", f"{r['ess_frac']:.2f}", f"{r['staleness_mean']:.2f}",
                      pct(r["dropped_frac"])])
@@ -343,8 +359,8 @@ def war_real_seeds(records: list[dict]) -> str:
             continue
         for p in r["per_seed"]:
             rows.append([f"1:{r['ratio']:g}", r["resource"], f"`{r['arm']}`", str(p["seed"]),
-                         f"{p['speedup']:.2f}×", f"{p['predicted']:.2f}× (modelled)",
-                         _num(p["time_to_90_speedup"], ".2f") + "×", _num(p["final_return_norm"], ".3f"),
+                         f"{p['speedup']:.2f}× (measured)", f"{p['predicted']:.2f}× (modelled)",
+                         _sooner(p["time_to_90_speedup"]), _num(p["final_return_norm"], ".3f"),
                          f"{p['sync_final_return']:.2f}"])
     return table(["commander : sentry", "resource", "arm", "seed", "batch speedup (real)", "predicted",
                   "to 90 % sooner (real)", "final return, norm.", "sync's final return"],
