@@ -201,3 +201,8 @@ def test_shared_actor_trains_in_the_war_mode_and_resumes_exactly(tmp_path):
     timing = ("wall_s", "env_steps_per_s", "model_s", "collect_s", "learn_s", "batch_s", "env_s",
               "model_env_steps_per_s", "agent_transitions_per_s")
     assert strip(first.history + rest.history, timing) == strip(straight.history, timing)
+    # drafts (fill="draft") see the shared actor's input too
+    drafted = war_train.train(None, smoke(scenario="Command-v0", num_envs=10, rollout_length=25,
+                                          total_env_steps=10 * 25 * 2),
+                              war=WarConfig(costs=ARTICLE_COSTS, fill="draft"))
+    assert drafted.history[-1]["draft_frac"] > 0

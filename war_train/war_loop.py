@@ -193,7 +193,8 @@ class WarTrainer:
                 small = dataclasses.replace(cfg, hidden_size=war.draft_hidden)
                 with torch.random.fork_rng(devices=[]):
                     torch.manual_seed(cfg.seed + 7919)
-                    in_dim = spec.obs_dim + (spec.n_agents if cfg.agent_id else 0)
+                    # (the group actor's input: with share_actor padded and with the group id)
+                    in_dim = self.policies[g].actor_input(torch.zeros(1, spec.n_agents, spec.obs_dim)).shape[-1]
                     self.drafts[g] = Actor(in_dim, Categorical(int(spec.action_space.n)), small).to(self.device)
                 self.draft_opt[g] = torch.optim.Adam(self.drafts[g].parameters(), lr=cfg.lr, eps=cfg.adam_eps)
                 declared = [p for p in self.profiles.values() if p is not None]
