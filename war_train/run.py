@@ -3,7 +3,8 @@
 ``run_training(config, out="runs")`` writes ``runs/<scenario>__<seed>__<time>/``:
 ``config.json``, ``metrics.csv``, ``tb/`` (TensorBoard), ``checkpoint.pt``,
 ``learning_curve.png``, ``eval.json`` and ``episode.gif`` (WAR modes: ``war_config.json``,
-``staleness.jsonl`` and ``war_curve.png`` too).  The CLI's ``train`` and the main job call it.  Under ``torchrun`` every rank runs it: each steps its share of the worlds
+``staleness.jsonl`` and ``war_curve.png`` too).  The CLI's ``train`` and the main job call it.
+Under ``torchrun`` every rank runs it: each steps its share of the worlds
 (``war_train.distributed``), rank 0 picks the run folder and writes every output.
 """
 
