@@ -55,7 +55,7 @@ class Learner:
         policies = build_policies(groups, state_dim, cfg, device)
         gen = torch.Generator(device=device)
         gen.manual_seed(generator_seed)
-        if getattr(cfg, "share_actor", False):   # one actor: one optimizer, every group's entry
+        if cfg.share_actor:   # one actor: one optimizer, every group's entry
             opt = torch.optim.Adam(next(iter(policies.values())).actor.parameters(), lr=cfg.lr, eps=cfg.adam_eps,
                                    foreach=True)
             actor_opt = dict.fromkeys(policies, opt)
