@@ -75,10 +75,10 @@ def main(argv=None) -> None:
     print(f"trained {last['env_steps']:,} env steps in {last['wall_s']:.1f} s; episode return "
           f"{_fmt(first['episode_return'])} (first update) -> {_fmt(last['episode_return'])} (last)")
     if args.eval_episodes:
-        from war_train.evaluate import EVAL_SEED_OFFSET, evaluation_suite
+        from war_train.evaluate import evaluation_suite
 
         summary = evaluation_suite(result.policies, config.scenario, config.env_kwargs, args.eval_episodes,
-                                   config.seed + EVAL_SEED_OFFSET)
+                                   config.seed)
         for mode in ("greedy", "sample", "random"):
             print(f"evaluation over {args.eval_episodes} episodes, {mode:>6} policy: episode return "
                   f"{_fmt(summary[mode]['episode_return'])}")

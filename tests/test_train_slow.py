@@ -5,7 +5,7 @@ import torch
 
 import war_envs
 import war_train
-from war_train.evaluate import EVAL_SEED_OFFSET, evaluation_suite
+from war_train.evaluate import evaluation_suite
 
 pytestmark = pytest.mark.slow
 torch.set_num_threads(1)
@@ -33,7 +33,7 @@ def test_spread_reaches_the_onpolicy_level_on_its_start_states():
     assert first < -190.0  # a random policy is far below
     last = [r["onpolicy_episode_reward"] for r in result.history[-5:]]
     assert sum(last) / len(last) >= -120.0, last
-    suite = evaluation_suite(result.policies, cfg.scenario, cfg.env_kwargs, 1000, cfg.seed + EVAL_SEED_OFFSET)
+    suite = evaluation_suite(result.policies, cfg.scenario, cfg.env_kwargs, 1000, cfg.seed)
     assert suite["greedy"]["onpolicy_episode_reward"] >= -120.0, suite
 
 
@@ -43,13 +43,13 @@ def test_spread_preset_on_mpe2_start_states():
     cfg, result = _train("spread", seed=1)
     last = [r["onpolicy_episode_reward"] for r in result.history[-5:]]
     assert sum(last) / len(last) >= -126.0, last
-    suite = evaluation_suite(result.policies, cfg.scenario, cfg.env_kwargs, 1000, cfg.seed + EVAL_SEED_OFFSET)
+    suite = evaluation_suite(result.policies, cfg.scenario, cfg.env_kwargs, 1000, cfg.seed)
     assert suite["greedy@onpolicy_init"]["onpolicy_episode_reward"] >= -121.0, suite
 
 
 def test_predator_prey_adversaries_learn_to_catch():
     cfg, result = _train("predator_prey", seed=1)
-    suite = evaluation_suite(result.policies, cfg.scenario, cfg.env_kwargs, 500, cfg.seed + EVAL_SEED_OFFSET)
+    suite = evaluation_suite(result.policies, cfg.scenario, cfg.env_kwargs, 500, cfg.seed)
     random_rate = suite["random"]["catch_rate"]
     assert suite["adversary_greedy_vs_random"]["catch_rate"] > random_rate + 0.2, suite
     assert suite["greedy"]["catch_rate"] > random_rate + 0.1, suite
@@ -65,7 +65,7 @@ def test_speaker_listener_reaches_a_three_word_code():
     assert first < -60.0  # a random policy: about -83
     last = [r["onpolicy_episode_reward"] for r in result.history[-5:]]
     assert sum(last) / len(last) >= SPEAKER_LISTENER_LEVEL, last
-    suite = evaluation_suite(result.policies, cfg.scenario, cfg.env_kwargs, 1000, cfg.seed + EVAL_SEED_OFFSET)
+    suite = evaluation_suite(result.policies, cfg.scenario, cfg.env_kwargs, 1000, cfg.seed)
     assert suite["greedy"]["onpolicy_episode_reward"] >= SPEAKER_LISTENER_LEVEL, suite
     # the listener needs the speaker: against a random speaker it scores far lower
     assert suite["listener_greedy_vs_random"]["onpolicy_episode_reward"] < SPEAKER_LISTENER_LEVEL - 10.0, suite
@@ -79,5 +79,5 @@ def test_reference_agents_learn_to_tell_each_other_their_goals():
     cfg, result = _train("reference", seed=1)
     last = [r["onpolicy_episode_reward"] for r in result.history[-5:]]
     assert sum(last) / len(last) >= REFERENCE_LEVEL, last
-    suite = evaluation_suite(result.policies, cfg.scenario, cfg.env_kwargs, 1000, cfg.seed + EVAL_SEED_OFFSET)
+    suite = evaluation_suite(result.policies, cfg.scenario, cfg.env_kwargs, 1000, cfg.seed)
     assert suite["greedy"]["onpolicy_episode_reward"] >= REFERENCE_LEVEL, suite

@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Evaluate a checkpoint over fresh episodes and print/save the summary.")
     e.add_argument("checkpoint", help="checkpoint.pt or its run folder")
     e.add_argument("--episodes", type=int, default=100, help="episodes (worlds) per policy mode (default: 100)")
-    e.add_argument("--seed", type=int, help="seed of the evaluation worlds (default: the run's seed + 1000000)")
+    e.add_argument("--seed", type=int, help="play the evaluation worlds of this run seed (default: the run's seed; evaluation worlds are never training worlds)")
     e.add_argument("--json", metavar="PATH", help="also write the summary as JSON to PATH")
     e.add_argument("--torch-threads", type=int, default=1, help="torch intra-op threads (default: 1)")
 
@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Render one episode (world 0) of a checkpoint's policy to a GIF.")
     r.add_argument("checkpoint", help="checkpoint.pt or its run folder")
     r.add_argument("--gif", required=True, metavar="PATH", help="output GIF path")
-    r.add_argument("--seed", type=int, help="seed of the rendered world (default: the run's seed + 1000000)")
+    r.add_argument("--seed", type=int, help="render evaluation world 0 of this run seed (default: the run's seed)")
     r.add_argument("--mode", choices=("greedy", "sample", "random"), default="greedy",
                    help="how every group acts (default: greedy)")
     r.add_argument("--fps", type=int, default=10, help="frames per second (default: 10)")
@@ -193,13 +193,13 @@ def _resumed_war_config(args):
 def _cmd_eval(args) -> int:
     import torch
 
-    from war_train.evaluate import EVAL_SEED_OFFSET, evaluation_suite
+    from war_train.evaluate import evaluation_suite
     from war_train.mappo import load_policies
     from war_train.run import format_eval
 
     torch.set_num_threads(args.torch_threads)
     policies, cfg, _ = load_policies(args.checkpoint)
-    seed = cfg.seed + EVAL_SEED_OFFSET if args.seed is None else args.seed
+    seed = cfg.seed if args.seed is None else args.seed
     summary = evaluation_suite(policies, cfg.scenario, cfg.env_kwargs, args.episodes, seed)
     report = {"checkpoint": str(args.checkpoint), "scenario": cfg.scenario, "episodes": args.episodes,
               "seed": seed, "results": summary}
@@ -212,12 +212,12 @@ def _cmd_eval(args) -> int:
 def _cmd_render(args) -> int:
     import torch
 
-    from war_train.evaluate import EVAL_SEED_OFFSET, render_gif
+    from war_train.evaluate import render_gif
     from war_train.mappo import load_policies
 
     torch.set_num_threads(1)
     policies, cfg, _ = load_policies(args.checkpoint)
-    seed = cfg.seed + EVAL_SEED_OFFSET if args.seed is None else args.seed
+    seed = cfg.seed if args.seed is None else args.seed
     path = render_gif(policies, cfg.scenario, cfg.env_kwargs, args.gif, seed=seed, mode=args.mode, fps=args.fps,
                       size=args.size)
     print(f"wrote {path}")

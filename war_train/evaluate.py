@@ -18,11 +18,9 @@ import war_envs
 from war_envs.registry import scenario_class
 from war_train.distributions import action_head
 from war_train.metrics import EpisodeStats, summarize
+from war_train.seeding import run_world_seeds
 
-__all__ = ["run_episodes", "evaluate", "evaluation_suite", "render_gif", "EVAL_SEED_OFFSET"]
-
-#: evaluation worlds use seed + this offset, so they never replay the training worlds' streams
-EVAL_SEED_OFFSET = 1_000_000
+__all__ = ["run_episodes", "evaluate", "evaluation_suite", "render_gif"]
 MODES = ("greedy", "sample", "random")
 
 
@@ -38,8 +36,10 @@ def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int,
     """Per-episode statistics of the first episode of each of ``episodes`` worlds.
 
     ``modes``: ``{group: "greedy" | "sample" | "random"}``; ``policies`` needs an entry for
-    every group not played at random.  Randomness (sampling, random actions) comes from a
-    generator seeded with ``seed``: the same call gives the same numbers.
+    every group not played at random.  The worlds play the evaluation streams of run seed
+    ``seed`` (``war_train.seeding``: never the worlds any run trains on); randomness (sampling,
+    random actions) comes from a generator seeded with ``seed``: the same call gives the same
+    numbers.
     """
     if episodes < 1:
         raise ValueError(f"episodes: expected >= 1, got {episodes}")
@@ -53,7 +53,7 @@ def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int,
             if mode != "random" and g not in policies:
                 raise ValueError(f"policies: no policy for group {g!r} (mode {mode!r})")
         gen = torch.Generator().manual_seed(seed)
-        obs = {g: o.clone() for g, o in env.reset().items()}
+        obs = {g: o.clone() for g, o in env.reset(seed=run_world_seeds(seed, episodes, "eval")).items()}
         starts = torch.ones(episodes, dtype=torch.bool)
         hidden = {g: p.initial_hidden(episodes, "cpu")[0] for g, p in policies.items()}
         stats = EpisodeStats(env)
@@ -122,7 +122,8 @@ def evaluation_suite(policies: dict, scenario: str, env_kwargs: dict, episodes: 
 
 def render_gif(policies: dict, scenario: str, env_kwargs: dict, path, seed: int = 0, mode: str = "greedy",
                fps: int = 10, size: int = 700) -> pathlib.Path:
-    """One episode of world 0 (seeded ``seed``), every group in ``mode``, written to ``path``
+    """One episode of evaluation world 0 of run seed ``seed`` (the first world ``evaluate``
+    plays), every group in ``mode``, written to ``path``
     (``size`` x ``size`` pixels; mpe2 draws 700)."""
     if mode not in MODES:
         raise ValueError(f"mode: expected one of {MODES}, got {mode!r}")
@@ -131,7 +132,7 @@ def render_gif(policies: dict, scenario: str, env_kwargs: dict, path, seed: int 
 
     env = war_envs.make(scenario, num_envs=1, seed=seed, autoreset_mode="disabled", **env_kwargs)
     try:
-        obs = {g: o.clone() for g, o in env.reset().items()}
+        obs = {g: o.clone() for g, o in env.reset(seed=run_world_seeds(seed, 1, "eval")).items()}
         state = env.get_state()
         cam = camera_range(torch.cat([state["agent_pos"][0], state["landmark_pos"][0]]).double().numpy())
         gen = torch.Generator().manual_seed(seed)

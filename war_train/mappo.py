@@ -60,6 +60,7 @@ from war_train.config import TrainConfig, config_to_dict
 from war_train.metrics import EpisodeStats, summarize
 from war_train.policy import GroupPolicy, build_policies, env_signature, joint_state, load_policies
 from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, Member, ppo_update, ppo_update_shared
+from war_train.seeding import run_world_seeds
 from war_train.stopping import NonFiniteTraining, StopRequests
 
 __all__ = ["train", "TrainResult", "GroupPolicy", "build_policies", "joint_state", "load_policies",
@@ -305,8 +306,10 @@ class Lockstep:
         self.cap = dist.max_rollout_length(cfg.rollout_length)     # == T, except for WAR per-rank quotas
         self.stats = EpisodeStats(env, capacity=self.cap)
 
-        # --- the env's first observations; rank r's worlds are seeded s + r·E/K
-        obs = {g: o.clone() for g, o in env.reset(seed=cfg.seed + dist.worlds(cfg.num_envs).start).items()}
+        # --- the env's first observations; rank r's worlds are the run's worlds r·E/K … (their
+        # streams derived from the run's seed: different seeds share no world, war_train.seeding)
+        world_seeds = run_world_seeds(cfg.seed, dist.worlds(cfg.num_envs), "train")
+        obs = {g: o.clone() for g, o in env.reset(seed=world_seeds).items()}
         policies = self.policies
         self.carry = Carry(obs, torch.ones(E, dtype=torch.bool, device=device),   # a new episode begins here
                            {g: p.initial_hidden(E, device)[0] for g, p in policies.items()},

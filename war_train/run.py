@@ -19,7 +19,7 @@ import time
 import war_envs
 from war_train import distributed
 from war_train.config import TrainConfig, config_to_dict
-from war_train.evaluate import EVAL_SEED_OFFSET, evaluation_suite, render_gif
+from war_train.evaluate import evaluation_suite, render_gif
 from war_train.mappo import train
 from war_train.plot import plot_learning_curve
 from war_train.runlog import read_metrics
@@ -29,8 +29,9 @@ __all__ = ["make_env", "new_run_dir", "run_training", "finish_run", "format_eval
 
 
 def make_env(config: TrainConfig, dist=None):
-    """The batched env ``config`` trains on (``num_envs`` worlds, seeded ``seed``); on rank r of
-    K (``dist``), its ``num_envs / K`` worlds seeded ``seed + r·num_envs/K`` on the rank's device."""
+    """The batched env ``config`` trains on (``num_envs`` worlds; on rank r of K (``dist``), its
+    ``num_envs / K`` worlds on the rank's device).  The trainer resets it with the run's world
+    streams (``war_train.seeding``), whatever seed it is made with."""
     dist = distributed.Local() if dist is None else dist
     worlds = dist.worlds(config.num_envs)
     return war_envs.make(config.scenario, num_envs=len(worlds), seed=config.seed + worlds.start,
@@ -119,7 +120,7 @@ def finish_run(run_dir, policies, config: TrainConfig, log=print) -> dict:
                                                     title=f"{config.scenario} seed {config.seed}")
         log(f"learning curve: {out['learning_curve']}")
     if config.eval_episodes:
-        seed = config.seed + EVAL_SEED_OFFSET
+        seed = config.seed   # its evaluation streams: never a training world (war_train.seeding)
         t0 = time.perf_counter()
         summary = evaluation_suite(policies, config.scenario, config.env_kwargs, config.eval_episodes, seed)
         report = {"scenario": config.scenario, "episodes": config.eval_episodes, "seed": seed,
@@ -131,7 +132,7 @@ def finish_run(run_dir, policies, config: TrainConfig, log=print) -> dict:
         out["eval"] = report
     if config.gif:
         out["gif"] = render_gif(policies, config.scenario, config.env_kwargs, run_dir / "episode.gif",
-                                seed=config.seed + EVAL_SEED_OFFSET)
+                                seed=config.seed)
         log(f"episode GIF: {out['gif']}")
     return out
 

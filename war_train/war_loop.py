@@ -70,6 +70,7 @@ from war_train.networks import Actor
 from war_train.policy import env_signature
 from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, Member, ppo_update, ppo_update_shared
 from war_train.presets import DECLARED_WAR_COSTS
+from war_train.seeding import run_world_seeds
 from war_train.war_config import WarConfig, war_config_to_dict
 
 __all__ = ["WarTrainer", "WarPolicy", "war_columns", "make_worker_envs"]
@@ -106,8 +107,8 @@ class WarPolicy:
 
 
 def make_worker_envs(cfg: TrainConfig, workers: int) -> list:
-    """``workers`` envs of ``num_envs / workers`` worlds; worker w's worlds are worlds
-    ``w·E/W …`` of one env of ``num_envs`` worlds seeded ``cfg.seed`` (world streams by seed)."""
+    """``workers`` envs of ``num_envs / workers`` worlds; worker w's worlds are the run's worlds
+    ``w·E/W …`` (the collectors reset them with the run's world streams, war_train.seeding)."""
     if cfg.num_envs % workers:
         raise ValueError(f"workers: num_envs={cfg.num_envs} must be a multiple of workers={workers}")
     per = cfg.num_envs // workers
@@ -228,7 +229,9 @@ class WarTrainer:
             self.collectors.append(Collector(env, self.behaviour, gamma=cfg.gamma, schedule=self.schedule, cost=cost,
                                              cost_models=self.cost_models if w == 0 else None,
                                              draft_groups=tuple(self.drafts), world_offset=w * self.E_worker,
-                                             stats=self.stats[w], seed=cfg.seed + w * self.E_worker,
+                                             stats=self.stats[w],
+                                             seed=run_world_seeds(cfg.seed, range(w * self.E_worker,
+                                                                                  (w + 1) * self.E_worker)),
                                              lane_threads={lane: war.lane_cpus.get(lane) for lane in self.lanes}
                                              if lane_threads else None))
         self.triggers = [self._trigger() for _ in self.collectors]

@@ -18,8 +18,9 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import itertools
+import numbers
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import gymnasium
 import numpy as np
@@ -76,10 +77,32 @@ def _mix32(x: np.ndarray) -> np.ndarray:
     return (x & np.uint64(0x7FFFFFFF)).astype(np.int32)
 
 
-def world_seeds(seed: int, num_envs: int) -> np.ndarray:
-    """Per-world stream keys: world w of an env seeded s uses the key of seed s + w, so it
-    replays world 0 of a one-world env seeded s + w."""
-    return _mix32((np.uint64(seed) + np.arange(num_envs, dtype=np.uint64)))
+def world_seeds(seed, num_envs: int) -> np.ndarray:
+    """Per-world stream keys.  An int ``s``: world w uses the key of seed s + w, so it replays
+    world 0 of a one-world env seeded s + w (Gymnasium's vector-env convention).  A sequence of
+    ``num_envs`` seeds: world w uses the key of ``seed[w]`` (a training run derives them from
+    its seed, rank and world so that different runs share no world: ``war_train.seeding``)."""
+    if isinstance(seed, (int, np.integer)):
+        return _mix32((np.uint64(seed) + np.arange(num_envs, dtype=np.uint64)))
+    return _mix32(np.asarray(seed, dtype=np.uint64))
+
+
+def check_world_seeds(name: str, value, num_envs: int):
+    """None, an int seed, or ``num_envs`` per-world seeds (a list, numpy array or CPU torch
+    tensor of ints in [0, 2**63)) returned as an int64 numpy array."""
+    if value is None or (isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))):
+        return v.check_seed(name, value)
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
+        raise TypeError(f"{name}: expected None, an int or {num_envs} per-world ints, got {type(value).__name__}")
+    seeds = [v.check_seed(f"{name}[{i}]", s if not isinstance(s, np.integer) else int(s))
+             for i, s in enumerate(list(value))]
+    if any(s is None for s in seeds):
+        raise TypeError(f"{name}: per-world seeds must all be ints, got None at index {seeds.index(None)}")
+    if len(seeds) != num_envs:
+        raise ValueError(f"{name}: expected {num_envs} per-world seeds (num_envs), got {len(seeds)}")
+    return np.asarray(seeds, dtype=np.int64)
 
 
 def parse_autoreset_mode(value) -> AutoresetMode:
@@ -372,8 +395,9 @@ class BatchedEnv:
         return sum(s.n_agents * s.obs_dim for s in self.groups.values())
 
     @property
-    def seed(self) -> int:
-        """The seed of the last full seeding (make or reset(seed=...))."""
+    def seed(self) -> int | None:
+        """The seed of the last full seeding (make or reset(seed=...)); None after a reset with
+        per-world seeds."""
         return self._seed
 
     @property
@@ -384,16 +408,17 @@ class BatchedEnv:
     def reset(self, seed: int | None = None, mask=None) -> dict[str, torch.Tensor]:
         """Start fresh random episodes.
 
-        ``seed`` reseeds (world w gets the stream of seed + w, episode counters restart);
-        ``mask`` (bool ``[E]``) resets only those worlds.  Returns ``{group: obs [E, n_g, d_g]}``
-        (views: the next call overwrites them).
+        ``seed`` reseeds (an int: world w gets the stream of seed + w; ``num_envs`` ints: world
+        w gets the stream of ``seed[w]``, that of a one-world env seeded ``seed[w]``; episode
+        counters restart); ``mask`` (bool ``[E]``) resets only those worlds.  Returns
+        ``{group: obs [E, n_g, d_g]}`` (views: the next call overwrites them).
         """
         self._check_open()
-        seed = v.check_seed("seed", seed)
+        seed = check_world_seeds("seed", seed, self.num_envs)
         if mask is None:
             # torch ops on the buffers' views: the only Warp work is the reset kernel
             if seed is not None:
-                self._seed = seed
+                self._seed = seed if isinstance(seed, int) else None
                 keys = torch.from_numpy(world_seeds(seed, self.num_envs))
                 self._world_seed_view.copy_(keys)
                 self._episode_view.zero_()

@@ -157,7 +157,7 @@ class WarEnv:
         return self.macro[group]
 
     # -------------------------------------------------------------- episodes
-    def reset(self, seed: int | None = None) -> dict[str, torch.Tensor]:
+    def reset(self, seed=None) -> dict[str, torch.Tensor]:
         """Reset every world; no group has an action in force afterwards."""
         obs = self.env.reset(seed=seed) if seed is not None else self.env.reset()
         for m in self.macro.values():
