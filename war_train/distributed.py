@@ -6,8 +6,8 @@
   computed before distributed training existed.
 - ``DataParallel``: one of K ranks (``torchrun --nproc_per_node=K ...``; gloo on CPU, NCCL on
   CUDA).  Rank r steps worlds ``[r·E/K, (r+1)·E/K)`` of the run's ``E = num_envs`` worlds on
-  its own device, its env seeded ``seed + r·E/K`` (world w of an env seeded s replays world 0
-  of a one-world env seeded s + w, per-world random streams, docs/design.md: the ranks' worlds together *are* the worlds of
+  its own device, its worlds reset with the run's streams of worlds ``r·E/K …`` (each world's
+  stream a hash of the run seed and its global index, war_train/seeding.py: the ranks' worlds together *are* the worlds of
   one process with E worlds seeded s).
 
 Synchronous mode (``dist_straggler="off"``, the default) makes K ranks compute what one
