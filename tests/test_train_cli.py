@@ -62,6 +62,12 @@ def test_train_eval_render_and_resume_end_to_end(tmp_path, capsys):
     assert main(["eval", str(run / "checkpoint.pt"), "--episodes", "3", "--json", str(tmp_path / "e.json")]) == 0
     assert "greedy" in capsys.readouterr().out
     assert json.loads((tmp_path / "e.json").read_text())["episodes"] == 3
+    # without --json: eval.json beside the checkpoint, in the training run's eval.json format
+    assert main(["eval", str(run), "--episodes", "2"]) == 0
+    assert f"wrote {run / 'eval.json'}" in capsys.readouterr().out
+    saved = json.loads((run / "eval.json").read_text())
+    assert saved["episodes"] == 2 and saved["checkpoint"] == str(run) and saved["train_env_steps"] == 1200
+    assert set(report) <= set(saved) and {"greedy", "sample", "random"} <= set(saved["results"])
     assert main(["render", str(run), "--gif", str(tmp_path / "x.gif"), "--mode", "sample", "--size", "160"]) == 0
     assert (tmp_path / "x.gif").stat().st_size > 0
 

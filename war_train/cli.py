@@ -3,12 +3,15 @@
     war-train train Spread-v0                       # the Spread preset, outputs in runs/
     war-train train PredatorPrey-v0 --num-envs 256 --total-steps 1000000 --seed 3
     war-train train --resume runs/Spread-v0__1__20250101-120000   # continue exactly
-    war-train eval runs/Spread-v0__1__.../checkpoint.pt --episodes 200
+    war-train eval runs/Spread-v0__1__.../checkpoint.pt --episodes 200   # writes eval.json there
     war-train render runs/Spread-v0__1__.../checkpoint.pt --gif spread.gif
 
 Every ``TrainConfig`` field is an option of ``train`` (``--help`` lists them with their
 meaning and on-policy default); the value used is: the field's default, overridden by the
-preset (``--preset``, default: the scenario's own), overridden by the options given.
+preset (``--preset``, default: the scenario's own; ``--list-presets``), overridden by the
+options given.  Options are matched exactly (no abbreviations); a mistyped one is an error that
+suggests the closest, and every error is one ``war-train <command>: error: ...`` line, given
+before anything is created.  Building the parser imports neither torch nor Warp.
 
 Ctrl-C (SIGINT) or SIGTERM during ``train`` finishes the update in flight, writes a checkpoint
 and exits; ``--resume`` continues exactly.  A second signal stops at once (the last checkpoint
@@ -21,13 +24,74 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import json
 import pathlib
+import re
 import sys
 
 from war_train.config import TrainConfig, config_from_dict, config_to_dict
 
 __all__ = ["main", "build_parser"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """Options matched exactly (``allow_abbrev=False``: ``--total-step`` is not ``--total-steps``);
+    an error is one line (the full usage of ``train`` runs to dozens of lines), with a suggestion
+    for an invalid choice.  ``add_subparsers`` gives the sub-commands this class too."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):
+        bad = re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)$", message)
+        if bad:
+            choices = re.findall(r"'(.*?)'", bad.group(2))
+            message += _did_you_mean(bad.group(1), choices)
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _did_you_mean(word: str, candidates) -> str:
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def _unrecognized(parser: argparse.ArgumentParser, args, extras: list[str]):
+    """The error for arguments no option took: on the sub-command's parser, suggesting the option
+    closest to the first unknown one (``--total-step`` -> ``--total-steps``)."""
+    target = parser
+    for action in parser._actions:   # the sub-command's own parser knows its options
+        if isinstance(action, argparse._SubParsersAction) and getattr(args, "command", None) in action.choices:
+            target = action.choices[args.command]
+    options = [s for action in target._actions for s in action.option_strings]
+    hint = next((_did_you_mean(x.split("=", 1)[0], options) for x in extras if x.startswith("-")
+                 and _did_you_mean(x.split("=", 1)[0], options)), "")
+    target.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+
+
+def _presets_table() -> str:
+    """One line per preset: its name, the scenarios it is the default of, its description."""
+    from war_train.presets import DEFAULT_PRESETS, preset_descriptions
+
+    descriptions = preset_descriptions()
+    width = max(map(len, descriptions)) + 2
+    lines = []
+    for name, text in descriptions.items():
+        default = [s for s, p in DEFAULT_PRESETS.items() if p == name]
+        lines.append(f"  {name:<{width}}{text}" + (f" [default for {', '.join(default)}]" if default else ""))
+    return "\n".join(lines)
+
+
+class _ListPresets(argparse.Action):
+    """``--list-presets``: print every preset with its description and exit (as ``--help`` does)."""
+
+    def __init__(self, option_strings, dest, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"presets (war-train train SCENARIO --preset NAME):\n{_presets_table()}")
+        parser.exit()
 
 
 def _option(name: str) -> str:
@@ -75,18 +139,24 @@ def _add_config_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from war_train.presets import DEFAULT_PRESETS, preset_names
 
-    parser = argparse.ArgumentParser(prog="war-train", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="war-train", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, metavar="{train,eval,render}")
 
     p = sub.add_parser("train", help="train MAPPO on a scenario (writes runs/<scenario>__<seed>__<time>/)",
-                       description="Train MAPPO. Outputs: config.json, metrics.csv, tb/ (TensorBoard), "
-                                   "checkpoint.pt, learning_curve.png, eval.json, episode.gif.")
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Train MAPPO. Outputs: config.json, metrics.csv, tb/ (TensorBoard), checkpoint.pt,\n"
+                                   "learning_curve.png, eval.json, episode.gif.  The plot needs matplotlib, the GIF\n"
+                                   "pillow, TensorBoard tensorboard (pip install 'war-envs[train]'): without them a\n"
+                                   "run skips that output with a warning, or stops before training when --gif or\n"
+                                   "--tensorboard was given.",
+                       epilog=f"presets (--preset NAME):\n{_presets_table()}")
     p.add_argument("scenario", nargs="?", help="war_envs id, e.g. Spread-v0 or PredatorPrey-v0 "
                                                "(not needed with --resume)")
-    p.add_argument("--preset", choices=preset_names(),
-                   help=f"hyperparameter preset (default: the scenario's own: {DEFAULT_PRESETS}; "
-                        "'onpolicy' = the MAPPO paper's MPE settings = the TrainConfig defaults)")
+    p.add_argument("--preset", choices=preset_names(), metavar="NAME",
+                   help=f"hyperparameter preset, one of {preset_names()} (described below and by --list-presets; "
+                        f"default: the scenario's own: {DEFAULT_PRESETS}; 'onpolicy' = the MAPPO paper's MPE "
+                        "settings = the TrainConfig defaults)")
+    p.add_argument("--list-presets", action=_ListPresets, help="list the presets with a line on each, and exit")
     p.add_argument("--out", default="runs", metavar="DIR", help="parent folder of the run folder (default: runs)")
     p.add_argument("--run-dir", metavar="DIR", help="exact run folder (default: <out>/<scenario>__<seed>__<time>)")
     p.add_argument("--resume", metavar="CHECKPOINT", help="continue a run exactly from its checkpoint.pt (or run "
@@ -101,11 +171,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_war_options(p)
 
     e = sub.add_parser("eval", help="evaluate a checkpoint (greedy, sampled and random policies)",
-                       description="Evaluate a checkpoint over fresh episodes and print/save the summary.")
+                       description="Evaluate a checkpoint over fresh episodes, print the summary and write it "
+                                   "as eval.json beside the checkpoint (replacing the one training wrote; "
+                                   "--json PATH writes it elsewhere).")
     e.add_argument("checkpoint", help="checkpoint.pt or its run folder")
     e.add_argument("--episodes", type=int, default=100, help="episodes (worlds) per policy mode (default: 100)")
     e.add_argument("--seed", type=int, help="play the evaluation worlds of this run seed (default: the run's seed; evaluation worlds are never training worlds)")
-    e.add_argument("--json", metavar="PATH", help="also write the summary as JSON to PATH")
+    e.add_argument("--json", metavar="PATH", help="write the summary as JSON to PATH (default: eval.json in the "
+                                                  "checkpoint's folder)")
     e.add_argument("--torch-threads", type=int, default=1, help="torch intra-op threads (default: 1)")
 
     r = sub.add_parser("render", help="render one episode of a checkpoint's policy to an animated GIF",
@@ -170,7 +243,9 @@ def _cmd_train(args) -> int:
         if launch is not None and launch["world_size"] > 1:
             raise ValueError("--war/--arm: WAR arms run in one process; under torchrun use "
                              "--dist-straggler war for rank-level WAR quotas")
-    run_training(config, args.out, run_dir=args.run_dir, resume=args.resume, war=war)
+    # the outputs asked for by name must be possible; the others are skipped (one warning each)
+    require = [name for name in ("tensorboard", "gif") if getattr(args, name, None) is True]
+    run_training(config, args.out, run_dir=args.run_dir, resume=args.resume, war=war, require=require)
     return 0
 
 
@@ -193,19 +268,26 @@ def _resumed_war_config(args):
 def _cmd_eval(args) -> int:
     import torch
 
+    from war_train.checkpoint import load_checkpoint
     from war_train.evaluate import evaluation_suite
     from war_train.mappo import load_policies
     from war_train.run import format_eval
 
+    if args.episodes < 1:
+        raise ValueError(f"--episodes: expected an integer >= 1, got {args.episodes}")
     torch.set_num_threads(args.torch_threads)
-    policies, cfg, _ = load_policies(args.checkpoint)
+    ckpt = load_checkpoint(args.checkpoint)
+    policies, cfg, _ = load_policies(ckpt)
+    path = pathlib.Path(args.checkpoint)
+    out = pathlib.Path(args.json) if args.json else (path if path.is_dir() else path.parent) / "eval.json"
     seed = cfg.seed if args.seed is None else args.seed
     summary = evaluation_suite(policies, cfg.scenario, cfg.env_kwargs, args.episodes, seed)
+    # the keys of the eval.json a training run writes, plus the checkpoint evaluated
     report = {"checkpoint": str(args.checkpoint), "scenario": cfg.scenario, "episodes": args.episodes,
-              "seed": seed, "results": summary}
+              "seed": seed, "train_env_steps": ckpt["env_steps"], "train_wall_s": ckpt["wall_s"], "results": summary}
     print(format_eval(report))
-    if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {out}")
     return 0
 
 
@@ -226,7 +308,9 @@ def _cmd_render(args) -> int:
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        _unrecognized(parser, args, extras)   # exits 2
     from war_train.stopping import NonFiniteTraining, TrainingInterrupted
 
     try:

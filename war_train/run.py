@@ -6,10 +6,18 @@
 ``staleness.jsonl`` and ``war_curve.png`` too).  The CLI's ``train`` and the main job call it.
 Under ``torchrun`` every rank runs it: each steps its share of the worlds
 (``war_train.distributed``), rank 0 picks the run folder and writes every output.
+
+Everything is checked before anything is created (``preflight``, then the env is made): a bad
+config or scenario argument leaves no run folder.  The optional outputs need optional packages
+(``war-envs[train]``): the plot matplotlib, the GIF pillow, TensorBoard tensorboard; one that is
+missing is skipped with one warning line before training, unless the caller names it in
+``require`` (the CLI: ``--gif``/``--tensorboard`` given): then a ``ValueError`` before training.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import json
 import math
 import pathlib
@@ -25,7 +33,59 @@ from war_train.plot import plot_learning_curve
 from war_train.runlog import read_metrics
 from war_train.stopping import TrainingInterrupted
 
-__all__ = ["make_env", "new_run_dir", "run_training", "finish_run", "format_eval"]
+__all__ = ["make_env", "new_run_dir", "preflight", "run_training", "finish_run", "format_eval"]
+
+#: optional output -> (the package it needs, the module that must import, what it writes, the option off)
+OPTIONAL_OUTPUTS = {"plot": ("matplotlib", "matplotlib", "learning-curve PNGs", None),
+                    "gif": ("pillow", "PIL.Image", "GIFs (episode.gif)", "--no-gif"),
+                    "tensorboard": ("tensorboard", "torch.utils.tensorboard", "TensorBoard events (tb/)",
+                                    "--no-tensorboard")}
+#: a budget that whole updates change by more than this fraction gets a warning
+BUDGET_TOLERANCE = 0.10
+
+
+def _import_error(module: str) -> str | None:
+    """Why ``module`` cannot be imported (None: it can)."""
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        return str(exc)
+    return None
+
+
+def preflight(config: TrainConfig, require=()) -> tuple[TrainConfig, bool, list[str]]:
+    """What a run can write, checked before it starts: ``(config, plot, warnings)``.
+
+    Each optional output whose package is missing is turned off (``gif``/``tensorboard`` set
+    False in the returned config; ``plot`` False) with one warning line, unless it is named in
+    ``require`` (``"gif"``, ``"tensorboard"``): then ``ValueError`` naming the package.  Also warns
+    when whole updates make the budget differ from ``total_env_steps`` by more than 10 %."""
+    unknown = sorted(set(require) - {"gif", "tensorboard"})
+    if unknown:
+        raise ValueError(f"require: expected names among ['gif', 'tensorboard'], got {unknown}")
+    warnings, off, plot = [], {}, True
+    for name, (package, module, what, flag) in OPTIONAL_OUTPUTS.items():
+        if name != "plot" and not getattr(config, name):
+            continue
+        why = _import_error(module)
+        if why is None:
+            continue
+        if name in require:
+            raise ValueError(f"{name}=True: {what} need the {package} package, which is missing ({why}): "
+                             f"pip install 'war-envs[train]' (or {flag})")
+        silence = f", or {flag} to skip it" if flag else ""
+        warnings.append(f"war-train: warning: {package} is missing ({why}): this run writes no {what} "
+                        f"(pip install 'war-envs[train]'{silence})")
+        if name == "plot":
+            plot = False
+        else:
+            off[name] = False
+    planned, budget = config.num_updates * config.batch_env_steps, config.total_env_steps
+    if abs(planned - budget) > BUDGET_TOLERANCE * budget:
+        warnings.append(f"war-train: warning: total_env_steps {budget:,} is not a whole number of updates of "
+                        f"num_envs x rollout_length = {config.batch_env_steps:,} env steps: the run trains "
+                        f"{config.num_updates} update(s) = {planned:,} env steps ({planned / budget - 1:+.0%})")
+    return (dataclasses.replace(config, **off) if off else config), plot, warnings
 
 
 def make_env(config: TrainConfig, dist=None):
@@ -34,8 +94,20 @@ def make_env(config: TrainConfig, dist=None):
     streams (``war_train.seeding``), whatever seed it is made with."""
     dist = distributed.Local() if dist is None else dist
     worlds = dist.worlds(config.num_envs)
-    return war_envs.make(config.scenario, num_envs=len(worlds), seed=config.seed + worlds.start,
-                         device=str(dist.device(config.device)), precision=config.precision, **config.env_kwargs)
+    return _make(config, num_envs=len(worlds), seed=config.seed + worlds.start, device=str(dist.device(config.device)))
+
+
+def _make(config: TrainConfig, **settings):
+    """``war_envs.make`` with the config's scenario arguments; a bad one is an error naming them."""
+    taken = sorted(set(config.env_kwargs) & {*settings, "precision"})
+    if taken:
+        raise ValueError(f"env_kwargs: {taken} are set by the config's own fields (num_envs, seed, device, "
+                         f"precision), not scenario arguments; drop them from env_kwargs")
+    try:
+        return war_envs.make(config.scenario, precision=config.precision, **settings, **config.env_kwargs)
+    except (TypeError, ValueError) as exc:
+        kind = TypeError if isinstance(exc, TypeError) else ValueError
+        raise kind(f"env_kwargs: cannot make {config.scenario} with {json.dumps(config.env_kwargs)}: {exc}") from exc
 
 
 def new_run_dir(out, config: TrainConfig) -> pathlib.Path:
@@ -50,48 +122,57 @@ def new_run_dir(out, config: TrainConfig) -> pathlib.Path:
 
 
 def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, progress_fn=None,
-                 log=print, war=None) -> pathlib.Path:
+                 log=print, war=None, require=()) -> pathlib.Path:
     """Train, then ``finish_run``; returns the run folder.  SIGINT/SIGTERM stop it after a
     checkpoint and raise ``TrainingInterrupted`` (no evaluation, plot or GIF).  ``resume`` (a checkpoint or run
     folder) continues that run in its own folder.  Under torchrun (``RANK``/``WORLD_SIZE``... set)
     every rank joins the process group, trains on its worlds, and only rank 0 writes and logs.
     ``war`` (a ``WarConfig``): train in that WAR mode (one process), and plot ``war_curve.png``
-    (return against env steps and modelled time, throughput, data share, ESS, staleness) too."""
+    (return against env steps and modelled time, throughput, data share, ESS, staleness) too.
+    ``require``: optional outputs (``"gif"``, ``"tensorboard"``) whose missing package is an error
+    rather than a warning (``preflight``).  Bad arguments raise before anything is created."""
     config.validate()
     if war is not None:
         war.validate()
+    config, plot, warnings = preflight(config, require)
     with distributed.launch(config.device) as dist:
         if not dist.is_main:
             log = _quiet
-        if resume is not None:
-            resume = pathlib.Path(resume)
-            run_dir = resume if resume.is_dir() else resume.parent
-        elif run_dir is None:
-            run_dir = new_run_dir(out, config) if dist.is_main else None
-        run_dir = pathlib.Path(dist.broadcast(str(run_dir)))   # rank 0's folder
-        if dist.is_main:
-            run_dir.mkdir(parents=True, exist_ok=True)
-            (run_dir / "config.json").write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
-        if war is not None:
-            log(f"war-train: {config.scenario} [{war.arm}, {war.resource}, {war.cost_mode} costs], "
-                f"{config.num_envs} worlds in {war.workers} worker(s) x {config.rollout_length} steps, "
-                f"{config.total_env_steps:,} env steps -> {run_dir}")
-            env = None   # (the WAR mode makes its worker envs)
         else:
-            ranks = (f" on {dist.world_size} ranks ({config.num_envs // dist.world_size} worlds each)"
-                     if dist.active else "")
-            log(f"war-train: {config.scenario}, {config.num_envs} worlds x {config.rollout_length} steps{ranks}, "
-                f"{config.num_updates} updates = {config.num_updates * config.batch_env_steps:,} env steps "
-                f"-> {run_dir}")
-            env = make_env(config, dist)
+            for line in warnings:
+                _stderr(line)
+        # the env first: a bad scenario argument is refused before the run folder exists (the WAR
+        # mode makes its worker envs itself; one world made here checks their arguments)
+        env = make_env(config, dist) if war is None else None
         try:
+            if war is not None:
+                _make(config, num_envs=1, seed=config.seed, device=str(dist.device(config.device))).close()
+            if resume is not None:
+                resume = pathlib.Path(resume)
+                run_dir = resume if resume.is_dir() else resume.parent
+            elif run_dir is None:
+                run_dir = new_run_dir(out, config) if dist.is_main else None
+            run_dir = pathlib.Path(dist.broadcast(str(run_dir)))   # rank 0's folder
+            if dist.is_main:
+                run_dir.mkdir(parents=True, exist_ok=True)
+                (run_dir / "config.json").write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
+            if war is not None:
+                log(f"war-train: {config.scenario} [{war.arm}, {war.resource}, {war.cost_mode} costs], "
+                    f"{config.num_envs} worlds in {war.workers} worker(s) x {config.rollout_length} steps, "
+                    f"{config.total_env_steps:,} env steps -> {run_dir}")
+            else:
+                ranks = (f" on {dist.world_size} ranks ({config.num_envs // dist.world_size} worlds each)"
+                         if dist.active else "")
+                log(f"war-train: {config.scenario}, {config.num_envs} worlds x {config.rollout_length} steps"
+                    f"{ranks}, {config.num_updates} updates = {config.num_updates * config.batch_env_steps:,} "
+                    f"env steps -> {run_dir}")
             result = train(env, config, progress_fn, run_dir=run_dir, resume=resume, dist=dist, war=war)
         finally:
             if env is not None:
                 env.close()
         if not dist.is_main:
             return run_dir
-    if war is not None:
+    if war is not None and plot:
         from war_train.war_plot import plot_war_run
 
         rows = read_metrics(run_dir / "metrics.csv")
@@ -106,16 +187,17 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
         log(f"stopped early at {result.history[-1]['env_steps']:,} env steps; resume with "
             f"`war-train train --resume {run_dir}`")
         return run_dir
-    finish_run(run_dir, result.policies, config, log=log)
+    finish_run(run_dir, result.policies, config, log=log, plot=plot)
     return run_dir
 
 
-def finish_run(run_dir, policies, config: TrainConfig, log=print) -> dict:
-    """Learning-curve PNG, evaluation (``eval.json``) and a GIF of one greedy episode."""
+def finish_run(run_dir, policies, config: TrainConfig, log=print, plot: bool = True) -> dict:
+    """Learning-curve PNG (unless ``plot`` is False), evaluation (``eval.json``) and a GIF of one
+    greedy episode (``config.gif``)."""
     run_dir = pathlib.Path(run_dir)
     out = {}
     rows = read_metrics(run_dir / "metrics.csv")
-    if rows:
+    if rows and plot:
         out["learning_curve"] = plot_learning_curve(rows, run_dir / "learning_curve.png",
                                                     title=f"{config.scenario} seed {config.seed}")
         log(f"learning curve: {out['learning_curve']}")

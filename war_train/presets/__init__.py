@@ -1,7 +1,8 @@
 """Presets: per-scenario overrides of ``TrainConfig``'s on-policy defaults.
 
 ``preset_config(name_or_scenario, **overrides)`` -> a validated ``TrainConfig``.  A preset is a
-module in this package with a ``PRESET`` dict (only the fields it changes); ``DEFAULT_PRESETS``
+module in this package with a ``PRESET`` dict (only the fields it changes) and a one-line
+``DESCRIPTION`` (``preset_descriptions()``, ``war-train train --list-presets``); ``DEFAULT_PRESETS``
 says which preset a scenario gets by default and ``DECLARED_WAR_COSTS`` which declared costs the
 WAR harness gives it.  These tables are data keyed by scenario id: the trainer's code names no
 scenario.
@@ -17,7 +18,8 @@ from war_train.war_config import ARTICLE_COSTS
 # (war_train.config imports war_train.presets.onpolicy for its default scenario, so this package
 # imports the config module inside the functions that need it)
 
-__all__ = ["PRESETS", "DEFAULT_PRESETS", "DECLARED_WAR_COSTS", "preset_names", "preset_overrides", "preset_config"]
+__all__ = ["PRESETS", "DEFAULT_PRESETS", "DECLARED_WAR_COSTS", "preset_names", "preset_overrides", "preset_config",
+           "preset_descriptions"]
 
 #: preset name -> module
 PRESETS = {name: name for name in ("onpolicy", "spread", "spread_onpolicy_starts", "spread_continuous",
@@ -33,6 +35,11 @@ DECLARED_WAR_COSTS = {"Command-v0": ARTICLE_COSTS}
 
 def preset_names() -> list[str]:
     return sorted(PRESETS)
+
+
+def preset_descriptions() -> dict[str, str]:
+    """Preset name -> its one-line ``DESCRIPTION``, in ``preset_names()`` order."""
+    return {name: importlib.import_module(f"war_train.presets.{PRESETS[name]}").DESCRIPTION for name in preset_names()}
 
 
 def preset_overrides(name: str) -> dict:

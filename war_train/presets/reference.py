@@ -12,4 +12,7 @@ entropy 0.002 and 6 M env steps: −16.5 (greedy −16.3).
 
 from war_train.presets.spread import PRESET as _SPREAD
 
+#: one line for ``war-train train --list-presets`` and ``--help``
+DESCRIPTION = "Reference-v0 (the MAPPO paper's Reference), entropy 0.002, 6 M env steps"
+
 PRESET = {**_SPREAD, "scenario": "Reference-v0", "total_env_steps": 6_000_000, "entropy_coef": 0.002}

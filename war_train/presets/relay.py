@@ -7,5 +7,8 @@ distance to the current goal).  The Spread preset's changes (see spread.py) with
 
 from war_train.presets.spread import PRESET as _SPREAD
 
+#: one line for ``war-train train --list-presets`` and ``--help``
+DESCRIPTION = "Relay-v0 (the WAR task), 256 worlds, commander at 0.2 x the learning rate, 2 M env steps"
+
 PRESET = {**_SPREAD, "scenario": "Relay-v0", "num_envs": 256, "total_env_steps": 2_000_000,
           "group_lr_scale": {"commander": 0.2}}

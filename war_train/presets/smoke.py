@@ -1,5 +1,8 @@
 """A tiny configuration for tests and CI smoke runs (seconds on one core)."""
 
+#: one line for ``war-train train --list-presets`` and ``--help``
+DESCRIPTION = "a tiny Spread-v0 run for tests and CI: 16 worlds, 4 updates, no TensorBoard (seconds)"
+
 PRESET = {
     "scenario": "Spread-v0",
     "num_envs": 16,

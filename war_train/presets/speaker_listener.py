@@ -15,5 +15,8 @@ reads it, and learns three words (−15.2, greedy −16.1).
 
 from war_train.presets.spread import PRESET as _SPREAD
 
+#: one line for ``war-train train --list-presets`` and ``--help``
+DESCRIPTION = "SpeakerListener-v0 (the MAPPO paper's Comm), speaker at 0.2 x the learning rate, 2 M env steps"
+
 PRESET = {**_SPREAD, "scenario": "SpeakerListener-v0", "total_env_steps": 2_000_000,
           "group_lr_scale": {"speaker": 0.2}}

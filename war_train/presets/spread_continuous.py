@@ -8,4 +8,7 @@ two action spaces compare at equal env steps.
 
 from war_train.presets.spread import PRESET as _SPREAD
 
+#: one line for ``war-train train --list-presets`` and ``--help``
+DESCRIPTION = "the spread preset with Box actions (continuous_actions=True, a Gaussian head)"
+
 PRESET = {**_SPREAD, "env_kwargs": {"continuous_actions": True}}

@@ -11,4 +11,7 @@ code's after its 20 M steps.
 
 from war_train.presets.spread import PRESET as _SPREAD
 
+#: one line for ``war-train train --list-presets`` and ``--help``
+DESCRIPTION = "the spread preset on the on-policy code's start states (landmark_range=0.8), entropy annealed"
+
 PRESET = {**_SPREAD, "env_kwargs": {"landmark_range": 0.8}, "anneal_entropy": True}

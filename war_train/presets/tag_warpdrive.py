@@ -10,6 +10,9 @@ of agents.  WarpDrive trains with A2C (lr 0.001 taggers, 0.005 runners); this is
 1e-3 for both groups.
 """
 
+#: one line for ``war-train train --list-presets`` and ``--help``
+DESCRIPTION = "Tag-v0 at WarpDrive's training configuration (10 taggers, 100 runners), 20 M env steps on cuda:0"
+
 PRESET = {
     "scenario": "Tag-v0",
     "env_kwargs": {"preset": "warpdrive_training"},
