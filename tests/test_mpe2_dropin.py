@@ -90,19 +90,22 @@ def test_table_covers_every_mpe2_module():
 def test_signatures_match_mpe2(module):
     mod, ref = ours(module), reference(module)
     ref_raw = inspect.signature(ref.raw_env)
-    assert param_view(inspect.signature(mod.raw_env)) == param_view(ref_raw)
+    # mpe2's parameters, then war-envs' one addition (keyword-only)
+    strict = ("strict_actions", inspect.Parameter.KEYWORD_ONLY, False, "bool")
+    assert param_view(inspect.signature(mod.raw_env)) == [*param_view(ref_raw), strict]
     assert inspect.signature(mod.raw_env).return_annotation == ref_raw.return_annotation
     # mpe2's env / parallel_env are `(**kwargs)` forwarded to raw_env: ours spell those keywords out
     keyword_only = [(n, inspect.Parameter.KEYWORD_ONLY, d, a) for n, _, d, a in param_view(ref_raw)]
     for fn in ("env", "parallel_env"):
         ref_params = list(inspect.signature(getattr(ref, fn)).parameters.values())
         assert [p.kind for p in ref_params] == [inspect.Parameter.VAR_KEYWORD]
-        assert param_view(inspect.signature(getattr(mod, fn))) == keyword_only
+        assert param_view(inspect.signature(getattr(mod, fn))) == [*keyword_only, strict]
         with pytest.raises(TypeError):
             getattr(mod, fn)(0)  # keywords only, as mpe2's
     for obj in (mod.env, mod.parallel_env, mod.raw_env):
         assert obj.__module__ == f"war_envs.mpe2.{module}"
         assert module in obj.__doc__ and MODULES[module][0] in obj.__doc__
+        assert "strict_actions=True" in obj.__doc__
     assert mod.__all__ == ["env", "parallel_env", "raw_env"]
     assert getattr(war_envs.mpe2, module) is mod
 

@@ -25,7 +25,8 @@ while env.agents:
   lists) of its length; ``Box`` as float arrays.  A bad action
   (missing or unknown agent, wrong type/shape, out of range, NaN) raises ``TypeError`` /
   ``ValueError`` naming the agent *before* anything is written: the env is unchanged.
-  Out-of-range continuous actions are an error, not clipped (mpe2 clips them with a warning).
+  Out-of-range continuous actions are an error, not clipped (mpe2 clips them with a warning,
+  and so does the mpe2 drop-in, ``war_envs.mpe2``: it sets ``clip_box_actions``).
 - ``render_mode``: ``"rgb_array"`` (numpy rasteriser, no display needed), ``"human"``
   (pygame window, drawn at every reset/step), or ``None``.
 - ``EzPickle``: pickling stores the constructor arguments; unpickling builds a fresh env.
@@ -45,13 +46,15 @@ import pettingzoo
 import torch
 from gymnasium.utils import EzPickle
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
-from pettingzoo.utils.wrappers import AssertOutOfBoundsWrapper, BaseWrapper, OrderEnforcingWrapper
+from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers import (AssertOutOfBoundsWrapper, BaseWrapper, ClipOutOfBoundsWrapper,
+                                       OrderEnforcingWrapper)
 
 from war_envs.core import validation as v
 from war_envs.frontends.registration import PETTINGZOO_NAMESPACE, register_pettingzoo
 
-__all__ = ["ParallelEnv", "aec_env", "parallel_env", "CheckedActionWrapper", "register_pettingzoo",
-           "PETTINGZOO_NAMESPACE"]
+__all__ = ["ParallelEnv", "aec_env", "parallel_env", "CheckedActionWrapper", "ClippedActionWrapper",
+           "register_pettingzoo", "PETTINGZOO_NAMESPACE"]
 
 _CPU = torch.device("cpu")
 _RENDER_MODES = ("human", "rgb_array")
@@ -70,6 +73,10 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
 
     metadata = {"render_modes": list(_RENDER_MODES), "name": "war_envs", "is_parallelizable": True,
                 "render_fps": 10}
+    #: out-of-range ``Box`` actions: ``False`` (here) refuses them with a ``ValueError`` naming the
+    #: agent and the bounds; ``True`` clips them to the box with PettingZoo's out-of-bound warning,
+    #: as mpe2 does (``war_envs.mpe2``'s drop-in sets it unless ``strict_actions=True``)
+    clip_box_actions: bool = False
 
     def __init__(self, env_id: str, render_mode: str | None = None, *, dynamic_rescaling: bool = True,
                  **kwargs) -> None:
@@ -309,6 +316,8 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
             return tensor.to(torch.int64).numpy()
         if isinstance(space, gymnasium.spaces.Box):
             v.check_shape(name, tensor, space.shape)
+            if self.clip_box_actions:
+                tensor = clip_box_action(action, tensor, space)
             low, high = np.asarray(space.low, np.float64), np.asarray(space.high, np.float64)
             v.check_box(name, tensor, float(low.min()), float(high.max()))
             values = tensor.to(torch.float64).numpy()
@@ -397,17 +406,47 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         return f"ParallelEnv({self.env_id!r}, render_mode={self.render_mode!r})"
 
 
-class CheckedActionWrapper(AssertOutOfBoundsWrapper):
-    """AEC wrapper that rejects a bad action at the call that passes it (with the parallel env's
-    clear ``TypeError``/``ValueError`` naming the agent, rather than a bare ``AssertionError``),
-    before it is stored, so the env stays usable.  A subclass of mpe2's
-    ``AssertOutOfBoundsWrapper`` so code checking for it still finds it."""
+def clip_box_action(action, tensor: torch.Tensor, space: gymnasium.spaces.Box) -> torch.Tensor:
+    """mpe2's policy for an out-of-range continuous action, which its ``env()`` and
+    ``parallel_env()`` apply through PettingZoo's ``ClipOutOfBoundsWrapper``: PettingZoo's
+    warning (``EnvLogger.warn_action_out_of_bound``, the same message), then every value clipped
+    to ``[space.low, space.high]`` (``±inf`` included).  ``tensor`` is ``action`` as a tensor of
+    the space's shape; an in-range, non-floating or NaN one is returned as it is (the strict
+    check then accepts it or names what is wrong: mpe2 raises a bare ``AssertionError`` on NaN)."""
+    if not tensor.is_floating_point() or bool(torch.isnan(tensor).any()):
+        return tensor
+    values = tensor.to(torch.float64).numpy()
+    low, high = np.asarray(space.low, np.float64), np.asarray(space.high, np.float64)
+    if not ((values < low) | (values > high)).any():
+        return tensor
+    EnvLogger.warn_action_out_of_bound(action=action, action_space=space, backup_policy="clipping to space")
+    return torch.from_numpy(np.clip(values, low, high))
+
+
+class _CheckedStep:
+    """An AEC wrapper's ``step``: the action goes through the parallel env's ``check_action``
+    at the call that passes it (a clear ``TypeError``/``ValueError`` naming the agent, before
+    anything is stored, so the env stays usable), and the checked action is stored."""
 
     def step(self, action) -> None:
         agent = self.agent_selection
         if not (action is None and (self.terminations[agent] or self.truncations[agent])):
-            self.unwrapped.check_action(agent, action)
+            action = self.unwrapped.check_action(agent, action)
         BaseWrapper.step(self, action)
+
+
+class CheckedActionWrapper(_CheckedStep, AssertOutOfBoundsWrapper):
+    """AEC wrapper that rejects a bad action at the call that passes it (rather than with a bare
+    ``AssertionError``).  A subclass of mpe2's ``AssertOutOfBoundsWrapper`` so code checking for
+    it still finds it."""
+
+
+class ClippedActionWrapper(_CheckedStep, ClipOutOfBoundsWrapper):
+    """AEC wrapper for an env whose ``clip_box_actions`` is set (the mpe2 drop-in's continuous
+    envs): out-of-range ``Box`` actions are clipped with PettingZoo's warning
+    (``clip_box_action``, the parallel env's own code path) at the call that passes them; any
+    other bad action is refused as ``CheckedActionWrapper`` refuses it.  A subclass of mpe2's
+    ``ClipOutOfBoundsWrapper`` so code checking for it still finds it."""
 
 
 def parallel_env(env_id: str, render_mode: str | None = None, **kwargs) -> ParallelEnv:

@@ -28,9 +28,16 @@ Differences: ``benchmark_data=True`` is not supported (infos carry the scenario'
 ``env.unwrapped`` has no ``world`` / ``scenario`` objects (the state lives in Warp arrays:
 ``env.unwrapped.batched.get_state()``); ``parallel_env`` is war-envs' native parallel env, not
 an AEC-to-parallel conversion; discrete actions out of range raise ``ValueError`` naming the
-agent rather than ``AssertionError``.  For batches of worlds, a GPU or float64 use
-``war_envs.make(id, num_envs=..., device=..., precision=...)`` or
+agent rather than ``AssertionError``; the same seed gives different start states than mpe2's
+(a different random generator; the same distributions).  For batches of worlds, a GPU or
+float64 use ``war_envs.make(id, num_envs=..., device=..., precision=...)`` or
 ``war_envs.parallel_env(id, ...)``.
+
+Continuous actions out of range are clipped to the box with PettingZoo's warning, as mpe2's
+``env`` and ``parallel_env`` do (its ``ClipOutOfBoundsWrapper``).  The one argument added to
+mpe2's, keyword-only ``strict_actions=True`` (``env``, ``parallel_env``, ``raw_env``), refuses
+them instead with a ``ValueError`` naming the agent and the bounds, as war-envs' own
+``war_envs.parallel_env(id, ...)`` always does.
 """
 
 from __future__ import annotations

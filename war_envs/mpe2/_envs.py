@@ -1,6 +1,7 @@
 """The env classes behind ``war_envs.mpe2``: ``Mpe2ParallelEnv`` (war-envs' PettingZoo
-``ParallelEnv`` under an mpe2 module's name and arguments) and ``Mpe2RawEnv`` (the AEC env,
-the base of each module's ``raw_env``).  torch and Warp load when an env is built, not at import
+``ParallelEnv`` under an mpe2 module's name and arguments, clipping out-of-range continuous
+actions as mpe2 does unless ``strict_actions=True``) and ``Mpe2RawEnv`` (the AEC env, the base
+of each module's ``raw_env``).  torch and Warp load when an env is built, not at import
 (``Mpe2ParallelEnv`` is created on first use)."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
-from pettingzoo.utils.wrappers import ClipOutOfBoundsWrapper, OrderEnforcingWrapper
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from war_envs.mpe2 import _factory
 
@@ -21,22 +22,30 @@ def _parallel_class():
     cls = globals().get("_PARALLEL")
     if cls is not None:
         return cls
+    from war_envs.core.validation import check_bool
     from war_envs.frontends.pettingzoo import ParallelEnv
 
     class Mpe2ParallelEnv(ParallelEnv):
         """war-envs' PettingZoo ``ParallelEnv`` for mpe2 module ``module`` with mpe2's
         arguments (``arguments``: every ``raw_env`` parameter by name); ``metadata["name"]``
-        is mpe2's.  ``extra`` (seed, precision, device, ...) goes to ``war_envs.make``."""
+        is mpe2's.  ``extra`` (seed, precision, device, ...) goes to ``war_envs.make``.
+        Out-of-range continuous actions are clipped with PettingZoo's warning, as mpe2's
+        ``parallel_env`` does (``clip_box_actions``); ``strict_actions=True`` refuses them."""
 
-        def __init__(self, module: str, arguments: dict | None = None, extra: dict | None = None) -> None:
+        def __init__(self, module: str, arguments: dict | None = None, extra: dict | None = None,
+                     strict_actions: bool = False) -> None:
+            strict_actions = check_bool("strict_actions", strict_actions)
             env_id, scenario = _factory.scenario_for(module)
             arguments = _factory._bind(module, (), dict(arguments or {}))
             extra = dict(extra or {})
             kwargs = _factory.scenario_kwargs(module, scenario, arguments)
             super().__init__(env_id, render_mode=arguments["render_mode"],
                              dynamic_rescaling=arguments["dynamic_rescaling"], **kwargs, **extra)
-            EzPickle.__init__(self, module, arguments, extra)  # unpickling rebuilds through here
+            # unpickling rebuilds through here
+            EzPickle.__init__(self, module, arguments, extra, strict_actions)
             self.mpe2_module = module
+            self.strict_actions = strict_actions
+            self.clip_box_actions = not strict_actions
             self.metadata = {**self.metadata, "name": module}
 
         def __repr__(self) -> str:
@@ -62,7 +71,9 @@ class Mpe2RawEnv(AECEnv, EzPickle):
     plain ``AECEnv`` as mpe2's ``raw_env`` is, so ``env.unwrapped`` is this object.  Each
     module's subclass sets ``mpe2_module`` and mpe2's signature; the parallel env's attributes and
     methods (``batched``, ``max_cycles``, ``curriculum_stage``, ``advance_curriculum``,
-    ``set_curriculum_stage``, ...) are reachable from here."""
+    ``set_curriculum_stage``, ``strict_actions``, ...) are reachable from here.  Out-of-range
+    continuous actions are clipped with PettingZoo's warning (mpe2's ``raw_env`` applies them
+    unchecked; its ``env()`` clips them) unless ``strict_actions=True``."""
 
     mpe2_module: str = ""
 
@@ -78,12 +89,12 @@ class Mpe2RawEnv(AECEnv, EzPickle):
     render = _CONVERSION["render"]
     close = _CONVERSION["close"]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, strict_actions: bool = False, **kwargs: Any) -> None:
         if not self.mpe2_module:
             raise TypeError("Mpe2RawEnv is a base class: use war_envs.mpe2.<module>.raw_env")
         arguments = _factory._bind(self.mpe2_module, args, kwargs)  # mpe2's signature
-        EzPickle.__init__(self, **arguments)
-        par = _parallel_class()(self.mpe2_module, arguments)
+        EzPickle.__init__(self, strict_actions=strict_actions, **arguments)
+        par = _parallel_class()(self.mpe2_module, arguments, strict_actions=strict_actions)
         self.continuous_actions = bool(arguments["continuous_actions"])  # read by wrap_aec
         parallel_to_aec_wrapper.__init__(self, par)
 
@@ -102,10 +113,12 @@ class Mpe2RawEnv(AECEnv, EzPickle):
 
 def wrap_aec(raw: Mpe2RawEnv):
     """Wrap ``raw`` as mpe2's ``make_env`` does: continuous actions clipped to the box
-    (``ClipOutOfBoundsWrapper``), discrete ones checked (war-envs' ``CheckedActionWrapper``, a
-    subclass of mpe2's ``AssertOutOfBoundsWrapper`` that raises a clear error naming the agent);
+    (war-envs' ``ClippedActionWrapper``, a subclass of mpe2's ``ClipOutOfBoundsWrapper`` that
+    clips with the parallel env's code and warning), discrete ones checked
+    (``CheckedActionWrapper``, a subclass of mpe2's ``AssertOutOfBoundsWrapper`` that raises a
+    clear error naming the agent, as it does for continuous ones with ``strict_actions=True``);
     ``OrderEnforcingWrapper`` outermost."""
-    from war_envs.frontends.pettingzoo import CheckedActionWrapper
+    from war_envs.frontends.pettingzoo import CheckedActionWrapper, ClippedActionWrapper
 
-    env = ClipOutOfBoundsWrapper(raw) if raw.continuous_actions else CheckedActionWrapper(raw)
-    return OrderEnforcingWrapper(env)
+    clip = raw.continuous_actions and not raw.strict_actions
+    return OrderEnforcingWrapper(ClippedActionWrapper(raw) if clip else CheckedActionWrapper(raw))

@@ -1,6 +1,7 @@
 """The one implementation behind every ``war_envs.mpe2.<module>``: a table of mpe2 1.1.1's
 module names, their war-envs scenario ids and mpe2's ``raw_env`` parameter lists, and
-``build(module)``, which returns that module's ``env``, ``parallel_env`` and ``raw_env``.
+``build(module)``, which returns that module's ``env``, ``parallel_env`` and ``raw_env`` (mpe2's
+parameters, then war-envs' one addition: keyword-only ``strict_actions=False``).
 
 Nothing here imports torch, Warp or the scenario classes: a module's scenario is looked up in
 ``war_envs.registry`` when one of its functions is *called*, so importing a module whose
@@ -76,6 +77,11 @@ MODULES: dict[str, tuple[str, str]] = {
 #: mpe2 arguments the PettingZoo front end takes itself (not scenario arguments)
 _FRONT_END_ARGS = ("render_mode", "dynamic_rescaling")
 
+#: war-envs' one argument beyond mpe2's (keyword-only, after them): ``True`` refuses out-of-range
+#: continuous actions (``ValueError`` naming the agent and the bounds) instead of clipping them
+STRICT_ACTIONS = inspect.Parameter("strict_actions", inspect.Parameter.KEYWORD_ONLY, default=False,
+                                   annotation="bool")
+
 
 @functools.lru_cache(maxsize=None)
 def raw_signature(module: str) -> inspect.Signature:
@@ -88,12 +94,19 @@ def raw_signature(module: str) -> inspect.Signature:
     return inspect.signature(namespace["raw_env"])
 
 
+def public_raw_signature(module: str) -> inspect.Signature:
+    """Our ``raw_env``'s signature: mpe2's, then ``strict_actions`` (keyword-only)."""
+    sig = raw_signature(module)
+    return sig.replace(parameters=[*sig.parameters.values(), STRICT_ACTIONS])
+
+
 def keyword_signature(module: str, return_annotation: Any) -> inspect.Signature:
     """``raw_env``'s parameters as keyword-only: what mpe2's ``env(**kwargs)`` and
-    ``parallel_env(**kwargs)`` accept (they forward only keywords to ``raw_env``)."""
+    ``parallel_env(**kwargs)`` accept (they forward only keywords to ``raw_env``), then
+    ``strict_actions``."""
     sig = raw_signature(module)
-    return sig.replace(parameters=[p.replace(kind=p.KEYWORD_ONLY) for p in sig.parameters.values()],
-                       return_annotation=return_annotation)
+    params = [p.replace(kind=p.KEYWORD_ONLY) for p in sig.parameters.values()]
+    return sig.replace(parameters=[*params, STRICT_ACTIONS], return_annotation=return_annotation)
 
 
 def _entry(module: str) -> tuple[str, str]:
@@ -148,7 +161,8 @@ def _bind(module: str, args: tuple, kwargs: dict) -> dict:
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as err:
-        raise TypeError(f"war_envs.mpe2.{module}: {err}; accepted: {list(sig.parameters)}") from None
+        accepted = [*sig.parameters, STRICT_ACTIONS.name]
+        raise TypeError(f"war_envs.mpe2.{module}: {err}; accepted: {accepted}") from None
     bound.apply_defaults()
     return dict(bound.arguments)
 
@@ -161,15 +175,19 @@ def _doc(module: str, what: str) -> str:
             f"and defaults): ``{params}``.\n"
             f"``render_mode`` (``None``, ``\"rgb_array\"``, ``\"human\"``) and ``dynamic_rescaling`` "
             f"go to the renderer; an mpe2 argument the scenario does not implement must keep "
-            f"mpe2's default (``benchmark_data=True`` is not supported).\n")
+            f"mpe2's default (``benchmark_data=True`` is not supported).\n\n"
+            f"``continuous_actions=True``: out-of-range actions are clipped to the box with "
+            f"PettingZoo's out-of-bound warning, as mpe2's ``env`` and ``parallel_env`` do; "
+            f"war-envs' one extra argument, keyword-only ``strict_actions=True``, refuses them "
+            f"instead (``ValueError`` naming the agent and the bounds).\n")
 
 
-def make_parallel(module: str, extra: dict | None = None, **kwargs: Any):
+def make_parallel(module: str, extra: dict | None = None, *, strict_actions: bool = False, **kwargs: Any):
     """``<module>.parallel_env(**kwargs)`` whose batched env also gets ``extra`` (``seed``,
     ``precision``, ``device``: arguments of ``war_envs.make`` that mpe2 does not have)."""
     from war_envs.mpe2._envs import _parallel_class
 
-    return _parallel_class()(module, _bind(module, (), kwargs), extra)
+    return _parallel_class()(module, _bind(module, (), kwargs), extra, strict_actions=strict_actions)
 
 
 def build(module: str):
@@ -180,7 +198,7 @@ def build(module: str):
 
     raw_env = type("raw_env", (Mpe2RawEnv,), {
         "__module__": qual, "__qualname__": "raw_env", "mpe2_module": module,
-        "__signature__": raw_signature(module),
+        "__signature__": public_raw_signature(module),
         "__doc__": _doc(module, f"``{module}.raw_env``: the unwrapped AEC env (as mpe2's raw_env).")})
 
     def env(**kwargs) -> Any:
@@ -194,7 +212,8 @@ def build(module: str):
                                "``make_env`` does (action check / clip, then order enforcing).")
     parallel_env.__signature__ = keyword_signature(module, inspect.Signature.empty)
     parallel_env.__doc__ = _doc(module, f"``{module}.parallel_env``: the PettingZoo ParallelEnv "
-                                        "(war-envs' native one, not an AEC-to-parallel conversion).")
+                                        "(war-envs' native one, not an AEC-to-parallel conversion; "
+                                        "it checks and clips actions as mpe2's wrappers do).")
     for fn in (env, parallel_env):
         fn.__module__ = qual
         fn.__qualname__ = fn.__name__
