@@ -1,9 +1,12 @@
 """MkDocs hooks (``hooks:`` in mkdocs.yml): pages generated from the code at build time.
 
-- ``scenarios/<Id>.md`` for every id in ``war_envs.registry.registered_ids()``: the scenario
-  class's docstring (agents, spaces, rewards, termination, arguments, reference, version
-  history), how to build it through each front end, and its keyword arguments with their
-  defaults read from the signatures; ``scenarios/index.md`` lists them.  The nav entry
+- ``scenarios/<Id>.md`` for every id in ``war_envs.registry.registered_ids()``: an animated
+  picture of one episode (``docs/images/scenarios/<Id>.gif``, made by
+  ``scripts/scenario_gifs.py``, captioned from its ``manifest.json``; a scenario without one
+  fails the build), the scenario class's docstring (agents, spaces, rewards, termination,
+  arguments, reference, version history), how to build it through each front end, and its
+  keyword arguments with their defaults read from the signatures; ``scenarios/index.md`` lists
+  them.  The nav entry
   ``Scenarios: []`` in mkdocs.yml is filled with these pages.
 - ``quickstart.md``: README.md's "Install" and "Quick start" sections (links into ``docs/``
   rewritten to site links, other repository links to the repository path in code).
@@ -34,6 +37,9 @@ OPTIONAL_PAGES = ("war.md", "distributed.md", "tag.md")
 MORE_TITLE = "More"
 PAGES_DIR = "scenarios"
 NAV_TITLE = "Scenarios"
+#: the scenario pictures (scripts/scenario_gifs.py) and their manifest, under docs/
+PICTURES_DIR = "images/scenarios"
+PICTURES_MANIFEST = "manifest.json"
 
 
 # ---------------------------------------------------------------------------------- scenarios
@@ -64,6 +70,51 @@ def scenario_arguments(cls) -> list[tuple[str, str, str]]:
     return rows
 
 
+def _kwargs_text(kwargs: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+
+
+def picture_caption(env_id: str, entry: dict) -> str:
+    """What the picture of ``env_id`` shows, from its manifest entry."""
+    if entry["policy"] == "random":
+        who = "Random actions (every agent uniformly at random)"
+    else:
+        who = (f"The trained policy of preset `{entry['preset']}`, acting greedily (`war-train train {env_id}`, "
+               f"seed {entry['seed']}, {entry['checkpoint_env_steps']:,} env steps)")
+    steps, length = entry["steps"], entry["episode_length"]
+    if steps >= length:
+        span = f"the whole {length}-step episode"
+    elif steps < entry["max_steps"]:
+        span = f"an episode that ended after {steps} of at most {length} steps"
+    else:
+        span = f"the first {steps} of the episode's {length} steps"
+    env = f"with `{_kwargs_text(entry['env_kwargs'])}`" if entry["env_kwargs"] else "default arguments"
+    if entry["frames"] == 1 and steps > 0:
+        span += " (nothing in it moves: one still frame)"
+    return (f"{who}, evaluation world 0 of seed {entry['seed']}: {span}, {env}; "
+            f"drawn by `render_frame`, {entry['size']} × {entry['size']} px "
+            f"(`scripts/scenario_gifs.py`, `docs/{PICTURES_DIR}/{PICTURES_MANIFEST}`).")
+
+
+def scenario_picture(env_id: str, docs_dir: pathlib.Path = ROOT / "docs") -> list[str]:
+    """The Markdown lines of ``env_id``'s picture and caption (from the pictures' manifest)."""
+    import json
+
+    folder = docs_dir / PICTURES_DIR
+    fix = f"run `python scripts/scenario_gifs.py --only {env_id}` and commit docs/{PICTURES_DIR}/"
+    manifest = folder / PICTURES_MANIFEST
+    if not manifest.is_file():
+        raise ValueError(f"docs/{PICTURES_DIR}/{PICTURES_MANIFEST} is missing: {fix}")
+    entry = json.loads(manifest.read_text())["pictures"].get(env_id)
+    if entry is None:
+        raise ValueError(f"{env_id}: no entry in docs/{PICTURES_DIR}/{PICTURES_MANIFEST}: {fix}")
+    if not (folder / entry["file"]).is_file():
+        raise ValueError(f"{env_id}: docs/{PICTURES_DIR}/{entry['file']} is missing: {fix}")
+    what = "random actions" if entry["policy"] == "random" else f"trained policy ({entry['preset']})"
+    return [f"![{env_id}: one episode, {what}](../{PICTURES_DIR}/{entry['file']})"
+            f"{{ width=\"{entry['size']}\" }}", "", f"*{picture_caption(env_id, entry)}*"]
+
+
 def scenario_page(env_id: str) -> str:
     """The Markdown page of scenario ``env_id``."""
     from war_envs.registry import scenario_class
@@ -88,6 +139,8 @@ def scenario_page(env_id: str) -> str:
         preset = False
     lines = [
         f"# {env_id}",
+        "",
+        *scenario_picture(env_id),
         "",
         summary[0].upper() + summary[1:] if summary else "",
         "",

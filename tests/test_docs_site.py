@@ -35,6 +35,8 @@ def test_strict_build(tmp_path):
         page = (site / "scenarios" / f"{env_id}.html").read_text()
         assert "<h1" in page and env_id in page
         assert "Keyword arguments" in page and "Version history" in page
+        assert f'src="../images/scenarios/{env_id}.gif"' in page   # opens with its picture (test_scenario_gifs.py)
+        assert (site / "images" / "scenarios" / f"{env_id}.gif").is_file()
     for name in ("index", "quickstart", "examples", "api", "batch_api", "integrations", "training"):
         assert (site / f"{name}.html").exists(), name
     api = (site / "api.html").read_text()

@@ -4,7 +4,8 @@
 each group acting greedily (argmax; the default), by sampling, or uniformly at random, and
 returns the mean of every episode statistic of ``war_train.metrics``.  ``evaluation_suite``
 adds the random-policy baseline and, with several groups, each group's policy against random
-others.  ``render_gif`` writes one greedy episode as an animated GIF.
+others.  ``episode_frames`` plays one episode and yields its pictures; ``render_gif`` writes
+them as an animated GIF.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from war_train.distributions import action_head
 from war_train.metrics import EpisodeStats, summarize
 from war_train.seeding import run_world_seeds
 
-__all__ = ["run_episodes", "evaluate", "evaluation_suite", "render_gif"]
+__all__ = ["run_episodes", "evaluate", "evaluation_suite", "episode_frames", "render_gif"]
 MODES = ("greedy", "sample", "random")
 
 
@@ -120,42 +121,60 @@ def evaluation_suite(policies: dict, scenario: str, env_kwargs: dict, episodes: 
     return out
 
 
-def render_gif(policies: dict, scenario: str, env_kwargs: dict, path, seed: int = 0, mode: str = "greedy",
-               fps: int = 10, size: int = 700) -> pathlib.Path:
-    """One episode of evaluation world 0 of run seed ``seed`` (the first world ``evaluate``
-    plays), every group in ``mode``, written to ``path``
-    (``size`` x ``size`` pixels; mpe2 draws 700)."""
+def episode_frames(policies: dict, scenario: str, env_kwargs: dict, seed: int = 0, mode: str = "greedy",
+                   size: int = 700, max_steps: int | None = None):
+    """The frames (``[size, size, 3]`` uint8) of one episode of evaluation world 0 of run seed
+    ``seed`` (the first world ``evaluate`` plays), every group in ``mode``: the start, then one
+    per step until the episode ends or after ``max_steps`` steps (``None``: the whole episode).
+    Arguments are checked now; the episode is played as the frames are taken (the env is closed
+    when the generator is exhausted or closed)."""
     if mode not in MODES:
         raise ValueError(f"mode: expected one of {MODES}, got {mode!r}")
-    policies = _cpu_policies(policies)
-    from war_envs.render import GifWriter, camera_range
+    if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1):
+        raise ValueError(f"max_steps: expected None or an int >= 1, got {max_steps!r}")
+    return _episode_frames(_cpu_policies(policies), scenario, env_kwargs, seed, mode, size, max_steps)
+
+
+def _episode_frames(policies, scenario, env_kwargs, seed, mode, size, max_steps):
+    from war_envs.render import camera_range
 
     env = war_envs.make(scenario, num_envs=1, seed=seed, autoreset_mode="disabled", **env_kwargs)
     try:
+        missing = [] if mode == "random" else [g for g in env.groups if g not in policies]
+        if missing:
+            raise ValueError(f"policies: no policy for groups {missing} (mode {mode!r})")
         obs = {g: o.clone() for g, o in env.reset(seed=run_world_seeds(seed, 1, "eval")).items()}
         state = env.get_state()
         cam = camera_range(torch.cat([state["agent_pos"][0], state["landmark_pos"][0]]).double().numpy())
         gen = torch.Generator().manual_seed(seed)
         hidden = {g: p.initial_hidden(1, "cpu")[0] for g, p in policies.items()}
         starts = torch.ones(1, dtype=torch.bool)
-        with GifWriter(path, fps=fps) as gif:
-            gif.append(env.render_frame(0, width=size, height=size, original_cam_range=cam))
-            heads = {g: action_head(spec.action_space, group=g) for g, spec in env.groups.items()}
-            for _ in range(int(env.max_cycles)):
-                actions = {}
-                for g, spec in env.groups.items():
-                    if mode == "random":
-                        actions[g] = heads[g].random((1, spec.n_agents), gen)
-                    else:
-                        actions[g], hidden[g] = policies[g].act(obs[g], hidden[g], starts, greedy=mode == "greedy",
-                                                                generator=gen)
-                next_obs, _, term, trunc, _ = env.step(actions)
-                starts = torch.zeros(1, dtype=torch.bool)
-                obs = {g: o.clone() for g, o in next_obs.items()}
-                gif.append(env.render_frame(0, width=size, height=size, original_cam_range=cam))
-                term_w, trunc_w = env.world_flags()
-                if bool(term_w[0] | trunc_w[0]):
-                    break
-        return pathlib.Path(path)
+        yield env.render_frame(0, width=size, height=size, original_cam_range=cam)
+        heads = {g: action_head(spec.action_space, group=g) for g, spec in env.groups.items()}
+        steps = int(env.max_cycles) if max_steps is None else min(int(env.max_cycles), max_steps)
+        for _ in range(steps):
+            actions = {}
+            for g, spec in env.groups.items():
+                if mode == "random":
+                    actions[g] = heads[g].random((1, spec.n_agents), gen)
+                else:
+                    actions[g], hidden[g] = policies[g].act(obs[g], hidden[g], starts, greedy=mode == "greedy",
+                                                            generator=gen)
+            next_obs, _, term, trunc, _ = env.step(actions)
+            starts = torch.zeros(1, dtype=torch.bool)
+            obs = {g: o.clone() for g, o in next_obs.items()}
+            yield env.render_frame(0, width=size, height=size, original_cam_range=cam)
+            term_w, trunc_w = env.world_flags()
+            if bool(term_w[0] | trunc_w[0]):
+                break
     finally:
         env.close()
+
+
+def render_gif(policies: dict, scenario: str, env_kwargs: dict, path, seed: int = 0, mode: str = "greedy",
+               fps: int = 10, size: int = 700) -> pathlib.Path:
+    """``episode_frames`` (the whole episode) written to ``path`` as an animated GIF
+    (``size`` x ``size`` pixels; mpe2 draws 700)."""
+    from war_envs.render import write_gif
+
+    return write_gif(episode_frames(policies, scenario, env_kwargs, seed, mode, size), path, fps=fps)
