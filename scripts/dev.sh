@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# One entry point for a fresh machine: creates .venv, installs war-envs with what the chosen
-# job needs, then runs it.
-#   bash scripts/dev.sh main [args]   the main job (examples/main_job.py)
-#   bash scripts/dev.sh test [args]   the test suite (pytest; extra args go to pytest)
-#   bash scripts/dev.sh bench [args]  benchmarks/env_throughput.py
+# One entry point for a fresh machine: creates .venv (or $WAR_ENVS_VENV), installs war-envs
+# with the extras the chosen job needs, then runs it.
+#   bash scripts/dev.sh main [args]   the main job (examples/main_job.py): war-envs[train]
+#   bash scripts/dev.sh test [args]   the test suite (pytest; extra args go to pytest): [dev,train]
+#   bash scripts/dev.sh bench [args]  benchmarks/env_throughput.py: [dev] (mpe2 side by side)
+# Each extra is installed once per pyproject.toml (a stamp file per extra in the venv), so
+# switching jobs installs only what the new one is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 job="${1:-test}"; shift || true
 PY="${PYTHON:-python3}"
 VENV="${WAR_ENVS_VENV:-.venv}"
+
+case "$job" in
+    main)  extras=(train) ;;       # matplotlib (plot), pillow (GIF), tensorboard
+    test)  extras=(dev train) ;;   # the reference (mpe2), the adapters' libraries, pytest, mkdocs
+    bench) extras=(dev) ;;         # mpe2 and pettingzoo run beside war-envs
+    *) echo "usage: bash scripts/dev.sh {main|test|bench} [args]" >&2; exit 2 ;;
+esac
 
 if [ ! -x "$VENV/bin/python" ]; then
     echo "[war-envs] creating $VENV" >&2
@@ -24,12 +33,18 @@ if ! python -c "import torch" 2>/dev/null; then
     echo "[war-envs] installing torch" >&2
     pip install -q "torch==2.13.0" || pip install -q torch
 fi
-extras="dev,train"
-stamp="$VENV/.war-envs-installed-$(sha1sum pyproject.toml | cut -c1-12)-$extras"
-if [ ! -f "$stamp" ]; then
-    echo "[war-envs] installing war-envs[$extras]" >&2
-    pip install -q -e ".[$extras]"
-    touch "$stamp"
+hash="$(sha1sum pyproject.toml | cut -c1-12)"
+missing=()
+for extra in "${extras[@]}"; do
+    [ -f "$VENV/.war-envs-installed-$hash-$extra" ] || missing+=("$extra")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    spec="$(IFS=,; echo "${missing[*]}")"
+    echo "[war-envs] installing war-envs[$spec]" >&2
+    # stamps of another pyproject.toml are stale: what they stood for is reinstalled on use
+    find "$VENV" -maxdepth 1 -name '.war-envs-installed-*' ! -name ".war-envs-installed-$hash-*" -delete
+    pip install -q -e ".[$spec]"
+    for extra in "${missing[@]}"; do touch "$VENV/.war-envs-installed-$hash-$extra"; done
 fi
 
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
@@ -38,5 +53,4 @@ case "$job" in
     main)  exec python examples/main_job.py "$@" ;;
     test)  exec python -m pytest -q "$@" ;;
     bench) exec python benchmarks/env_throughput.py "$@" ;;
-    *) echo "usage: bash scripts/dev.sh {main|test|bench} [args]" >&2; exit 2 ;;
 esac

@@ -3,20 +3,23 @@
 ``war_envs.make(id, num_envs=E, device="cpu", seed=None, precision="float32",
 autoreset_mode=None, **scenario_kwargs)`` builds the batched (torch) env;
 ``war_envs.parallel_env(id, ...)`` / ``war_envs.env(id, ...)`` give PettingZoo envs;
-importing the package registers ``war_envs/<Id>`` with Gymnasium.
+importing the package registers ``war_envs/<Id>`` with Gymnasium.  Only the core dependencies
+are needed to import it; a feature whose optional dependency is missing raises
+``war_envs.MissingExtraError`` (a ``ModuleNotFoundError``) naming the extra that installs it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from war_envs._extras import MissingExtraError
 from war_envs.registry import register, registered_ids
 
 if TYPE_CHECKING:
     from war_envs.core.batched_env import AutoresetMode, BatchedEnv, GroupSpec
 
 __version__ = "0.1.0"
-__all__ = ["AutoresetMode", "BatchedEnv", "GroupSpec", "make", "parallel_env", "env",
+__all__ = ["AutoresetMode", "BatchedEnv", "GroupSpec", "MissingExtraError", "make", "parallel_env", "env",
            "register", "registered_ids", "__version__"]
 
 
@@ -49,14 +52,16 @@ def make(id: str, *, num_envs: int = 1, device="cpu", seed: int | None = None,
 
 
 def parallel_env(id: str, render_mode: str | None = None, **kwargs):
-    """A PettingZoo ``ParallelEnv`` over one world of scenario ``id`` (needs ``pettingzoo``)."""
+    """A PettingZoo ``ParallelEnv`` over one world of scenario ``id`` (needs ``pettingzoo``:
+    ``pip install 'war-envs[pettingzoo]'``; without it a ``MissingExtraError`` says so)."""
     from war_envs.frontends.pettingzoo import ParallelEnv
 
     return ParallelEnv(id, render_mode=render_mode, **kwargs)
 
 
 def env(id: str, render_mode: str | None = None, **kwargs):
-    """A PettingZoo AEC env (``parallel_to_aec`` over ``parallel_env``; needs ``pettingzoo``)."""
+    """A PettingZoo AEC env (``parallel_to_aec`` over ``parallel_env``; needs ``pettingzoo``:
+    ``pip install 'war-envs[pettingzoo]'``)."""
     from war_envs.frontends.pettingzoo import aec_env
 
     return aec_env(id, render_mode=render_mode, **kwargs)

@@ -17,6 +17,8 @@ from typing import Iterable
 
 import numpy as np
 
+from war_envs._extras import needs_extra
+
 __all__ = [
     "camera_range",
     "world_to_screen",
@@ -180,10 +182,8 @@ class GifWriter:
     """
 
     def __init__(self, path, fps: int = 10):
-        try:
+        with needs_extra("render", "writing GIFs (war_envs.render.GifWriter)"):
             from PIL import Image  # noqa: F401
-        except ImportError as e:  # pragma: no cover - pillow is in the render extra
-            raise ImportError("GifWriter needs Pillow: pip install 'war-envs[render]'") from e
         if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not fps > 0 or not math.isfinite(fps):
             raise ValueError(f"fps must be a positive number, got {fps!r}")
         self.path = Path(path)

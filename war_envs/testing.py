@@ -43,6 +43,8 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from war_envs._extras import MissingExtraError, needs_extra
+
 __all__ = ["check_all", "check_autoreset_modes", "check_bad_inputs", "check_batch_api",
            "check_determinism_and_world_slicing", "check_gymnasium", "check_pettingzoo",
            "random_actions"]
@@ -59,6 +61,8 @@ def _check(fn: Callable) -> Callable:
             return fn(env_id, *args, **kwargs)
         except AssertionError as err:
             raise AssertionError(f"{where}: {err}") from err
+        except MissingExtraError:  # not a conformance failure: the check cannot run here
+            raise
         except Exception as err:  # noqa: BLE001 - a conformance check reports everything
             raise AssertionError(f"{where}: unexpected {type(err).__name__}: {err}") from err
 
@@ -477,12 +481,9 @@ _FRONT_END_WARNINGS = ("infinity", "different from the unwrapped version", "diff
 @_check
 def check_pettingzoo(env_id: str, *, num_cycles: int = 60, **kwargs) -> None:
     """PettingZoo's ``parallel_api_test``, ``api_test`` and ``seed_test`` on our front end."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # pettingzoo's own deprecated modules
-            from pettingzoo.test import api_test, parallel_api_test, seed_test
-    except ImportError as err:  # pragma: no cover - pettingzoo is an extra
-        raise AssertionError("check_pettingzoo needs pettingzoo (pip install war-envs[pettingzoo])") from err
+    with needs_extra("pettingzoo", "war_envs.testing.check_pettingzoo"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # pettingzoo's own deprecated modules
+        from pettingzoo.test import api_test, parallel_api_test, seed_test
     import war_envs
     from war_envs.frontends.registration import register_pettingzoo
 

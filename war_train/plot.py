@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import pathlib
 
+from war_envs._extras import needs_extra
+
 __all__ = ["plot_learning_curve", "ONPOLICY_TARGET"]
 
 #: the level the MAPPO paper's maintainers quote on Spread (on-policy convention)
@@ -20,8 +22,8 @@ def plot_learning_curve(rows: list[dict], path, title: str = "") -> pathlib.Path
     """Top row: mpe2-convention episode return per group; bottom row (when logged): the
     on-policy Spread reward (with the -120 level) or the PredatorPrey catch rate.  Left
     column against env steps, right column against wall-clock seconds."""
-    import matplotlib
-
+    with needs_extra("train", "plotting the learning curve (war_train.plot)"):
+        import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -16,6 +16,8 @@ import pathlib
 import sys
 import time
 
+from war_envs._extras import needs_extra
+
 __all__ = ["MetricsCSV", "TensorBoard", "ProgressBar", "open_jsonl", "read_metrics", "format_eta"]
 
 
@@ -108,11 +110,8 @@ class TensorBoard:
         self.writer = None
         if not enabled:
             return
-        try:
+        with needs_extra("train", "TensorBoard logging", note="(or pass --no-tensorboard)"):
             from torch.utils.tensorboard import SummaryWriter
-        except ImportError as exc:
-            raise ImportError("TensorBoard logging needs the tensorboard package: "
-                              "pip install 'war-envs[train]' (or pass --no-tensorboard)") from exc
         self.writer = SummaryWriter(log_dir=str(log_dir), purge_step=purge_step)
 
     def write(self, row: dict, step: int) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import pathlib
 
+from war_envs._extras import needs_extra
+
 __all__ = ["plot_war_run", "plot_war_comparison"]
 
 
@@ -31,8 +33,8 @@ def plot_war_run(rows: list[dict], path, title: str = "") -> pathlib.Path:
     """Return against env steps and against modelled wall-clock; throughput per window
     (agent-transitions/s, env-steps/s, decisions/s per group); per-group data share; Kish ESS
     (fraction of the batch); staleness mean/p95/max and the dropped fraction."""
-    import matplotlib
-
+    with needs_extra("train", "plotting WAR runs (war_train.war_plot)"):
+        import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -84,8 +86,8 @@ def plot_war_comparison(runs: dict[str, list[list[dict]]], path, title: str = ""
                         x_time: str = "model_s") -> pathlib.Path:
     """``runs[label]`` = one metrics-row list per seed.  Mean ± min/max over seeds of ``key``
     against env steps (left) and against ``x_time`` (right: modelled wall-clock)."""
-    import matplotlib
-
+    with needs_extra("train", "plotting WAR runs (war_train.war_plot)"):
+        import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np

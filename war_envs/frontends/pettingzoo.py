@@ -42,13 +42,17 @@ from collections.abc import Mapping
 
 import gymnasium
 import numpy as np
-import pettingzoo
 import torch
 from gymnasium.utils import EzPickle
-from pettingzoo.utils.conversions import parallel_to_aec_wrapper
-from pettingzoo.utils.env_logger import EnvLogger
-from pettingzoo.utils.wrappers import (AssertOutOfBoundsWrapper, BaseWrapper, ClipOutOfBoundsWrapper,
-                                       OrderEnforcingWrapper)
+
+from war_envs._extras import needs_extra
+
+with needs_extra("pettingzoo", "the PettingZoo front end (war_envs.parallel_env / war_envs.env)"):
+    import pettingzoo
+    from pettingzoo.utils.conversions import parallel_to_aec_wrapper
+    from pettingzoo.utils.env_logger import EnvLogger
+    from pettingzoo.utils.wrappers import (AssertOutOfBoundsWrapper, BaseWrapper, ClipOutOfBoundsWrapper,
+                                           OrderEnforcingWrapper)
 
 from war_envs.core import validation as v
 from war_envs.frontends.registration import PETTINGZOO_NAMESPACE, register_pettingzoo

@@ -9,9 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from gymnasium.utils import EzPickle
-from pettingzoo import AECEnv
-from pettingzoo.utils.conversions import parallel_to_aec_wrapper
-from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+from war_envs._extras import needs_extra
+
+with needs_extra("pettingzoo", "war_envs.mpe2 (the mpe2 drop-in: PettingZoo envs)"):
+    from pettingzoo import AECEnv
+    from pettingzoo.utils.conversions import parallel_to_aec_wrapper
+    from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from war_envs.mpe2 import _factory
 

@@ -34,9 +34,13 @@ import copy
 import re
 from collections.abc import Callable
 
-from benchmarl.environments.common import Task, TaskClass
-from torchrl.data import Composite
-from torchrl.envs import EnvBase
+from war_envs._extras import needs_extra
+
+with needs_extra("benchmarl", "the BenchMARL adapter (war_train.adapters.benchmarl)",
+                 note="(in its own environment: BenchMARL pins torchrl<0.12; see scripts/benchmarl_check.sh)"):
+    from benchmarl.environments.common import Task, TaskClass
+    from torchrl.data import Composite
+    from torchrl.envs import EnvBase
 
 from war_envs import registry
 from war_train.adapters.torchrl import TorchRLEnv

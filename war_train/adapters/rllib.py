@@ -37,13 +37,12 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-try:
+from war_envs._extras import needs_extra
+
+with needs_extra("rllib", "the RLlib adapter (war_train.adapters.rllib)",
+                 note="(in its own environment: RLlib pins gymnasium==1.2.2; see scripts/rllib_check.sh)"):
     from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
     from ray.tune.registry import register_env
-except ImportError as exc:  # pragma: no cover - exercised only without ray
-    raise ImportError(
-        "war_train.adapters.rllib needs RLlib: pip install 'war-envs[rllib]' (in its own environment: "
-        "RLlib pins gymnasium==1.2.2; see scripts/rllib_check.sh)") from exc
 
 __all__ = ["RLlibEnvCreator", "rllib_env_creator", "make_rllib_env", "group_policy_mapping",
            "GroupPolicyMapping"]

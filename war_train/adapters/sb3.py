@@ -51,7 +51,11 @@ from typing import Any
 import gymnasium
 import numpy as np
 import torch
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
+
+from war_envs._extras import needs_extra
+
+with needs_extra("sb3", "the Stable-Baselines3 adapter (war_train.adapters.sb3)"):
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
 from war_envs.core import validation as v
 from war_envs.frontends.agents_as_envs import AgentLayout, resolve_env

@@ -60,10 +60,14 @@ from __future__ import annotations
 
 import gymnasium
 import torch
-from tensordict import TensorDict, TensorDictBase
-from torchrl.data import Bounded, Categorical, Composite, MultiCategorical, MultiOneHot, OneHot, Unbounded
-from torchrl.envs import EnvBase
-from torchrl.envs.utils import MarlGroupMapType
+
+from war_envs._extras import needs_extra
+
+with needs_extra("torchrl", "the TorchRL adapter (war_train.adapters.torchrl)"):
+    from tensordict import TensorDict, TensorDictBase
+    from torchrl.data import Bounded, Categorical, Composite, MultiCategorical, MultiOneHot, OneHot, Unbounded
+    from torchrl.envs import EnvBase
+    from torchrl.envs.utils import MarlGroupMapType
 
 from war_envs.core import validation as v
 from war_envs.core.batched_env import AutoresetMode, BatchedEnv
