@@ -44,8 +44,10 @@ def test_core_install_run_skips_plot_gif_and_tensorboard_with_one_warning_each(t
     assert proc.returncode == 0, proc.stdout
     lines = proc.stdout.splitlines()
     warnings = [line for line in lines if line.startswith("war-train: warning:")]
-    assert [w.split()[2] for w in warnings] == ["matplotlib", "pillow", "tensorboard"], warnings
-    assert all("pip install 'war-envs[train]'" in w for w in warnings)
+    assert len(warnings) == 3, warnings
+    for warning, package in zip(warnings, ("matplotlib", "pillow", "tensorboard")):
+        assert f"the {package} package, which is missing" in warning and "this run skips them" in warning
+        assert "pip install 'war-envs[train]'" in warning
     start = next(i for i, line in enumerate(lines) if line.startswith("war-train: Spread-v0"))
     assert max(lines.index(w) for w in warnings) < start        # told before training starts
     for name in ("config.json", "metrics.csv", "checkpoint.pt", "eval.json"):
@@ -66,6 +68,12 @@ def test_an_output_asked_for_by_name_stops_before_training(tmp_path, flag, packa
     assert proc.stdout.startswith(f"war-train train: error: {field}=True:")
     assert "pip install 'war-envs[train]'" in proc.stdout and f"--no-{field}" in proc.stdout
     assert not (tmp_path / "runs").exists()
+
+
+def test_render_without_pillow_is_one_error_line(tmp_path):
+    proc = _cli(tmp_path, "PIL", "render", str(tmp_path / "run"), "--gif", "x.gif")
+    assert proc.returncode == 2 and proc.stdout.count("\n") == 1, proc.stdout
+    assert proc.stdout.startswith("war-train render: error: --gif: GIFs need the pillow package")
 
 
 @pytest.mark.parametrize("kwargs, expected", [('{"nope": 1}', "unknown keyword argument"),
@@ -160,6 +168,8 @@ def test_the_parser_and_config_need_neither_torch_nor_warp():
         heavy = sorted(m for m in ("torch", "warp", "war_envs", "numpy") if m in sys.modules)
         assert not heavy, heavy
         assert callable(war_train.train) and "torch" in sys.modules   # the trainer on first use
+        from war_train.mappo import train
+        assert war_train.train is train and all(getattr(war_train, name) for name in war_train.__all__)
         print("ok")
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

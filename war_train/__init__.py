@@ -14,6 +14,12 @@ The top-level names are imported on first use (a module ``__getattr__``), so ``i
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # the same names, for static readers (type checkers, the docs' mkdocstrings)
+    from war_train.config import TrainConfig, config_from_dict, config_to_dict
+    from war_train.mappo import TrainResult, load_policies, train
+    from war_train.presets import preset_config, preset_names
 
 #: public name -> the module that defines it
 _EXPORTS = {"TrainConfig": "war_train.config", "config_from_dict": "war_train.config",

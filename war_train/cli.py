@@ -296,7 +296,11 @@ def _cmd_render(args) -> int:
 
     from war_train.evaluate import render_gif
     from war_train.mappo import load_policies
+    from war_train.run import missing_package
 
+    why = missing_package("gif")
+    if why is not None:
+        raise ValueError(f"--gif: {why}")
     torch.set_num_threads(1)
     policies, cfg, _ = load_policies(args.checkpoint)
     seed = cfg.seed if args.seed is None else args.seed

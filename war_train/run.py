@@ -33,23 +33,24 @@ from war_train.plot import plot_learning_curve
 from war_train.runlog import read_metrics
 from war_train.stopping import TrainingInterrupted
 
-__all__ = ["make_env", "new_run_dir", "preflight", "run_training", "finish_run", "format_eval"]
+__all__ = ["make_env", "new_run_dir", "preflight", "missing_package", "run_training", "finish_run", "format_eval"]
 
 #: optional output -> (the package it needs, the module that must import, what it writes, the option off)
 OPTIONAL_OUTPUTS = {"plot": ("matplotlib", "matplotlib", "learning-curve PNGs", None),
-                    "gif": ("pillow", "PIL.Image", "GIFs (episode.gif)", "--no-gif"),
-                    "tensorboard": ("tensorboard", "torch.utils.tensorboard", "TensorBoard events (tb/)",
-                                    "--no-tensorboard")}
+                    "gif": ("pillow", "PIL.Image", "GIFs", "--no-gif"),
+                    "tensorboard": ("tensorboard", "torch.utils.tensorboard", "TensorBoard events", "--no-tensorboard")}
 #: a budget that whole updates change by more than this fraction gets a warning
 BUDGET_TOLERANCE = 0.10
 
 
-def _import_error(module: str) -> str | None:
-    """Why ``module`` cannot be imported (None: it can)."""
+def missing_package(output: str) -> str | None:
+    """None when optional ``output`` (a key of ``OPTIONAL_OUTPUTS``) can be written, else the
+    sentence saying which package it needs and how to install it."""
+    package, module, what, _ = OPTIONAL_OUTPUTS[output]
     try:
         importlib.import_module(module)
     except ImportError as exc:
-        return str(exc)
+        return f"{what} need the {package} package, which is missing ({exc}): pip install 'war-envs[train]'"
     return None
 
 
@@ -64,18 +65,15 @@ def preflight(config: TrainConfig, require=()) -> tuple[TrainConfig, bool, list[
     if unknown:
         raise ValueError(f"require: expected names among ['gif', 'tensorboard'], got {unknown}")
     warnings, off, plot = [], {}, True
-    for name, (package, module, what, flag) in OPTIONAL_OUTPUTS.items():
+    for name, (_, _, _, flag) in OPTIONAL_OUTPUTS.items():
         if name != "plot" and not getattr(config, name):
             continue
-        why = _import_error(module)
+        why = missing_package(name)
         if why is None:
             continue
         if name in require:
-            raise ValueError(f"{name}=True: {what} need the {package} package, which is missing ({why}): "
-                             f"pip install 'war-envs[train]' (or {flag})")
-        silence = f", or {flag} to skip it" if flag else ""
-        warnings.append(f"war-train: warning: {package} is missing ({why}): this run writes no {what} "
-                        f"(pip install 'war-envs[train]'{silence})")
+            raise ValueError(f"{name}=True: {why} (or {flag})")
+        warnings.append(f"war-train: warning: {why}; this run skips them" + (f" ({flag} to say so)" if flag else ""))
         if name == "plot":
             plot = False
         else:
