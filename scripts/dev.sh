@@ -29,7 +29,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 
 if ! python -c "import torch" 2>/dev/null; then
     # On this project's machines a CPU build of torch 2.13.0 lies on local disk; an unpinned
-    # torch would pull a multi-GB CUDA build. Elsewhere fall back to whatever pip resolves.
+    # torch would pull a multi-GB CUDA build. Elsewhere fall back to whatever pip resolves (on a
+    # CPU-only machine, put PyTorch's CPU build into the venv first: README.md, "Install").
     echo "[war-envs] installing torch" >&2
     pip install -q "torch==2.13.0" || pip install -q torch
 fi
