@@ -54,6 +54,12 @@ reset, and draws its random actions inside the timed loop:
   files under ``benchmarks/results/`` dated before 2026-12-01 16:00 measured the validated
   ``env.step(actions)`` with one draw per group, those before 2026-12-01 18:00 the
   ``{group: tensor}`` form everywhere); auto-reset is built into ``env.step``.
+* war-envs-validated: the loop a user writes first, through the default (validated) step:
+  every step, each group's actions drawn with ``torch.randint`` (int64, a new tensor per
+  group; a MultiDiscrete group one draw per component, stacked) and stepped as
+  ``env.step({group: tensor})``, so keys, type, device, shape, dtype and every value are
+  checked; ``val/trusted`` and ``val/<peer>`` compare it with the trusted path and the peers;
+  ``--no-validated`` leaves it out.
 * war-envs-pettingzoo: our PettingZoo ``ParallelEnv`` (``war_envs.parallel_env``) driven exactly
   like mpe2 below (one env object per world, ``np.random`` actions, ``env.reset()`` when the
   episode ends), so the "PZ/mpe2" column compares the two ``ParallelEnv`` s; ``--no-pettingzoo``
@@ -71,7 +77,10 @@ reset, and draws its random actions inside the timed loop:
 Timing protocol: each measurement first runs two warm-up calls (JIT / kernel compilation,
 caches, first resets), then one calibration call that sizes the measurement to about
 ``--target-s`` seconds (1.5 s; 0.25 s with ``--quick``), then three timed repeats with
-``time.perf_counter``; the median is reported.  One "call" is one 25-step episode for the
+``time.perf_counter``; the median is reported.  ``--rounds N`` repeats the whole measurement N
+times, every (framework, scenario) once per round with the frameworks in turn (so a change in
+background load falls on all of them alike), and reports the median round (the lower middle
+one for an even N) with every round's env-steps/s in ``round_env_steps_per_s``.  One "call" is one 25-step episode for the
 Python-loop frameworks and one scanned chunk of 25..1000 steps for jaxmarl.  ``--quick``
 measures 1 and 1024 worlds only (mpe2 at 1 world) for 0.25 s per repeat.
 
@@ -105,11 +114,13 @@ peer's cells into an error note and the rest still runs.
 
 Output
 ------
-One table, a row per (scenario, worlds): agents per world, each framework's agent-steps/s and
-our env-steps/s over each peer's ("-": the peer has no such scenario; "n/r": not run, mpe2
-above its size limit; "err[n]": see note n below the table).  ``--json PATH`` writes one record
-per (scenario, worlds, framework) -- rates, per-repeat figures, the peer's env name, errors /
-notes -- each with ``command``, ``date``, ``machine`` (CPU model, cores) and ``versions``
+One table, a row per (scenario, worlds): agents per world, each framework's agent-steps/s, our
+(trusted) env-steps/s over each peer's, the validated step's over the trusted one's and each
+peer's ("-": the peer has no such scenario; "n/r": not run, mpe2 above its size limit;
+"err[n]": see note n below the table).  ``--json PATH`` writes one record per (scenario,
+worlds, framework) -- rates, per-repeat and per-round figures, the ratios (``ours_over_peer``,
+``validated_over_peer``, ``validated_over_trusted``, ``pettingzoo_over_mpe2``), the peer's env
+name, errors / notes -- each with ``command``, ``date``, ``machine`` (CPU model, cores) and ``versions``
 (python and the framework's packages), written by ``benchmarks/_results.py`` as every
 benchmark's results file in ``benchmarks/results/`` is.
 
@@ -119,6 +130,8 @@ Usage
     python benchmarks/env_throughput.py --quick              # 1 and 1024 worlds (~8 min)
     python benchmarks/env_throughput.py --scenarios Spread-v0,PredatorPrey-v0   # the original table
     python benchmarks/env_throughput.py --peers vmas --worlds 8192 --json out.json
+    taskset -c 1 python benchmarks/env_throughput.py --scenarios Spread-v0,PredatorPrey-v0 \
+        --worlds 1,64 --peers jaxmarl --rounds 5 --json out.json   # small batches, 5 rounds
 """
 
 from __future__ import annotations
@@ -142,6 +155,8 @@ WARMUP_CALLS = 2
 
 OURS = "war-envs"
 OURS_PZ = "war-envs-pettingzoo"  # our PettingZoo ParallelEnv, one env object per world
+OURS_VALIDATED = "war-envs-validated"  # the batch API's validated step, {group: tensor}
+OUR_FRAMEWORKS = (OURS, OURS_PZ, OURS_VALIDATED)
 PEERS = ("mpe2", "vmas", "jaxmarl")
 # Every scenario this benchmark knows (the table of the docstring), in table order.  The
 # tests check that it covers ``war_envs.registered_ids()``.
@@ -209,7 +224,7 @@ PEER_ENVS = {"mpe2": MPE2_ENVS, "vmas": VMAS_ENVS, "jaxmarl": JAXMARL_ENVS}
 
 def peer_env_name(framework: str, scenario: str) -> str | None:
     """The peer's environment for ``scenario`` as text (None: the peer has none)."""
-    if framework in (OURS, OURS_PZ):
+    if framework in OUR_FRAMEWORKS:
         return scenario
     entry = PEER_ENVS[framework].get(scenario)
     if entry is None:
@@ -339,6 +354,39 @@ def _bench_ours(scenario: str, worlds: int):
                     dim=2,
                 )
             env.step(actions, trusted=True)
+
+    return env.num_agents, run, EPISODE_LEN
+
+
+def _bench_ours_validated(scenario: str, worlds: int):
+    """The loop a user writes first: each group's actions drawn every step with
+    ``torch.randint`` (int64, the default; one draw per group, one per MultiDiscrete component)
+    and stepped as ``env.step({group: tensor})``, validated (``trusted=False``, the default)."""
+    import torch
+    import war_envs
+
+    env = war_envs.make(scenario, num_envs=worlds, device="cpu", seed=0)
+    env.reset()
+    gen = torch.Generator().manual_seed(0)
+    draws = []
+    for g, spec in env.groups.items():
+        space = spec.action_space
+        if hasattr(space, "nvec"):
+            draws.append((g, None, [int(n) for n in space.nvec], (worlds, spec.n_agents)))
+        elif hasattr(space, "n"):
+            draws.append((g, int(space.n), None, (worlds, spec.n_agents)))
+        else:
+            raise TypeError(f"group {g!r}: unsupported action space {space}")
+
+    def run(calls):
+        for _ in range(calls * EPISODE_LEN):
+            actions = {}
+            for g, n, nvec, shape in draws:
+                if n is not None:
+                    actions[g] = torch.randint(0, n, shape, generator=gen)
+                else:
+                    actions[g] = torch.stack([torch.randint(0, k, shape, generator=gen) for k in nvec], dim=-1)
+            env.step(actions)
 
     return env.num_agents, run, EPISODE_LEN
 
@@ -502,20 +550,21 @@ def jaxmarl_runner(env, worlds: int, chunk_steps: int):
     return run
 
 
-BENCHES = {OURS: _bench_ours, OURS_PZ: _bench_ours_pettingzoo, "mpe2": _bench_mpe2, "vmas": _bench_vmas,
-           "jaxmarl": _bench_jaxmarl}
+BENCHES = {OURS: _bench_ours, OURS_PZ: _bench_ours_pettingzoo, OURS_VALIDATED: _bench_ours_validated,
+           "mpe2": _bench_mpe2, "vmas": _bench_vmas, "jaxmarl": _bench_jaxmarl}
 
 
 # Each framework's packages: the one-line ``version`` string names these ...
 FRAMEWORK_DISTS = {
     OURS: ["war-envs", "warp-lang", "torch"],
     OURS_PZ: ["war-envs", "warp-lang", "torch", "pettingzoo"],
+    OURS_VALIDATED: ["war-envs", "warp-lang", "torch"],
     "mpe2": ["mpe2", "pettingzoo"],
     "vmas": ["vmas", "torch"],
     "jaxmarl": ["jaxmarl", "jax"],
 }
 # ... and the ``versions`` dict of the JSON records these as well.
-EXTRA_DISTS = {OURS: [], OURS_PZ: [], "mpe2": ["numpy"], "vmas": [], "jaxmarl": ["jaxlib"]}
+EXTRA_DISTS = {OURS: [], OURS_PZ: [], OURS_VALIDATED: [], "mpe2": ["numpy"], "vmas": [], "jaxmarl": ["jaxlib"]}
 
 
 def _framework_versions(framework: str) -> dict:
@@ -541,7 +590,7 @@ def worker_main(cfg: dict) -> None:
         os.sched_setaffinity(0, cfg["cpus"])
     if cfg["threads"] is not None:
         _limit_threads(cfg["threads"])
-        if framework in (OURS, OURS_PZ, "vmas"):
+        if framework in (*OUR_FRAMEWORKS, "vmas"):
             import torch
 
             torch.set_num_threads(cfg["threads"])
@@ -711,58 +760,78 @@ def collect(args) -> list[dict]:
     root = venv_root(args)
     meta = {key: args.meta[key] for key in ("command", "date", "machine")}
 
-    records = []
     frameworks = our_frameworks(args) + args.peers
+    pythons, envs, mine = {}, {}, {}
     for framework in frameworks:
-        mine = [s for s in args.scenarios if framework in (OURS, OURS_PZ) or s in PEER_ENVS[framework]]
-        python, reason = sys.executable, None
-        if mine and framework in PEER_REQUIREMENTS:  # install only a peer that will run
-            python, reason = ensure_peer_venv(framework, root, install=not args.no_install)
-        env = {}
+        mine[framework] = [s for s in args.scenarios
+                           if framework in OUR_FRAMEWORKS or s in PEER_ENVS[framework]]
+        pythons[framework] = (sys.executable, None)
+        if mine[framework] and framework in PEER_REQUIREMENTS:  # install only a peer that will run
+            pythons[framework] = ensure_peer_venv(framework, root, install=not args.no_install)
+        envs[framework] = {}
         if framework == "jaxmarl":  # persistent XLA cache: only shortens re-runs' warm-up
-            env["JAX_COMPILATION_CACHE_DIR"] = str(root / "jaxmarl-xla-cache")
-            env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
-        for scenario in args.scenarios:
-            if scenario not in mine:
-                result = {"note": "no equivalent scenario"}
-            elif python is None:
-                result = {"error": reason}
-            else:
-                cfg = dict(base_cfg, scenarios=[scenario])
-                result = run_worker(framework, python, cfg, timeout_s, env)
-            by_worlds = {r["worlds"]: r for r in result.get("rows", [])}
-            for worlds in args.worlds:
-                row = by_worlds.get(worlds, {})
-                eps = row.get("env_steps_per_s")
-                agents = row.get("agents")
-                records.append(
-                    {
-                        "scenario": scenario,
-                        "worlds": worlds,
-                        "framework": framework,
-                        "peer_env": peer_env_name(framework, scenario),
-                        "agents": agents,
-                        "env_steps_per_s": eps,
-                        "agent_steps_per_s": eps * agents if eps is not None else None,
-                        "ours_over_peer": None,  # filled in below
-                        "pettingzoo_over_mpe2": None,  # OURS_PZ records: filled in below
-                        "repeat_env_steps_per_s": row.get("repeat_env_steps_per_s"),
-                        "env_steps_per_repeat": row.get("env_steps_per_repeat"),
-                        "seconds_per_repeat": row.get("seconds_per_repeat"),
-                        "setup_s": row.get("setup_s"),
-                        "warmup_s": row.get("warmup_s"),
-                        "target_s": args.target_s,
-                        "episode_len": EPISODE_LEN,
-                        "repeats": REPEATS,
-                        "version": result.get("version"),
-                        "cpus": result.get("cpus", cpus),
-                        "threads": threads,
-                        "error": row.get("error") or result.get("error"),
-                        "note": row.get("note") or result.get("note"),
-                        **meta,
-                        "versions": result.get("versions"),
-                    }
-                )
+            envs[framework] = {"JAX_COMPILATION_CACHE_DIR": str(root / "jaxmarl-xla-cache"),
+                               "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}
+
+    # every (framework, scenario) once per round, the frameworks in turn within a round, so
+    # that with --rounds > 1 a change in background load falls on all of them alike
+    results: dict[tuple[str, str], list[dict]] = {}
+    for _ in range(args.rounds):
+        for framework in frameworks:
+            python, reason = pythons[framework]
+            for scenario in args.scenarios:
+                if scenario not in mine[framework]:
+                    result = {"note": "no equivalent scenario"}
+                elif python is None:
+                    result = {"error": reason}
+                else:
+                    cfg = dict(base_cfg, scenarios=[scenario])
+                    result = run_worker(framework, python, cfg, timeout_s, envs[framework])
+                results.setdefault((framework, scenario), []).append(result)
+
+    records = []
+    for (framework, scenario), rounds in results.items():
+        result = next((r for r in rounds if r.get("versions")), rounds[0])
+        for worlds in args.worlds:
+            rows = [next((r for r in res.get("rows", []) if r["worlds"] == worlds), {}) for res in rounds]
+            measured = [r for r in rows if r.get("env_steps_per_s") is not None]
+            # the median round (the lower middle one for an even count) gives every figure
+            row = (sorted(measured, key=lambda r: r["env_steps_per_s"])[(len(measured) - 1) // 2]
+                   if measured else rows[0])
+            eps = row.get("env_steps_per_s")
+            agents = row.get("agents")
+            records.append(
+                {
+                    "scenario": scenario,
+                    "worlds": worlds,
+                    "framework": framework,
+                    "peer_env": peer_env_name(framework, scenario),
+                    "agents": agents,
+                    "env_steps_per_s": eps,
+                    "agent_steps_per_s": eps * agents if eps is not None else None,
+                    "ours_over_peer": None,  # filled in below
+                    "validated_over_peer": None,  # peer records: filled in below
+                    "validated_over_trusted": None,  # OURS_VALIDATED records: filled in below
+                    "pettingzoo_over_mpe2": None,  # OURS_PZ records: filled in below
+                    "rounds": args.rounds,
+                    "round_env_steps_per_s": [r.get("env_steps_per_s") for r in rows],
+                    "repeat_env_steps_per_s": row.get("repeat_env_steps_per_s"),
+                    "env_steps_per_repeat": row.get("env_steps_per_repeat"),
+                    "seconds_per_repeat": row.get("seconds_per_repeat"),
+                    "setup_s": row.get("setup_s"),
+                    "warmup_s": row.get("warmup_s"),
+                    "target_s": args.target_s,
+                    "episode_len": EPISODE_LEN,
+                    "repeats": REPEATS,
+                    "version": result.get("version"),
+                    "cpus": result.get("cpus", cpus),
+                    "threads": threads,
+                    "error": None if measured else row.get("error") or result.get("error"),
+                    "note": row.get("note") or result.get("note"),
+                    **meta,
+                    "versions": result.get("versions"),
+                }
+            )
 
     records.sort(
         key=lambda r: (
@@ -779,10 +848,19 @@ def collect(args) -> list[dict]:
     ours = {
         (r["scenario"], r["worlds"]): r["env_steps_per_s"] for r in records if r["framework"] == OURS
     }
+    validated = {
+        (r["scenario"], r["worlds"]): r["env_steps_per_s"] for r in records if r["framework"] == OURS_VALIDATED
+    }
     for r in records:
-        mine = ours.get((r["scenario"], r["worlds"]))
-        if r["framework"] in PEERS and mine and r["env_steps_per_s"]:
-            r["ours_over_peer"] = mine / r["env_steps_per_s"]
+        key = (r["scenario"], r["worlds"])
+        mine, checked = ours.get(key), validated.get(key)
+        if r["framework"] in PEERS and r["env_steps_per_s"]:
+            if mine:
+                r["ours_over_peer"] = mine / r["env_steps_per_s"]
+            if checked:
+                r["validated_over_peer"] = checked / r["env_steps_per_s"]
+        if r["framework"] == OURS_VALIDATED and mine and r["env_steps_per_s"]:
+            r["validated_over_trusted"] = r["env_steps_per_s"] / mine
     mpe2 = {(r["scenario"], r["worlds"]): r["env_steps_per_s"] for r in records if r["framework"] == "mpe2"}
     for r in records:
         theirs = mpe2.get((r["scenario"], r["worlds"]))
@@ -792,8 +870,10 @@ def collect(args) -> list[dict]:
 
 
 def our_frameworks(args) -> list[str]:
-    """The batch API, and the PettingZoo ``ParallelEnv`` unless ``--no-pettingzoo``."""
-    return [OURS, OURS_PZ] if getattr(args, "pettingzoo", True) else [OURS]
+    """The batch API's trusted step, its validated one unless ``--no-validated``, and the
+    PettingZoo ``ParallelEnv`` unless ``--no-pettingzoo``."""
+    return [OURS, *([OURS_VALIDATED] if getattr(args, "validated", True) else []),
+            *([OURS_PZ] if getattr(args, "pettingzoo", True) else [])]
 
 
 def fmt_rate(x: float | None) -> str:
@@ -813,12 +893,14 @@ def fmt_ratio(x: float | None) -> str:
 
 def table_rows(records: list[dict], frameworks: list[str]) -> tuple[list, list, list]:
     """(headers, one row per (scenario, worlds), notes).  Cells: agent-steps/s per framework,
-    then ours / peer (env-steps/s) and, with both ``ParallelEnv`` s, PZ/mpe2; "-" where the
-    framework has no such scenario, "n/r" where it was not run at that size (mpe2 above its
-    limit), "err[n]" where it failed (note n)."""
+    then ours / peer (env-steps/s), with the validated step val/trusted and val / peer, and,
+    with both ``ParallelEnv`` s, PZ/mpe2; "-" where the framework has no such scenario, "n/r"
+    where it was not run at that size (mpe2 above its limit), "err[n]" where it failed (note n)."""
     peers = [f for f in frameworks if f in PEERS]
+    val_columns = OURS_VALIDATED in frameworks
     pz_column = OURS_PZ in frameworks and "mpe2" in frameworks
     headers = ["scenario", "worlds", "agents", *frameworks, *(f"ours/{p}" for p in peers),
+               *(["val/trusted", *(f"val/{p}" for p in peers)] if val_columns else []),
                *(["PZ/mpe2"] if pz_column else [])]
     by_key: dict[tuple, dict] = {}
     for r in records:
@@ -850,6 +932,12 @@ def table_rows(records: list[dict], frameworks: list[str]) -> tuple[list, list, 
         for fw in peers:
             r = cells.get(fw)
             row.append(fmt_ratio(r["ours_over_peer"]) if r and r["ours_over_peer"] else "-")
+        if val_columns:
+            r = cells.get(OURS_VALIDATED)
+            row.append(fmt_ratio(r["validated_over_trusted"]) if r and r.get("validated_over_trusted") else "-")
+            for fw in peers:
+                r = cells.get(fw)
+                row.append(fmt_ratio(r["validated_over_peer"]) if r and r.get("validated_over_peer") else "-")
         if pz_column:
             r = cells.get(OURS_PZ)
             row.append(fmt_ratio(r["pettingzoo_over_mpe2"]) if r and r.get("pettingzoo_over_mpe2") else "-")
@@ -868,7 +956,9 @@ def print_table(records: list[dict], args) -> None:
         f"median of {REPEATS} x ~{args.target_s:g} s.\nCells: agent-steps/s; ours/peer: our "
         f"env-steps/s over the peer's; \"-\": the peer has no such scenario; \"n/r\": not run "
         f"(mpe2 and {OURS_PZ} above {MPE2_MAX_WORLDS_QUICK if args.quick else MPE2_MAX_WORLDS} "
-        f"worlds); PZ/mpe2: {OURS_PZ}'s env-steps/s over mpe2's.\n"
+        f"worlds); val: {OURS_VALIDATED}'s env-steps/s over {OURS}' (trusted) or the peer's; "
+        f"PZ/mpe2: {OURS_PZ}'s env-steps/s over mpe2's"
+        + (f"; median of {args.rounds} rounds" if args.rounds > 1 else "") + ".\n"
     )
     frameworks = our_frameworks(args) + args.peers
     headers, table, notes = table_rows(records, frameworks)
@@ -915,6 +1005,12 @@ def parse_args(argv=None):
     p.add_argument("--pettingzoo", action=argparse.BooleanOptionalAction, default=True,
                    help=f"also measure our PettingZoo ParallelEnv ({OURS_PZ}) as mpe2 is measured "
                         "(default on)")
+    p.add_argument("--validated", action=argparse.BooleanOptionalAction, default=True,
+                   help=f"also measure the batch API's validated step ({OURS_VALIDATED}: "
+                        "env.step({group: tensor}), actions drawn per group) (default on)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="measure every (framework, scenario) this many times, the frameworks in "
+                        "turn, and report the median round (default 1)")
     p.add_argument("--no-install", action="store_true",
                    help="skip missing peers instead of installing them")
     p.add_argument("--venv-dir", help="where peer venvs live (default $WAR_ENVS_BENCH_VENVS "
@@ -939,6 +1035,8 @@ def parse_args(argv=None):
             p.error(f"unknown peer {peer!r} (choose from {', '.join(PEERS)})")
     if args.cores is not None and args.cores < 1:
         p.error("--cores must be >= 1")
+    if args.rounds < 1:
+        p.error("--rounds must be >= 1")
     if args.scenarios is not None:
         registered = registered_ids() or []
         for s in args.scenarios:

@@ -54,6 +54,15 @@ def test_table_marks_missing_and_failed_cells():
     assert rows == [["S-v0", "1", "2", "200.0", "100.0", "-", "err[1]", "2.00×", "-", "-"]]
     assert notes == ["jaxmarl: boom"]
 
+    # the validated step: its agent-steps/s, then val/trusted and val / each peer
+    records.append(rec(et.OURS_VALIDATED, 50.0))
+    records[-1]["validated_over_trusted"] = 0.5
+    records[1]["validated_over_peer"] = 1.0
+    headers, rows, _ = et.table_rows(records, [et.OURS, et.OURS_VALIDATED, "mpe2", "vmas", "jaxmarl"])
+    assert headers[3:5] == [et.OURS, et.OURS_VALIDATED]
+    assert headers[-4:] == ["val/trusted", "val/mpe2", "val/vmas", "val/jaxmarl"]
+    assert rows[0][4] == "100.0" and rows[0][-4:] == ["0.50×", "1.00×", "-", "-"]
+
 
 def test_tiny_run_records(tmp_path, capsys):
     et = load()
@@ -62,15 +71,22 @@ def test_tiny_run_records(tmp_path, capsys):
     records = et.main(["--scenarios", ",".join(scenarios), "--worlds", "1", "--target-s", "0.01",
                        "--peers", "mpe2", "--no-install", "--quick", "--json", str(out)])
     assert [(r["scenario"], r["framework"]) for r in records] == [
-        (s, fw) for s in scenarios for fw in (et.OURS, et.OURS_PZ, "mpe2")]
+        (s, fw) for s in scenarios for fw in (et.OURS, et.OURS_VALIDATED, et.OURS_PZ, "mpe2")]
     by = {(r["scenario"], r["framework"]): r for r in records}
     for s in scenarios:
-        for fw in (et.OURS, et.OURS_PZ):  # the batch API and the PettingZoo ParallelEnv
+        # the batch API (trusted and validated) and the PettingZoo ParallelEnv
+        for fw in (et.OURS, et.OURS_VALIDATED, et.OURS_PZ):
             ours = by[(s, fw)]
             assert ours["error"] is None and ours["env_steps_per_s"] > 0, (s, fw, ours["error"])
             assert ours["agent_steps_per_s"] == ours["env_steps_per_s"] * ours["agents"]
+            assert ours["rounds"] == 1 and ours["round_env_steps_per_s"] == [ours["env_steps_per_s"]]
         assert by[(s, et.OURS_PZ)]["ours_over_peer"] is None
-    assert by[("SpeakerListener-v0", "mpe2")]["ours_over_peer"] > 0
+        validated = by[(s, et.OURS_VALIDATED)]
+        assert validated["validated_over_trusted"] == validated["env_steps_per_s"] / by[(s, et.OURS)]["env_steps_per_s"]
+    mpe2 = by[("SpeakerListener-v0", "mpe2")]
+    assert mpe2["ours_over_peer"] > 0
+    assert mpe2["validated_over_peer"] == (by[("SpeakerListener-v0", et.OURS_VALIDATED)]["env_steps_per_s"]
+                                           / mpe2["env_steps_per_s"])
     pz = by[("SpeakerListener-v0", et.OURS_PZ)]
     assert pz["pettingzoo_over_mpe2"] == pz["env_steps_per_s"] / by[("SpeakerListener-v0", "mpe2")]["env_steps_per_s"]
     assert by[("Tag-v0", et.OURS_PZ)]["pettingzoo_over_mpe2"] is None  # mpe2 has no Tag-v0
@@ -83,4 +99,17 @@ def test_tiny_run_records(tmp_path, capsys):
     assert by[("Tag-v0", et.OURS)]["versions"]["war-envs"] != "?"
     assert json.loads(out.read_text())[0]["command"].startswith("env_throughput.py --scenarios")
     out_text = capsys.readouterr().out
-    assert "ours/mpe2" in out_text and "PZ/mpe2" in out_text
+    assert "ours/mpe2" in out_text and "PZ/mpe2" in out_text and "val/mpe2" in out_text
+
+
+def test_rounds_report_the_median_round():
+    et = load()
+    records = et.main(["--scenarios", "Spread-v0", "--worlds", "1,2", "--target-s", "0.01", "--peers", "",
+                       "--no-pettingzoo", "--rounds", "3", "--quick"])
+    assert [(r["worlds"], r["framework"]) for r in records] == [
+        (w, fw) for w in (1, 2) for fw in (et.OURS, et.OURS_VALIDATED)]
+    for r in records:
+        rounds = r["round_env_steps_per_s"]
+        assert r["rounds"] == 3 and len(rounds) == 3 and all(x > 0 for x in rounds), r
+        assert r["env_steps_per_s"] == sorted(rounds)[1]  # the median round's figures
+        assert r["env_steps_per_s"] == sorted(r["repeat_env_steps_per_s"])[1]  # ... its repeats

@@ -108,6 +108,68 @@ def test_bad_box_actions_raise_the_full_checks_error(bad):
     assert _error(lambda: env.step({"agent": action})) == expected
 
 
+def _full_check(env, g, value):
+    """What ``validation``'s full checks say about one group's actions: None (valid) or
+    ``(error type, message)``."""
+    name, space = f"actions[{g!r}]", env.groups[g].action_space
+    try:
+        tensor = v.as_tensor(name, value, env.torch_device)
+        v.check_shape(name, tensor, (env.num_envs, env.groups[g].n_agents, *space.shape))
+        v.check_in_space(name, tensor, space)
+    except (TypeError, ValueError) as err:
+        return type(err), str(err)
+    return None
+
+
+INT_DTYPES = [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool]
+FLOAT_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+
+
+@pytest.mark.parametrize("worlds", [1, 2])
+def test_the_python_range_check_agrees_with_the_full_check_at_every_boundary(worlds):
+    """Edge values of every dtype, in one entry of an otherwise valid small batch (Discrete:
+    PredatorPrey's two groups; Box: continuous Spread): the validated step raises exactly the
+    full check's error, or steps exactly like the trusted path when the full check passes."""
+    cases = []  # (env kwargs and id, group, a batch)
+    pp = ("PredatorPrey-v0", {})
+    for value in (0, 4, 5, -1, 127, 255, 2**31, -(2**31), 2**62):
+        for dtype in INT_DTYPES + FLOAT_DTYPES:
+            for g, n in (("adversary", 3), ("agent", 1)):
+                batch = torch.zeros(worlds, n, dtype=torch.int64)
+                batch[-1, n - 1] = value
+                cases.append((pp, g, batch.to(dtype)))
+    spread = ("Spread-v0", {"continuous_actions": True})
+    f32 = np.float32
+    edges = [0.0, 1.0, float(np.nextafter(f32(1), f32(2))), float(np.nextafter(f32(0), f32(-1))), -0.0,
+             1.0 + 1e-12, -1e-300, float("nan"), float("inf"), float("-inf"), 1e300]
+    for value in edges:
+        for dtype in FLOAT_DTYPES + [torch.int64, torch.int32]:
+            batch = torch.full((worlds, 3, 5), 0.5, dtype=torch.float64)
+            batch[-1, 1, 4] = value
+            cases.append((spread, "agent", batch.to(dtype) if dtype.is_floating_point else batch.long().to(dtype)))
+    envs = {}
+    passed = refused = 0
+    for (env_id, kw), g, batch in cases:
+        if (env_id, worlds) not in envs:
+            pair = [war_envs.make(env_id, num_envs=worlds, seed=1, **kw) for _ in range(2)]
+            for env in pair:
+                env.reset()
+            envs[(env_id, worlds)] = pair
+        env, twin = envs[(env_id, worlds)]
+        actions = {h: torch.zeros(worlds, s.n_agents, *s.action_space.shape,
+                                  dtype=torch.float32 if s.action_space.shape else torch.int64)
+                   for h, s in env.groups.items()}
+        actions[g] = batch
+        expected = _full_check(env, g, batch)
+        if expected is None:
+            passed += 1
+            assert_same(outputs(env.step(actions)), outputs(twin.step(actions, trusted=True)))
+        else:
+            refused += 1
+            assert _error(lambda: env.step(actions)) == expected, (env_id, g, batch.dtype, batch)
+    assert passed > 20 and refused > 100  # both outcomes are exercised
+
+
 def test_wrong_dtypes_and_keys_keep_their_errors():
     env = war_envs.make("Spread-v0", num_envs=1, seed=0)
     env.reset()

@@ -40,7 +40,7 @@ _SAME_STEP_CODE = _MODE_CODES[AutoresetMode.SAME_STEP]
 #: CPU action batches of at most this many values are range-checked in Python from one
 #: ``tolist()`` (cheaper than a torch reduction at 1-20 worlds); larger ones by ``aminmax``
 SMALL_SCAN = 64
-_SMALL_SCAN_INTS = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+_SMALL_SCAN_INTS = frozenset((torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -353,6 +353,28 @@ class BatchedEnv:
                                 for g, part in self._action_parts.items()}
         self._joint_dtypes = floats if self._action_view.is_floating_point() else ints
         self._joint_space = self._shared_action_space()
+        self._action_plan = self._validation_plan()
+
+    def _validation_plan(self) -> tuple[tuple, ...]:
+        """What the validated step checks per group, worked out once: ``(group, name, expected
+        shape, space, target view, bounds)``.  ``bounds`` is ``(low, high, integer, depth)``
+        where the batch is small enough for the Python range check (a CPU batch of
+        1..``SMALL_SCAN`` values: Discrete(n) ``[0, n - 1]``, Box ``[low.min(), high.max()]``;
+        ``depth`` axes above the last two), else None (the full check only)."""
+        plan = []
+        for g, spec in self.groups.items():
+            space = spec.action_space
+            shape = (self.num_envs, spec.n_agents, *space.shape)
+            bounds = None
+            if self.torch_device.type == "cpu" and 0 < int(np.prod(shape)) <= SMALL_SCAN:
+                if isinstance(space, gymnasium.spaces.Discrete):
+                    bounds = (0, int(space.n) - 1, True)
+                elif isinstance(space, gymnasium.spaces.Box):
+                    bounds = (float(space.low.min()), float(space.high.max()), False)
+                if bounds is not None:
+                    bounds += (len(shape) - 2,)
+            plan.append((g, f"actions[{g!r}]", shape, space, self._action_parts[g], bounds))
+        return tuple(plan)
 
     def _shared_action_space(self) -> gymnasium.Space | None:
         """The action space every agent has, if every group's is the same one and the groups'
@@ -671,25 +693,26 @@ class BatchedEnv:
         self._write_actions({g: tensor[:, s.start:s.stop] for g, s in self.groups.items()})
 
     def _write_actions(self, actions) -> None:
-        """Validate every group's actions, then copy them into the kernels' action buffer."""
+        """Validate every group's actions (tensor or array, device, shape, dtype kind, values),
+        then copy them into the kernels' action buffer (nothing is written unless every group
+        passes).  The checks' facts come from ``_validation_plan``; a torch tensor on the env's
+        device with the expected shape skips straight to the values, and a small CPU batch's
+        values are shown in range in Python (``_small_in_range``); anything not shown valid
+        there goes through ``validation``'s full checks, which raise the error or pass."""
         self._check_action_keys(actions)
+        device = self.torch_device
         checked = []
-        for g, spec in self.groups.items():
-            name = f"actions[{g!r}]"
-            tensor = v.as_tensor(name, actions[g], self.torch_device)
-            space = spec.action_space
-            if isinstance(space, gymnasium.spaces.Discrete):
-                v.check_shape(name, tensor, (self.num_envs, spec.n_agents))
-                if not _small_in_range(tensor, 0, int(space.n) - 1, integer=True):
-                    v.check_discrete(name, tensor, int(space.n))
-            else:
-                v.check_shape(name, tensor, (self.num_envs, spec.n_agents, *space.shape))
-                low, high = float(space.low.min()), float(space.high.max())
-                if not _small_in_range(tensor, low, high, integer=False):
-                    v.check_box(name, tensor, low, high)
-            checked.append((g, tensor))
-        for g, tensor in checked:
-            self._action_parts[g].copy_(tensor)
+        for g, name, shape, space, part, bounds in self._action_plan:
+            tensor = actions[g]
+            if type(tensor) is not torch.Tensor or tensor.device != device:
+                tensor = v.as_tensor(name, tensor, device)
+            if tensor.shape != shape:
+                v.check_shape(name, tensor, shape)
+            if bounds is None or not _small_in_range(tensor, *bounds):
+                v.check_in_space(name, tensor, space)
+            checked.append((part, tensor))
+        for part, tensor in checked:
+            part.copy_(tensor)
 
     def _check_action_keys(self, actions) -> None:
         """``actions`` is a dict keyed by exactly the groups (else ``check_keys``' error)."""
@@ -769,18 +792,29 @@ def _check_dtype_kind(name: str, tensor: torch.Tensor, target: torch.Tensor) -> 
         raise TypeError(f"{name}: expected {kind} dtype, got {tensor.dtype}")
 
 
-def _small_in_range(tensor: torch.Tensor, low, high, *, integer: bool) -> bool:
-    """True if ``tensor`` (a CPU tensor of at most ``SMALL_SCAN`` values, integer dtype when
-    ``integer`` else floating) lies in ``[low, high]`` (NaN never does).  False means "not
-    shown": the caller runs the full check, which raises the error or passes."""
-    if not tensor.is_cpu or tensor.numel() > SMALL_SCAN:
+def _small_in_range(tensor: torch.Tensor, low, high, integer: bool, depth: int) -> bool:
+    """True if ``tensor`` (a CPU tensor of the expected shape, ``depth + 2`` axes, at most
+    ``SMALL_SCAN`` values) has an integer dtype (not bool) when ``integer``, else a floating
+    one, and every value lies in ``[low, high]`` (NaN never does).  False means "not shown": the
+    caller runs the full check, which raises the error or passes."""
+    if integer:
+        if tensor.dtype not in _SMALL_SCAN_INTS:
+            return False
+    elif not tensor.is_floating_point():
         return False
-    if not ((tensor.dtype in _SMALL_SCAN_INTS) if integer else tensor.is_floating_point()):
-        return False
-    values = tensor.tolist()  # nested lists (cheaper than flattening the tensor first)
-    for _ in range(tensor.dim() - 1):
-        values = itertools.chain.from_iterable(values)
-    return all(low <= x <= high for x in values)
+    rows = tensor.tolist()  # nested lists (cheaper than flattening the tensor first)
+    for _ in range(depth):
+        rows = itertools.chain.from_iterable(rows)
+    if integer:  # Python ints: min/max over each last-axis row
+        for row in rows:
+            if min(row) < low or max(row) > high:
+                return False
+        return True
+    for row in rows:  # floats: element by element, so a NaN fails
+        for x in row:
+            if not low <= x <= high:
+                return False
+    return True
 
 
 def stack_group_spaces(spec_obs_dim: int) -> gymnasium.spaces.Box:
