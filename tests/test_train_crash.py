@@ -344,6 +344,15 @@ def test_resume_of_another_scenario_through_the_cli(small_run, capsys):
     assert status == 2 and "the checkpoint trained 'Spread-v0', not 'PredatorPrey-v0'" in err
 
 
+def test_a_refused_resume_leaves_the_run_folder_as_it_was(small_run, capsys):
+    before = {p.name: p.read_bytes() for p in small_run.iterdir() if p.is_file()}
+    status = cli_main(["train", "Spread-v0", "--resume", str(small_run), "--hidden-size", "32"])
+    err = capsys.readouterr().err
+    assert status == 2 and "different config: hidden_size=64 (now 32)" in err, err
+    after = {p.name: p.read_bytes() for p in small_run.iterdir() if p.is_file()}
+    assert after == before     # config.json included: written only once a resume is accepted
+
+
 def test_a_format_1_checkpoint_without_checksum_still_loads(tmp_path, small_run):
     # written before checksums existed (format /1): read without verification
     payload = torch.load(small_run / "checkpoint.pt", weights_only=True)

@@ -462,7 +462,7 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
 
     ``progress_fn(row)`` is called after every update with that update's metrics; returning
     ``False`` stops training after writing a checkpoint (as a preemption would).  With
-    ``run_dir``, writes ``metrics.csv``, TensorBoard events under ``tb/`` and
+    ``run_dir``, writes ``config.json`` (once a resume is accepted), ``metrics.csv``, TensorBoard events under ``tb/`` and
     ``checkpoint.pt`` there (every ``config.checkpoint_every`` updates, at the end and when
     stopped, SIGINT/SIGTERM included), plus the mode's own files (WAR: ``war_config.json``,
     ``staleness.jsonl``); nothing is written without it.  ``resume``: a checkpoint (or a run
@@ -529,7 +529,9 @@ def _run(trainer, progress_fn, run_dir: pathlib.Path | None, *, resumed: bool, w
         if run_dir is not None and dist.is_main:
             keep = trainer.update_idx if resumed else None   # a resumed run keeps the rows up to its update
             run_dir.mkdir(parents=True, exist_ok=True)
-            for name, text in trainer.run_files.items():
+            # (written once a resume has been accepted: a refused resume leaves the run folder as it was)
+            files = {"config.json": json.dumps(config_to_dict(cfg), indent=2) + "\n", **trainer.run_files}
+            for name, text in files.items():
                 (run_dir / name).write_text(text)
             csv_log = MetricsCSV(run_dir / "metrics.csv", columns, keep_until=keep)
             cleanup.callback(csv_log.close)

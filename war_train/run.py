@@ -26,7 +26,7 @@ import time
 
 import war_envs
 from war_train import distributed
-from war_train.config import TrainConfig, config_to_dict
+from war_train.config import TrainConfig
 from war_train.evaluate import evaluation_suite, render_gif
 from war_train.mappo import train
 from war_train.plot import plot_learning_curve
@@ -152,8 +152,7 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
                 run_dir = new_run_dir(out, config) if dist.is_main else None
             run_dir = pathlib.Path(dist.broadcast(str(run_dir)))   # rank 0's folder
             if dist.is_main:
-                run_dir.mkdir(parents=True, exist_ok=True)
-                (run_dir / "config.json").write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
+                run_dir.mkdir(parents=True, exist_ok=True)   # (train writes config.json)
             if war is not None:
                 log(f"war-train: {config.scenario} [{war.arm}, {war.resource}, {war.cost_mode} costs], "
                     f"{config.num_envs} worlds in {war.workers} worker(s) x {config.rollout_length} steps, "

@@ -81,6 +81,9 @@ class WarConfig:
     ddppo_sync_frac: float = _f(0.6, "DD-PPO: preempt once this fraction of the workers has finished")
     ddppo_min_frac: float = _f(0.25, "DD-PPO: a worker is preempted only after this fraction of its window")
     seed: int = _f(0, "seed of the cost jitter")
+    env_time: bool = _f(True, "virtual clocks also count the measured env-step and world-copy seconds (False: "
+                              "only the declared costs, so DD-PPO preemptions, steals and time triggers are a "
+                              "function of the seeds alone, whatever the machine's load)")
 
     def validate(self) -> "WarConfig":
         choices = {"arm": ("war", "sync", "ddppo", "overlap", "steal"),

@@ -229,7 +229,7 @@ class WarTrainer:
             self.collectors.append(Collector(env, self.behaviour, gamma=cfg.gamma, schedule=self.schedule, cost=cost,
                                              cost_models=self.cost_models if w == 0 else None,
                                              draft_groups=tuple(self.drafts), world_offset=w * self.E_worker,
-                                             stats=self.stats[w],
+                                             stats=self.stats[w], env_time=war.env_time,
                                              seed=run_world_seeds(cfg.seed, range(w * self.E_worker,
                                                                                   (w + 1) * self.E_worker)),
                                              lane_threads={lane: war.lane_cpus.get(lane) for lane in self.lanes}
