@@ -357,10 +357,11 @@ class BatchedEnv:
 
     def _validation_plan(self) -> tuple[tuple, ...]:
         """What the validated step checks per group, worked out once: ``(group, name, expected
-        shape, space, target view, bounds)``.  ``bounds`` is ``(low, high, integer, depth)``
-        where the batch is small enough for the Python range check (a CPU batch of
-        1..``SMALL_SCAN`` values: Discrete(n) ``[0, n - 1]``, Box ``[low.min(), high.max()]``;
-        ``depth`` axes above the last two), else None (the full check only)."""
+        shape, space, target view, bounds, numpy target)``.  ``bounds`` is ``(low, high,
+        integer, depth)`` where the batch is small enough for the Python range check (a CPU
+        batch of 1..``SMALL_SCAN`` values: Discrete(n) ``[0, n - 1]``, Box ``[low.min(),
+        high.max()]``; ``depth`` axes above the last two) and the numpy target a view of the
+        target that takes the checked values as they are, else both None (the full check only)."""
         plan = []
         for g, spec in self.groups.items():
             space = spec.action_space
@@ -373,7 +374,9 @@ class BatchedEnv:
                     bounds = (float(space.low.min()), float(space.high.max()), False)
                 if bounds is not None:
                     bounds += (len(shape) - 2,)
-            plan.append((g, f"actions[{g!r}]", shape, space, self._action_parts[g], bounds))
+            part = self._action_parts[g]
+            plan.append((g, f"actions[{g!r}]", shape, space, part, bounds,
+                         part.numpy() if bounds is not None else None))
         return tuple(plan)
 
     def _shared_action_space(self) -> gymnasium.Space | None:
@@ -695,24 +698,32 @@ class BatchedEnv:
     def _write_actions(self, actions) -> None:
         """Validate every group's actions (tensor or array, device, shape, dtype kind, values),
         then copy them into the kernels' action buffer (nothing is written unless every group
-        passes).  The checks' facts come from ``_validation_plan``; a torch tensor on the env's
-        device with the expected shape skips straight to the values, and a small CPU batch's
-        values are shown in range in Python (``_small_in_range``); anything not shown valid
-        there goes through ``validation``'s full checks, which raise the error or pass."""
+        passes).  The checks' facts come from ``_validation_plan``: a torch tensor on the env's
+        device with the expected shape goes straight to the values; a small CPU batch's values
+        are shown in range in Python (``_small_values``) and written from the Python lists that
+        gave them (one numpy assignment, cheaper than a torch copy at this size); anything not
+        shown valid there goes through ``validation``'s full checks, which raise the error or
+        pass, and is copied by torch."""
         self._check_action_keys(actions)
         device = self.torch_device
         checked = []
-        for g, name, shape, space, part, bounds in self._action_plan:
+        for g, name, shape, space, part, bounds, part_np in self._action_plan:
             tensor = actions[g]
             if type(tensor) is not torch.Tensor or tensor.device != device:
                 tensor = v.as_tensor(name, tensor, device)
             if tensor.shape != shape:
                 v.check_shape(name, tensor, shape)
-            if bounds is None or not _small_in_range(tensor, *bounds):
+            values = None if bounds is None else _small_values(tensor, *bounds)
+            if values is None:
                 v.check_in_space(name, tensor, space)
-            checked.append((part, tensor))
-        for part, tensor in checked:
-            part.copy_(tensor)
+                checked.append((part, tensor))
+            else:
+                checked.append((part_np, values))
+        for target, values in checked:
+            if type(values) is list:  # checked in Python: nested lists of in-range numbers
+                target[...] = values
+            else:
+                target.copy_(values)
 
     def _check_action_keys(self, actions) -> None:
         """``actions`` is a dict keyed by exactly the groups (else ``check_keys``' error)."""
@@ -792,29 +803,29 @@ def _check_dtype_kind(name: str, tensor: torch.Tensor, target: torch.Tensor) -> 
         raise TypeError(f"{name}: expected {kind} dtype, got {tensor.dtype}")
 
 
-def _small_in_range(tensor: torch.Tensor, low, high, integer: bool, depth: int) -> bool:
-    """True if ``tensor`` (a CPU tensor of the expected shape, ``depth + 2`` axes, at most
-    ``SMALL_SCAN`` values) has an integer dtype (not bool) when ``integer``, else a floating
-    one, and every value lies in ``[low, high]`` (NaN never does).  False means "not shown": the
-    caller runs the full check, which raises the error or passes."""
+def _small_values(tensor: torch.Tensor, low, high, integer: bool, depth: int):
+    """``tensor.tolist()`` if ``tensor`` (a CPU tensor of the expected shape, ``depth + 2``
+    axes, at most ``SMALL_SCAN`` values) has an integer dtype (not bool) when ``integer``, else
+    a floating one, and every value lies in ``[low, high]`` (NaN never does).  None means "not
+    shown": the caller runs the full check, which raises the error or passes."""
     if integer:
         if tensor.dtype not in _SMALL_SCAN_INTS:
-            return False
+            return None
     elif not tensor.is_floating_point():
-        return False
-    rows = tensor.tolist()  # nested lists (cheaper than flattening the tensor first)
+        return None
+    values = rows = tensor.tolist()  # nested lists (cheaper than flattening the tensor first)
     for _ in range(depth):
         rows = itertools.chain.from_iterable(rows)
     if integer:  # Python ints: min/max over each last-axis row
         for row in rows:
             if min(row) < low or max(row) > high:
-                return False
-        return True
+                return None
+        return values
     for row in rows:  # floats: element by element, so a NaN fails
         for x in row:
             if not low <= x <= high:
-                return False
-    return True
+                return None
+    return values
 
 
 def stack_group_spaces(spec_obs_dim: int) -> gymnasium.spaces.Box:
