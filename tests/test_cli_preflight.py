@@ -45,8 +45,8 @@ def test_core_install_run_skips_plot_gif_and_tensorboard_with_one_warning_each(t
     lines = proc.stdout.splitlines()
     warnings = [line for line in lines if line.startswith("war-train: warning:")]
     assert len(warnings) == 3, warnings
-    for warning, package in zip(warnings, ("matplotlib", "pillow", "tensorboard")):
-        assert f"the {package} package, which is missing" in warning and "this run skips them" in warning
+    for warning, package in zip(warnings, ("matplotlib", "Pillow", "tensorboard")):
+        assert f"needs {package}, which is not installed" in warning and "this run skips it" in warning
         assert "pip install 'war-envs[train]'" in warning
     start = next(i for i, line in enumerate(lines) if line.startswith("war-train: Spread-v0"))
     assert max(lines.index(w) for w in warnings) < start        # told before training starts
@@ -73,7 +73,7 @@ def test_an_output_asked_for_by_name_stops_before_training(tmp_path, flag, packa
 def test_render_without_pillow_is_one_error_line(tmp_path):
     proc = _cli(tmp_path, "PIL", "render", str(tmp_path / "run"), "--gif", "x.gif")
     assert proc.returncode == 2 and proc.stdout.count("\n") == 1, proc.stdout
-    assert proc.stdout.startswith("war-train render: error: --gif: GIFs need the pillow package")
+    assert proc.stdout.startswith("war-train render: error: --gif: the episode GIF needs Pillow, which is not installed")
 
 
 @pytest.mark.parametrize("kwargs, expected", [('{"nope": 1}', "unknown keyword argument"),

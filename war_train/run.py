@@ -25,6 +25,7 @@ import sys
 import time
 
 import war_envs
+from war_envs._extras import MissingExtraError, needs_extra
 from war_train import distributed
 from war_train.config import TrainConfig
 from war_train.evaluate import evaluation_suite, render_gif
@@ -35,22 +36,26 @@ from war_train.stopping import TrainingInterrupted
 
 __all__ = ["make_env", "new_run_dir", "preflight", "missing_package", "run_training", "finish_run", "format_eval"]
 
-#: optional output -> (the package it needs, the module that must import, what it writes, the option off)
-OPTIONAL_OUTPUTS = {"plot": ("matplotlib", "matplotlib", "learning-curve PNGs", None),
-                    "gif": ("pillow", "PIL.Image", "GIFs", "--no-gif"),
-                    "tensorboard": ("tensorboard", "torch.utils.tensorboard", "TensorBoard events", "--no-tensorboard")}
+#: optional output -> (the module that must import, what it writes, the option that turns it off)
+OPTIONAL_OUTPUTS = {"plot": ("matplotlib", "the learning-curve PNG", None),
+                    "gif": ("PIL.Image", "the episode GIF", "--no-gif"),
+                    "tensorboard": ("torch.utils.tensorboard", "TensorBoard logging", "--no-tensorboard")}
 #: a budget that whole updates change by more than this fraction gets a warning
 BUDGET_TOLERANCE = 0.10
 
 
 def missing_package(output: str) -> str | None:
     """None when optional ``output`` (a key of ``OPTIONAL_OUTPUTS``) can be written, else the
-    sentence saying which package it needs and how to install it."""
-    package, module, what, _ = OPTIONAL_OUTPUTS[output]
+    one-line reason: the missing package and the extra that installs it (``needs_extra``'s
+    message, the same as the output's own import would raise)."""
+    module, what, _ = OPTIONAL_OUTPUTS[output]
     try:
-        importlib.import_module(module)
-    except ImportError as exc:
-        return f"{what} need the {package} package, which is missing ({exc}): pip install 'war-envs[train]'"
+        with needs_extra("train", what):
+            importlib.import_module(module)
+    except MissingExtraError as exc:
+        return str(exc)
+    except ImportError as exc:   # present but unloadable (another version, a broken install)
+        return f"{what} cannot import {module} ({exc}): pip install -U 'war-envs[train]'"
     return None
 
 
@@ -65,7 +70,7 @@ def preflight(config: TrainConfig, require=()) -> tuple[TrainConfig, bool, list[
     if unknown:
         raise ValueError(f"require: expected names among ['gif', 'tensorboard'], got {unknown}")
     warnings, off, plot = [], {}, True
-    for name, (_, _, _, flag) in OPTIONAL_OUTPUTS.items():
+    for name, (_, _, flag) in OPTIONAL_OUTPUTS.items():
         if name != "plot" and not getattr(config, name):
             continue
         why = missing_package(name)
@@ -73,7 +78,7 @@ def preflight(config: TrainConfig, require=()) -> tuple[TrainConfig, bool, list[
             continue
         if name in require:
             raise ValueError(f"{name}=True: {why} (or {flag})")
-        warnings.append(f"war-train: warning: {why}; this run skips them" + (f" ({flag} to say so)" if flag else ""))
+        warnings.append(f"war-train: warning: {why}; this run skips it" + (f" ({flag} to say so)" if flag else ""))
         if name == "plot":
             plot = False
         else:
