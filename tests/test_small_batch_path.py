@@ -5,6 +5,7 @@ front end's numpy views and action arrays) stay valid after reset / set_state / 
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 import pytest
 import torch
@@ -199,13 +200,21 @@ def test_a_rejected_step_changes_nothing():
 
 
 def test_the_small_scan_threshold_covers_one_world_of_every_scenario():
-    """At one world every registered scenario's group fits the Python range check."""
-    for env_id in war_envs.registered_ids():
-        env = war_envs.make(env_id, num_envs=1, seed=0)
-        for spec in env.groups.values():
-            width = int(np.prod(spec.action_space.shape or (1,)))
-            assert spec.n_agents * width <= batched_env.SMALL_SCAN, env_id
+    """At one world every registered scenario's Discrete or Box group takes the Python range
+    check (Spread's Box actions too); 64 worlds of Spread take the reduction."""
+    envs = [war_envs.make(env_id, num_envs=1, seed=0) for env_id in war_envs.registered_ids()]
+    envs.append(war_envs.make("Spread-v0", num_envs=1, seed=0, continuous_actions=True))
+    checked = 0
+    for env in envs:
+        for g, _name, shape, space, _part, bounds, _target in env._action_plan:
+            if isinstance(space, (gymnasium.spaces.Discrete, gymnasium.spaces.Box)):
+                assert bounds is not None, (env.env_id, g, shape)
+                assert int(np.prod(shape)) <= batched_env.SMALL_SCAN, (env.env_id, g)
+                checked += 1
         env.close()
+    assert checked >= len(envs)
+    env = war_envs.make("Spread-v0", num_envs=64, seed=0)
+    assert [bounds for *_, bounds, _target in env._action_plan] == [None]
 
 
 def test_views_and_final_mask_stay_valid_after_reset_set_state_and_clone():
