@@ -206,7 +206,7 @@ def test_the_small_scan_threshold_covers_one_world_of_every_scenario():
     envs.append(war_envs.make("Spread-v0", num_envs=1, seed=0, continuous_actions=True))
     checked = 0
     for env in envs:
-        for g, _name, shape, space, _part, bounds, _target in env._action_plan:
+        for g, (_name, shape, space, _part, bounds, _target) in env._action_plan.items():
             if isinstance(space, (gymnasium.spaces.Discrete, gymnasium.spaces.Box)):
                 assert bounds is not None, (env.env_id, g, shape)
                 assert int(np.prod(shape)) <= batched_env.SMALL_SCAN, (env.env_id, g)
@@ -214,7 +214,7 @@ def test_the_small_scan_threshold_covers_one_world_of_every_scenario():
         env.close()
     assert checked >= len(envs)
     env = war_envs.make("Spread-v0", num_envs=64, seed=0)
-    assert [bounds for *_, bounds, _target in env._action_plan] == [None]
+    assert [bounds for *_, bounds, _target in env._action_plan.values()] == [None]
 
 
 def test_views_and_final_mask_stay_valid_after_reset_set_state_and_clone():

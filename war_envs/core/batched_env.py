@@ -358,15 +358,15 @@ class BatchedEnv:
         self._joint_space = self._shared_action_space()
         self._action_plan = self._validation_plan()
 
-    def _validation_plan(self) -> tuple[tuple, ...]:
-        """What the validated step checks per group, worked out once: ``(group, name, expected
-        shape, space, target view, bounds, numpy target)``.  ``bounds`` is ``(low, high,
+    def _validation_plan(self) -> dict[str, tuple]:
+        """What the validated step checks per group, worked out once: ``{group: (name, expected
+        shape, space, target view, bounds, numpy target)}``.  ``bounds`` is ``(low, high,
         integer, depth)`` where the batch is small enough for the Python range check (a CPU
         batch of 1..``SMALL_SCAN`` values in at most ``SMALL_ROWS`` rows: Discrete(n) ``[0, n -
         1]``, Box ``[low.min(), high.max()]``; ``depth`` axes above the last two) and the numpy
         target a view of the target that takes the checked values as they are, else both None
         (the full check only)."""
-        plan = []
+        plan = {}
         for g, spec in self.groups.items():
             space = spec.action_space
             shape = (self.num_envs, spec.n_agents, *space.shape)
@@ -380,9 +380,9 @@ class BatchedEnv:
                 if bounds is not None:
                     bounds += (len(shape) - 2,)
             part = self._action_parts[g]
-            plan.append((g, f"actions[{g!r}]", shape, space, part, bounds,
-                         part.numpy() if bounds is not None else None))
-        return tuple(plan)
+            plan[g] = (f"actions[{g!r}]", shape, space, part, bounds,
+                       part.numpy() if bounds is not None else None)
+        return plan
 
     def _shared_action_space(self) -> gymnasium.Space | None:
         """The action space every agent has, if every group's is the same one and the groups'
@@ -496,7 +496,7 @@ class BatchedEnv:
         Small batches: a step costs a few microseconds of Python around one replay of the
         captured kernels (torch views, the info dict and its ``_final_obs`` mask are built
         once; the validated step's per-group facts are worked out once, and a CPU batch of at
-        most ``SMALL_SCAN`` action values in ``SMALL_ROWS`` rows, e.g. one world's, is
+        most ``SMALL_SCAN`` action values in at most ``SMALL_ROWS`` rows, e.g. one world's, is
         range-checked from one ``tolist()`` instead of a reduction).
         """
         if self._closed:
@@ -713,7 +713,7 @@ class BatchedEnv:
         self._check_action_keys(actions)
         device = self.torch_device
         checked = []
-        for g, name, shape, space, part, bounds, part_np in self._action_plan:
+        for g, (name, shape, space, part, bounds, part_np) in self._action_plan.items():
             tensor = actions[g]
             if type(tensor) is not torch.Tensor or tensor.device != device:
                 tensor = v.as_tensor(name, tensor, device)
@@ -811,9 +811,9 @@ def _check_dtype_kind(name: str, tensor: torch.Tensor, target: torch.Tensor) -> 
 
 def _small_values(tensor: torch.Tensor, low, high, integer: bool, depth: int):
     """``tensor.tolist()`` if ``tensor`` (a CPU tensor of the expected shape, ``depth + 2``
-    axes, a small batch: see ``SMALL_SCAN``) has an integer dtype (not bool) when ``integer``, else
-    a floating one, and every value lies in ``[low, high]`` (NaN never does).  None means "not
-    shown": the caller runs the full check, which raises the error or passes."""
+    axes, a small batch: see ``SMALL_SCAN``) has an integer dtype (not bool) when ``integer``,
+    else a floating one, and every value lies in ``[low, high]`` (NaN never does).  None means
+    "not shown": the caller runs the full check, which raises the error or passes."""
     if integer:
         if tensor.dtype not in _SMALL_SCAN_INTS:
             return None
