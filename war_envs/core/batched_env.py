@@ -340,8 +340,12 @@ class BatchedEnv:
         self._episode_view = wp.to_torch(self._episode)
         self._pending_reset_view = wp.to_torch(self._pending_reset)
         self._reward_view = reward
-        # info["_final_obs"]: a bool view written from reset_now at each SAME_STEP step
+        # info["_final_obs"]: a bool view written from reset_now at each SAME_STEP step (on the
+        # CPU through numpy views of both: cheaper than a torch copy for a few worlds' flags)
         self._final_mask = torch.zeros(E, dtype=torch.bool, device=self.torch_device)
+        cpu = self.torch_device.type == "cpu"
+        self._final_mask_np = self._final_mask.numpy() if cpu else None
+        self._reset_now_np = self._reset_now_view.numpy() if cpu else None
         self._obs = {g: wp.to_torch(self._obs_arrays[g]) for g in self.groups}
         self._final_obs = {g: wp.to_torch(self._final_obs_arrays[g]) for g in self.groups}
         self._rew = {g: reward[:, s.start:s.stop] for g, s in self.groups.items()}
@@ -606,7 +610,7 @@ class BatchedEnv:
             self._pool = None
         for name in list(vars(self)):
             value = getattr(self, name)
-            if isinstance(value, (wp.array, torch.Tensor, dict)) and name.startswith("_"):
+            if isinstance(value, (wp.array, torch.Tensor, np.ndarray, dict)) and name.startswith("_"):
                 setattr(self, name, None)
 
     def __enter__(self):
@@ -797,7 +801,10 @@ class BatchedEnv:
             info.update(self._metrics)
             self._info_base = info
         if self._mode_code == _SAME_STEP_CODE:
-            self._final_mask.copy_(self._reset_now_view)
+            if self._final_mask_np is not None:
+                self._final_mask_np[...] = self._reset_now_np
+            else:
+                self._final_mask.copy_(self._reset_now_view)
         return dict(self._info_base)
 
 
