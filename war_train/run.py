@@ -141,15 +141,15 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
     with distributed.launch(config.device) as dist:
         if not dist.is_main:
             log = _quiet
-        else:
-            for line in warnings:
-                _stderr(line)
         # the env first: a bad scenario argument is refused before the run folder exists (the WAR
         # mode makes its worker envs itself; one world made here checks their arguments)
         env = make_env(config, dist) if war is None else None
         try:
             if war is not None:
                 _make(config, num_envs=1, seed=config.seed, device=str(dist.device(config.device))).close()
+            if dist.is_main:   # (after every check that can refuse the run)
+                for line in warnings:
+                    _stderr(line)
             if resume is not None:
                 resume = pathlib.Path(resume)
                 run_dir = resume if resume.is_dir() else resume.parent
