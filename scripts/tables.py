@@ -96,21 +96,28 @@ def env_throughput(records: list[dict]) -> str:
 
 
 def env_throughput_small(records: list[dict]) -> str:
-    """Small batches: the batch API against JaxMARL's scan, our ParallelEnv against mpe2's."""
+    """Small batches: the batch API (trusted and validated step) against JaxMARL's scan, our
+    ParallelEnv against mpe2's."""
     by = {(r["scenario"], r["worlds"], r["framework"]): r["env_steps_per_s"] for r in records
           if r.get("env_steps_per_s")}
+    ratio = lambda a, b: f"{a / b:.2f}×" if a and b else "–"  # noqa: E731
     rows = []
     for scenario in dict.fromkeys(r["scenario"] for r in records):
         for worlds in sorted({r["worlds"] for r in records if r["scenario"] == scenario}):
             get = lambda fw: by.get((scenario, worlds, fw))  # noqa: E731
-            ours, pz, mpe2, jax = get("war-envs"), get("war-envs-pettingzoo"), get("mpe2"), get("jaxmarl")
-            rows.append([scenario, str(worlds), kilo(ours), kilo(jax) if jax else "–",
-                         f"{ours / jax:.2f}×" if ours and jax else "–", kilo(pz) if pz else "–",
-                         kilo(mpe2) if mpe2 else "–", f"{pz / mpe2:.1f}×" if pz and mpe2 else "–"])
-    return table(["scenario", "worlds", "batch API (trusted)", "JaxMARL scan", "batch API / JaxMARL",
-                  "our ParallelEnv", "mpe2 ParallelEnv", "PZ / mpe2"], ["l"] + ["r"] * 7, rows) + (
-        "\n\nenv-steps/s on one pinned core, "
-        f"`{records[0]['command']}`, {records[0]['date'][:10]}.")
+            ours, checked, pz = get("war-envs"), get("war-envs-validated"), get("war-envs-pettingzoo")
+            mpe2, jax = get("mpe2"), get("jaxmarl")
+            rows.append([scenario, str(worlds), kilo(ours), kilo(checked) if checked else "–",
+                         kilo(jax) if jax else "–", ratio(ours, jax), ratio(checked, jax),
+                         kilo(pz) if pz else "–", kilo(mpe2) if mpe2 else "–",
+                         f"{pz / mpe2:.1f}×" if pz and mpe2 else "–"])
+    rounds = records[0].get("rounds", 1)
+    return table(["scenario", "worlds", "batch API (trusted)", "batch API (validated)", "JaxMARL scan",
+                  "trusted / JaxMARL", "validated / JaxMARL", "our ParallelEnv", "mpe2 ParallelEnv",
+                  "PZ / mpe2"], ["l"] + ["r"] * 9, rows) + (
+        "\n\nenv-steps/s on one pinned core"
+        + (f", the median of {rounds} rounds (the frameworks in turn)" if rounds > 1 else "")
+        + f", `{records[0]['command']}`, {records[0]['date'][:10]}.")
 
 
 def learning_relay(records: list[dict]) -> str:
