@@ -41,6 +41,8 @@ def register(env_id: str, entry_point: str, *, overwrite: bool = False) -> None:
 
 
 def registered_ids() -> list[str]:
+    """Every scenario id ``war_envs.make`` accepts (also registered with Gymnasium as
+    ``war_envs/<id>`` and with PettingZoo), built-in ones first, then those added by ``register``."""
     return list(_SCENARIOS)
 
 
