@@ -154,7 +154,7 @@ def test_rank0_writes_one_checkpoint_of_all_worlds_and_resume_is_exact(two_ranks
     run = out / "spread_resume"
     # one set of outputs, written by rank 0
     files = sorted(p.name for p in run.iterdir() if not p.name.startswith("."))
-    assert files == ["checkpoint.pt", "metrics.csv"]
+    assert files == ["checkpoint.pt", "config.json", "metrics.csv"]
     lines = (run / "metrics.csv").read_text().strip().splitlines()
     assert len(lines) == 1 + 2  # header + one row per update (first run + resumed run)
     ckpt = load_checkpoint(run)
