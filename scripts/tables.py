@@ -235,6 +235,26 @@ def learning_reference(records: list[dict]) -> str:
                             ("wall_s", wall)], bold=(0, 1, 2, 3))
 
 
+def learning_spread_onpolicy(records: list[dict]) -> str:
+    """The ``spread_onpolicy_starts`` preset: trained and evaluated on the on-policy code's starts."""
+    return _learning_table(records, ["training (last 5 updates)", "greedy", "sampled", "random",
+                                     "greedy, mpe2 starts", "wall-clock"],
+                           [("train_last5", num), ("eval/greedy", num), ("eval/sample", num), ("eval/random", num),
+                            ("eval/greedy@mpe2_init", num), ("wall_s", wall)], bold=(0, 1, 2, 3, 4))
+
+
+def learning_predator_prey(records: list[dict]) -> str:
+    """PredatorPrey-v0's catch rate: both groups trained, each trained group against random others."""
+    def catch(mode):
+        return lambda r: r["eval"][mode]["catch_rate"]
+
+    return _learning_table(records, ["both trained", "trained adversaries, random prey",
+                                     "random adversaries, trained prey", "both random", "wall-clock"],
+                           [(catch("greedy"), pct), (catch("adversary_greedy_vs_random"), pct),
+                            (catch("agent_greedy_vs_random"), pct), (catch("random"), pct), ("wall_s", wall)],
+                           bold=(0, 1, 2, 3))
+
+
 def _tag_ratio(r):
     return r["eval/tagger_greedy_vs_random"] / r["eval/random"]
 
@@ -384,6 +404,8 @@ RENDERERS = {
     "learning-spread-readme": learning_spread_readme,
     "learning-speaker-listener": learning_speaker_listener,
     "learning-reference": learning_reference,
+    "learning-spread-onpolicy": learning_spread_onpolicy,
+    "learning-predator-prey": learning_predator_prey,
     "learning-tag": learning_tag,
     "learning-tag-summary": learning_tag_summary,
     "env-throughput-small": env_throughput_small,

@@ -7,7 +7,9 @@ The Spread preset's changes (see spread.py) with a smaller entropy bonus and twi
 code's 3 M env steps.  mpe2's joint ``Discrete(50)`` action (move + 5·word) makes the entropy
 bonus weigh more than Spread's ``Discrete(5)``, and the words emerge late.  Measured (seed 1):
 Spread's settings at 3 M env steps: on-policy reward −22.8 (greedy −22.0), still rising;
-entropy 0.002 and 6 M env steps: −16.5 (greedy −16.3).
+entropy 0.002 and 6 M env steps: −16.5 (greedy −16.3).  (Tuning trials, before training seeds
+had worlds of their own; three independent seeds: ``benchmarks/results/learning_reference.json``,
+docs/training.md.)
 """
 
 from war_train.presets.spread import PRESET as _SPREAD

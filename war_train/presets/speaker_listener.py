@@ -10,7 +10,9 @@ rate.  Measured (seed 1, 2 M env steps): with the speaker at the full rate it se
 deterministic code within ≈ 0.5 M steps while the listener still ignores it, and the code
 merges two of the three goals into one word (on-policy reward −22.9, greedy −24.1; also with
 the entropy bonus at 0.03 annealed to 0: −23.0); at 0.2 × it keeps exploring until the listener
-reads it, and learns three words (−15.2, greedy −16.1).
+reads it, and learns three words (−15.2, greedy −16.1).  (Tuning trials, before training
+seeds had worlds of their own; three independent seeds:
+``benchmarks/results/learning_speaker_listener.json``, docs/training.md.)
 """
 
 from war_train.presets.spread import PRESET as _SPREAD

@@ -25,9 +25,9 @@ changes that make the game learnable in a few million steps:
   steps, and 6 M steps gave 2.7x-3.1x the random taggers' tags over 3 seeds).
 
 Taggers and runners are trained together (their own actors and critics), 3 M env steps.
-Measured (seeds 1-3, ``benchmarks/results/learning_tag.json``): trained taggers against random
-runners make 3.39x / 3.50x / 3.54x the tags of random taggers; trained runners survive 93-96
-steps against trained taggers, random runners 70-71.
+Measured (independent seeds 1-3, ``benchmarks/results/learning_tag.json``, tables in docs/tag.md):
+trained taggers against random runners make 3.48x / 3.40x / 3.69x the tags of random taggers;
+trained runners survive 95-96 steps against trained taggers, random runners 68-70.
 """
 
 #: one line for ``war-train train --list-presets`` and ``--help``
