@@ -65,8 +65,8 @@ def _unrecognized(parser: argparse.ArgumentParser, args, extras: list[str]):
         if isinstance(action, argparse._SubParsersAction) and getattr(args, "command", None) in action.choices:
             target = action.choices[args.command]
     options = [s for action in target._actions for s in action.option_strings]
-    hint = next((_did_you_mean(x.split("=", 1)[0], options) for x in extras if x.startswith("-")
-                 and _did_you_mean(x.split("=", 1)[0], options)), "")
+    hints = (_did_you_mean(x.split("=", 1)[0], options) for x in extras if x.startswith("-"))
+    hint = next((h for h in hints if h), "")
     target.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
 
 

@@ -155,9 +155,7 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
                 run_dir = resume if resume.is_dir() else resume.parent
             elif run_dir is None:
                 run_dir = new_run_dir(out, config) if dist.is_main else None
-            run_dir = pathlib.Path(dist.broadcast(str(run_dir)))   # rank 0's folder
-            if dist.is_main:
-                run_dir.mkdir(parents=True, exist_ok=True)   # (train writes config.json)
+            run_dir = pathlib.Path(dist.broadcast(str(run_dir)))   # rank 0's folder (train creates it, config.json first)
             if war is not None:
                 log(f"war-train: {config.scenario} [{war.arm}, {war.resource}, {war.cost_mode} costs], "
                     f"{config.num_envs} worlds in {war.workers} worker(s) x {config.rollout_length} steps, "

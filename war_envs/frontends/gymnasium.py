@@ -594,7 +594,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if not {"rng_key", "episode"} <= set(self.batched.state_keys):
             raise ValueError(f"seed: {self.scenario_id} does not support per-world seed lists; "
                              "pass an int (world i gets seed + i)")
-        keys = np.array([world_seeds(seeds[i], 1)[0] for i in worlds], dtype=np.int32)
+        keys = world_seeds([seeds[i] for i in worlds], len(worlds))
         # numpy inputs: the batched env moves them to its device
         self.batched.set_state({"rng_key": keys, "episode": np.zeros(len(worlds), dtype=np.int32)},
                                worlds=np.array(worlds, dtype=np.int64))
