@@ -193,6 +193,10 @@ class BatchedEnv:
     #: whether agents can leave the game before the episode ends (then ``alive_mask`` says who is in)
     agents_can_leave: bool = False
 
+    #: whether some actions are unavailable at times (then ``action_mask`` says which, and
+    #: every step's ``info["action_mask"]`` holds the same)
+    has_action_mask: bool = False
+
     @classmethod
     def evaluation_variants(cls, env_kwargs: dict) -> dict[str, dict]:
         """Other start distributions an evaluation should also play: ``{name: kwargs}``, each
@@ -210,6 +214,26 @@ class BatchedEnv:
                                              device=self.torch_device)
                                for g, s in self.groups.items()}
         return self._all_alive
+
+    def action_mask(self) -> dict[str, torch.Tensor]:
+        """``{group: bool [E, n_g, n]}``: which of a ``Discrete(n)`` group's actions each agent
+        may take now (for the observations just returned).  Here (``has_action_mask`` False)
+        every action, always: all-True tensors made once, to be read, never written.
+        ``TypeError`` for a group whose action space is not ``Discrete``."""
+        self._check_open()
+        if self._all_actions is None:
+            masks = {}
+            for g, s in self.groups.items():
+                if isinstance(s.action_space, gymnasium.spaces.Discrete):
+                    masks[g] = torch.ones(self.num_envs, s.n_agents, int(s.action_space.n),
+                                          dtype=torch.bool, device=self.torch_device)
+            self._all_actions = masks
+        missing = [g for g in self.groups if g not in self._all_actions]
+        if missing:
+            spaces = {g: self.groups[g].action_space for g in missing}
+            raise TypeError(f"action_mask: only Discrete action spaces have an action mask; "
+                            f"{self.env_id or type(self).__name__} has {spaces}")
+        return self._all_actions
 
     def render_frame(self, world: int = 0, *, width: int = 700, height: int = 700,
                      original_cam_range: float | None = None) -> np.ndarray:
@@ -245,6 +269,7 @@ class BatchedEnv:
         self._info_base: dict | None = None
         self._torch_streams: dict[int, wp.Stream] = {}
         self._all_alive: dict[str, torch.Tensor] | None = None
+        self._all_actions: dict[str, torch.Tensor] | None = None
         self.groups: dict[str, GroupSpec] = {}
 
     #: worlds per CPU shard below which one thread is faster than a thread pool

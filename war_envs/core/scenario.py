@@ -35,6 +35,20 @@ nothing else (no probing for optional attributes, no tables keyed by scenario id
     ``info["alive"]`` (and, with SAME_STEP autoreset, the finished episode's last mask in
     ``info["final_alive"]``, valid where ``info["_final_obs"]``).
 
+``has_action_mask: bool = False`` and ``action_mask() -> {group: bool Tensor[E, n_g, n]}``
+    Whether some actions are unavailable at times (StarCraft-style: attack only a unit in range,
+    only "stop" once dead), and which are available for the observations just returned.  The
+    mask has one entry per action of a ``Discrete(n)`` group; the default ``action_mask`` is
+    all True (tensors made once: read them, never write them) and raises ``TypeError`` for a
+    group whose action space is not ``Discrete``.  A scenario that sets ``has_action_mask =
+    True`` (a class or instance attribute) overrides ``action_mask`` and puts the same
+    ``{group: bool [E, n_g, n]}`` in every step's ``info["action_mask"]`` (with SAME_STEP
+    autoreset: the mask for the observation handed out, i.e. the new episode's where a world
+    was reset).  Its validated step refuses an unavailable action (an error naming the agent
+    and the action); ``step(trusted=True)`` does not look at the mask (the scenario documents
+    what an unavailable action then does).  ``war_envs.core.validation.check_action_mask``
+    checks a mask that user code builds or passes on.
+
 ``evaluation_variants(env_kwargs) -> {name: kwargs}`` (classmethod, default ``{}``)
     Other start distributions an evaluation should also play: each entry's kwargs override the
     run's ``env_kwargs`` (``war_envs.make(id, **{**env_kwargs, **kwargs})``).  Variants equal to

@@ -146,3 +146,22 @@ def check_keys(name: str, mapping, expected) -> None:
         if extra:
             parts.append(f"unknown {extra}")
         raise ValueError(f"{name}: expected keys {list(expected)}; " + ", ".join(parts))
+
+
+def check_action_mask(name: str, mask, shape: tuple[int, ...], device: torch.device | None = None) -> torch.Tensor:
+    """An action mask: a bool tensor of exactly ``shape`` (``[..., n_actions]``) in which every
+    agent has at least one available action (an all-False row leaves nothing to sample).
+    ``device`` (when given) is where it must live.  Returns the tensor."""
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"{name}: expected a bool torch.Tensor of shape {tuple(shape)}, got {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        raise TypeError(f"{name}: expected dtype torch.bool (True = available), got {mask.dtype}")
+    if tuple(mask.shape) != tuple(shape):
+        raise ValueError(f"{name}: expected shape {tuple(shape)} (..., n_actions), got {tuple(mask.shape)}")
+    if device is not None and mask.device != torch.device(device):
+        raise ValueError(f"{name}: expected a tensor on device {device}, got one on {mask.device}")
+    if mask.numel() and not bool(mask.any(-1).all()):
+        where = (~mask.any(-1)).nonzero()[0].tolist()
+        raise ValueError(f"{name}: every agent needs at least one available action; the row at index "
+                         f"{tuple(where)} is all False")
+    return mask
