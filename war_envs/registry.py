@@ -22,6 +22,7 @@ _SCENARIOS: dict[str, str] = {
     "Push-v0": "war_envs.scenarios.mpe.push:Push",
     "WorldComm-v0": "war_envs.scenarios.mpe.world_comm:WorldComm",
     "Relay-v0": "war_envs.scenarios.mpe.relay:Relay",
+    "SMAX-v0": "war_envs.scenarios.smax.smax:SMAX",
 }
 
 

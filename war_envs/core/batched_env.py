@@ -595,8 +595,9 @@ class BatchedEnv:
             else:
                 if tensor.is_floating_point() or tensor.dtype == torch.bool:
                     raise TypeError(f"state[{key!r}]: expected an integer dtype, got {tensor.dtype}")
-                if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) > 2**31 - 1):
-                    raise ValueError(f"state[{key!r}]: expected values in [0, 2**31), got out of range")
+                low = self._state_int_minimum.get(key, 0)
+                if tensor.numel() and (int(tensor.min()) < low or int(tensor.max()) > 2**31 - 1):
+                    raise ValueError(f"state[{key!r}]: expected values in [{low}, 2**31), got out of range")
             self._check_state_value(key, tensor)
             checked[key] = tensor
         for key, tensor in checked.items():
@@ -653,6 +654,9 @@ class BatchedEnv:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError(f"{self.env_id}: the environment is closed")
+
+    #: integer state entries that may hold values below 0 (e.g. -1 for "none"): key -> minimum
+    _state_int_minimum: dict[str, int] = {}
 
     def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
         """Scenario-specific range checks for set_state (e.g. non-negative clock)."""
