@@ -146,9 +146,10 @@ class Local:
         """``(steps collected by this rank, env steps collected by all ranks)``."""
         return self._T, num_envs * self._T
 
-    def sample(self, head, out: torch.Tensor, generator: torch.Generator):
-        """``(actions, log-probs)`` of ``head`` (``war_train.distributions``) for outputs ``out[E, ...]``."""
-        return head.draw(out, generator)
+    def sample(self, head, out: torch.Tensor, generator: torch.Generator, mask: torch.Tensor | None = None):
+        """``(actions, log-probs)`` of ``head`` (``war_train.distributions``) for outputs ``out[E, ...]``
+        (only available actions where ``mask[E, ..., n]``, an action mask, is given)."""
+        return head.draw(out, generator, mask)
 
     def minibatches(self, T: int, E: int, per_world: bool, n: int, generator: torch.Generator, device):
         """Index tensors of the minibatches of one epoch: a permutation of the ``T·E`` rows (or the
@@ -406,12 +407,12 @@ class DataParallel(Local):
     def metrics(self) -> dict:
         return dict(self._metrics)
 
-    def sample(self, head, out: torch.Tensor, generator: torch.Generator):
+    def sample(self, head, out: torch.Tensor, generator: torch.Generator, mask: torch.Tensor | None = None):
         if self.mode != "off":
-            return head.draw(out, generator)
+            return head.draw(out, generator, mask)
         # the noise of all E worlds (what one process draws), this rank's rows
         noise = head.noise((self.E_all, *out.shape[1:-1]), generator, out.dtype, out.device)[self.lo:self.hi]
-        return head.sample(out, noise)
+        return head.sample(out, noise, mask)
 
     # ------------------------------------------------------------------ learning
     def minibatches(self, T: int, E: int, per_world: bool, n: int, generator: torch.Generator, device):
@@ -520,18 +521,20 @@ class DataParallel(Local):
             return {}
         return {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
 
-    _PER_WORLD = ("env_state", "obs", "starts", "actor_h", "critic_h", "episode_stats")
+    #: checkpoint entries with the world axis first (the last two only where the env has them)
+    _PER_WORLD = ("env_state", "obs", "starts", "actor_h", "critic_h", "episode_stats", "alive", "action_mask")
 
     def gather_checkpoint(self, payload: dict) -> dict | None:
         """Every rank's worlds concatenated in world order (rank 0 gets the payload, others None)."""
-        mine = {k: _map_tensors(payload[k], lambda t: t.detach().cpu()) for k in self._PER_WORLD}
+        mine = {k: _map_tensors(payload[k], lambda t: t.detach().cpu()) for k in self._PER_WORLD if k in payload}
         mine["generator"] = payload["generator"]
         parts = self._gather_object(mine)
         if not self.is_main:
             return None
         out = dict(payload)
         for k in self._PER_WORLD:
-            out[k] = _concat([p[k] for p in parts])
+            if k in payload:
+                out[k] = _concat([p[k] for p in parts])
         out["distributed"] = {"world_size": self.world_size, "straggler": self.mode,
                               "generators": [p["generator"] for p in parts]}
         return out
@@ -540,7 +543,8 @@ class DataParallel(Local):
         """This rank's worlds (and generator) of a checkpoint written by any number of ranks."""
         out = dict(ckpt)
         for k in self._PER_WORLD:
-            out[k] = _map_tensors(ckpt[k], lambda t: t[self.lo:self.hi])
+            if k in ckpt:
+                out[k] = _map_tensors(ckpt[k], lambda t: t[self.lo:self.hi])
         if self.mode != "off":
             saved = ckpt.get("distributed", {})
             if saved.get("world_size") != self.world_size:

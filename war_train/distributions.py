@@ -30,6 +30,19 @@ numbers of a batch (uniforms for categoricals, standard normals for the Gaussian
 world from the same generator state and use their own rows, so a world's action does not
 depend on which rank steps it.  ``Categorical`` draws exactly what ``sample_categorical`` drew
 before the heads existed, so discrete runs are unchanged bit for bit.
+
+**Action masks** (``Discrete`` only: scenarios with ``has_action_mask``, e.g. SMAX).  Every
+method of a head takes ``mask=None``; for ``Categorical`` a bool ``mask[..., n]`` (True =
+available, at least one per row) restricts the distribution to the available actions: their
+logits are replaced by the dtype's lowest finite value (``masked_logits``), so they get
+probability exactly 0 (their log-prob is finite and hugely negative, and their logits get no
+gradient), the entropy is the entropy over the available actions only (the unavailable terms
+are dropped, not ``0 * log 0``), ``mode`` is the most likely *available* action and
+``random`` is uniform over the available actions.  Sampling keeps the one-uniform inverse CDF;
+the CDF is held flat over unavailable actions (a running maximum of the available entries), so
+no uniform, not even 0, and no rounding of the cumulative sum selects one.  With an all-True
+mask every result equals the unmasked one bit for bit.  The other heads raise ``TypeError`` for
+a mask.
 """
 
 from __future__ import annotations
@@ -42,30 +55,56 @@ import torch
 from torch import nn
 
 __all__ = ["ActionHead", "Categorical", "MultiCategorical", "DiagGaussian", "action_head", "space_signature",
-           "space_from_signature", "sample_categorical"]
+           "space_from_signature", "sample_categorical", "masked_logits"]
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """``logits`` with the unavailable entries (``mask`` False) set to the dtype's lowest finite
+    value: after ``log_softmax`` their probability is exactly 0 and no gradient reaches them.
+    ``mask=None``: ``logits`` itself."""
+    if mask is None:
+        return logits
+    return torch.where(mask, logits, torch.finfo(logits.dtype).min)
 
 
 def sample_categorical(logits: torch.Tensor, generator: torch.Generator | None,
-                       u: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                       u: torch.Tensor | None = None,
+                       mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """One action per row of ``logits[..., n]`` by inverse CDF; returns ``(actions (int64),
-    log-probs)``.  ``u[..., 1]``: uniforms drawn already (else drawn from ``generator``)."""
-    logp = torch.log_softmax(logits, dim=-1)
+    log-probs)``.  ``u[..., 1]``: uniforms drawn already (else drawn from ``generator``).
+    ``mask[..., n]`` (bool, True = available): only available actions are drawn."""
+    logp = torch.log_softmax(masked_logits(logits, mask), dim=-1)
     cdf = logp.exp().cumsum(-1)
+    if mask is not None:
+        # flat over unavailable actions whatever the rounding of the sum (-inf before the first
+        # available one): the first entry >= u * total is always an available action
+        cdf = torch.where(mask, cdf, -math.inf).cummax(-1).values
     if u is None:
         u = torch.rand(cdf.shape[:-1] + (1,), generator=generator, dtype=cdf.dtype, device=cdf.device)
     actions = (cdf < u * cdf[..., -1:]).sum(-1).clamp(max=logits.shape[-1] - 1)
     return actions, logp.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 
 
-def _log_prob_entropy(logits: torch.Tensor, actions: torch.Tensor | None):
-    """Categorical ``(log-prob of actions or None, entropy)`` of ``logits[..., n]``."""
-    logp_all = torch.log_softmax(logits, dim=-1)
+def _log_prob_entropy(logits: torch.Tensor, actions: torch.Tensor | None, mask: torch.Tensor | None = None):
+    """Categorical ``(log-prob of actions or None, entropy)`` of ``logits[..., n]`` (over the
+    available actions of ``mask[..., n]``)."""
+    logp_all = torch.log_softmax(masked_logits(logits, mask), dim=-1)
     logp = None if actions is None else logp_all.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
-    return logp, -(logp_all.exp() * logp_all).sum(-1)
+    terms = logp_all.exp() * logp_all
+    if mask is not None:
+        terms = torch.where(mask, terms, 0.0)
+    return logp, -terms.sum(-1)
+
+
+def _no_mask(head, mask) -> None:
+    if mask is not None:
+        raise TypeError(f"mask: action masks apply to Discrete action spaces (war_train's Categorical head), "
+                        f"not to {type(head).__name__}")
 
 
 class ActionHead(nn.Module):
-    """The interface every head implements (shapes for a batch ``[..., n_outputs]`` of outputs)."""
+    """The interface every head implements (shapes for a batch ``[..., n_outputs]`` of outputs).
+    ``mask``: an action mask ``bool [..., n]`` (``Categorical`` only; see the module docstring)."""
 
     #: units of the actor's output layer
     n_outputs: int
@@ -77,17 +116,21 @@ class ActionHead(nn.Module):
     def noise(self, batch_shape, generator: torch.Generator | None, dtype, device) -> torch.Tensor:
         raise NotImplementedError
 
-    def sample(self, out: torch.Tensor, noise: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def sample(self, out: torch.Tensor, noise: torch.Tensor, mask=None) -> tuple[torch.Tensor, torch.Tensor]:
         """``(actions, log-probs)`` from outputs and noise."""
         raise NotImplementedError
 
-    def log_prob(self, out: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+    def log_prob(self, out: torch.Tensor, actions: torch.Tensor, mask=None) -> torch.Tensor:
+        return self.log_prob_entropy(out, actions, mask)[0]
+
+    def entropy(self, out: torch.Tensor, mask=None) -> torch.Tensor:
         raise NotImplementedError
 
-    def entropy(self, out: torch.Tensor) -> torch.Tensor:
+    def log_prob_entropy(self, out: torch.Tensor, actions: torch.Tensor, mask=None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(log-probs of actions, entropies)`` (what the PPO loss needs, in one pass)."""
         raise NotImplementedError
 
-    def mode(self, out: torch.Tensor) -> torch.Tensor:
+    def mode(self, out: torch.Tensor, mask=None) -> torch.Tensor:
         """The most likely action (greedy evaluation)."""
         raise NotImplementedError
 
@@ -95,13 +138,13 @@ class ActionHead(nn.Module):
         """What the env receives for stored ``actions`` (the identity except for Box)."""
         return actions
 
-    def random(self, batch_shape, generator: torch.Generator, device="cpu") -> torch.Tensor:
+    def random(self, batch_shape, generator: torch.Generator, device="cpu", mask=None) -> torch.Tensor:
         """Uniformly random env actions (the random baseline of evaluations)."""
         raise NotImplementedError
 
-    def draw(self, out: torch.Tensor, generator: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor]:
+    def draw(self, out: torch.Tensor, generator: torch.Generator | None, mask=None) -> tuple[torch.Tensor, torch.Tensor]:
         """``sample`` with fresh noise from ``generator``."""
-        return self.sample(out, self.noise(out.shape[:-1], generator, out.dtype, out.device))
+        return self.sample(out, self.noise(out.shape[:-1], generator, out.dtype, out.device), mask)
 
 
 class Categorical(ActionHead):
@@ -115,23 +158,26 @@ class Categorical(ActionHead):
     def noise(self, batch_shape, generator, dtype, device):
         return torch.rand(tuple(batch_shape) + (1,), generator=generator, dtype=dtype, device=device)
 
-    def sample(self, out, noise):
-        return sample_categorical(out, None, u=noise)
+    def sample(self, out, noise, mask=None):
+        return sample_categorical(out, None, u=noise, mask=mask)
 
-    def log_prob(self, out, actions):
-        return _log_prob_entropy(out, actions)[0]
+    def entropy(self, out, mask=None):
+        return _log_prob_entropy(out, None, mask)[1]
 
-    def entropy(self, out):
-        return _log_prob_entropy(out, None)[1]
+    def log_prob_entropy(self, out, actions, mask=None):
+        return _log_prob_entropy(out, actions, mask)
 
-    def log_prob_entropy(self, out, actions):
-        return _log_prob_entropy(out, actions)
+    def mode(self, out, mask=None):
+        return masked_logits(out, mask).argmax(-1)
 
-    def mode(self, out):
-        return out.argmax(-1)
-
-    def random(self, batch_shape, generator, device="cpu"):
-        return torch.randint(0, self.n, tuple(batch_shape), generator=generator).to(device)
+    def random(self, batch_shape, generator, device="cpu", mask=None):
+        if mask is None:
+            return torch.randint(0, self.n, tuple(batch_shape), generator=generator).to(device)
+        # the k-th available action, k uniform in [0, available count): exact integer arithmetic
+        u = torch.rand(tuple(batch_shape), generator=generator, dtype=torch.float64).to(mask.device)
+        count = mask.sum(-1)
+        k = torch.minimum((u * count).long(), count - 1)
+        return (mask.cumsum(-1) <= k.unsqueeze(-1)).sum(-1).to(device)
 
 
 class MultiCategorical(ActionHead):
@@ -149,24 +195,26 @@ class MultiCategorical(ActionHead):
     def noise(self, batch_shape, generator, dtype, device):
         return torch.rand(tuple(batch_shape) + (len(self.nvec),), generator=generator, dtype=dtype, device=device)
 
-    def sample(self, out, noise):
+    def sample(self, out, noise, mask=None):
+        _no_mask(self, mask)
         parts = [sample_categorical(logits, None, u=noise[..., i:i + 1]) for i, logits in enumerate(self._split(out))]
         return torch.stack([a for a, _ in parts], -1), sum(lp for _, lp in parts)
 
-    def log_prob_entropy(self, out, actions):
+    def log_prob_entropy(self, out, actions, mask=None):
+        _no_mask(self, mask)
         parts = [_log_prob_entropy(logits, actions[..., i]) for i, logits in enumerate(self._split(out))]
         return sum(lp for lp, _ in parts), sum(ent for _, ent in parts)
 
-    def log_prob(self, out, actions):
-        return self.log_prob_entropy(out, actions)[0]
-
-    def entropy(self, out):
+    def entropy(self, out, mask=None):
+        _no_mask(self, mask)
         return sum(_log_prob_entropy(logits, None)[1] for logits in self._split(out))
 
-    def mode(self, out):
+    def mode(self, out, mask=None):
+        _no_mask(self, mask)
         return torch.stack([logits.argmax(-1) for logits in self._split(out)], -1)
 
-    def random(self, batch_shape, generator, device="cpu"):
+    def random(self, batch_shape, generator, device="cpu", mask=None):
+        _no_mask(self, mask)
         return torch.stack([torch.randint(0, n, tuple(batch_shape), generator=generator) for n in self.nvec],
                            -1).to(device)
 
@@ -193,29 +241,34 @@ class DiagGaussian(ActionHead):
     def noise(self, batch_shape, generator, dtype, device):
         return torch.randn(tuple(batch_shape) + self.action_shape, generator=generator, dtype=dtype, device=device)
 
-    def sample(self, out, noise):
+    def sample(self, out, noise, mask=None):
+        _no_mask(self, mask)
         actions = out + self.log_std.exp() * noise
         return actions, self.log_prob(out, actions)
 
-    def log_prob(self, out, actions):
+    def log_prob(self, out, actions, mask=None):
+        _no_mask(self, mask)
         z = (actions - out) * torch.exp(-self.log_std)
         return (-0.5 * z * z - self.log_std - 0.5 * self.LOG_2PI).sum(-1)
 
-    def entropy(self, out):
+    def entropy(self, out, mask=None):
+        _no_mask(self, mask)
         per_dim = 0.5 + 0.5 * self.LOG_2PI + self.log_std
         return per_dim.sum().expand(out.shape[:-1])
 
-    def log_prob_entropy(self, out, actions):
-        return self.log_prob(out, actions), self.entropy(out)
+    def log_prob_entropy(self, out, actions, mask=None):
+        return self.log_prob(out, actions, mask), self.entropy(out, mask)
 
-    def mode(self, out):
+    def mode(self, out, mask=None):
+        _no_mask(self, mask)
         return out
 
     def to_env(self, actions):
         x = self.low + (actions + 1.0) * 0.5 * (self.high - self.low)
         return torch.minimum(torch.maximum(x, self.low), self.high)
 
-    def random(self, batch_shape, generator, device="cpu"):
+    def random(self, batch_shape, generator, device="cpu", mask=None):
+        _no_mask(self, mask)
         u = torch.rand(tuple(batch_shape) + self.action_shape, generator=generator)
         return (self.low.cpu() + u * (self.high.cpu() - self.low.cpu())).to(device)
 

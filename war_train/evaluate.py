@@ -2,7 +2,9 @@
 
 ``evaluate`` plays ``episodes`` fresh episodes (one per world, all worlds in one batch) with
 each group acting greedily (argmax; the default), by sampling, or uniformly at random, and
-returns the mean of every episode statistic of ``war_train.metrics``.  ``evaluation_suite``
+returns the mean of every episode statistic of ``war_train.metrics``.  In a scenario with
+``has_action_mask`` every mode chooses among the available actions only (greedy: the most
+likely available one; random: uniform over them), and the env's validated step checks it.  ``evaluation_suite``
 adds the random-policy baseline and, with several groups, each group's policy against random
 others.  ``episode_frames`` plays one episode and yields its pictures; ``render_gif`` writes
 them as an animated GIF.
@@ -19,6 +21,7 @@ import war_envs
 from war_envs.registry import scenario_class
 from war_train.distributions import action_head
 from war_train.metrics import EpisodeStats, summarize
+from war_train.policy import first_action_mask, step_action_mask
 from war_train.seeding import run_world_seeds
 
 __all__ = ["run_episodes", "evaluate", "evaluation_suite", "episode_frames", "render_gif"]
@@ -55,6 +58,7 @@ def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int,
                 raise ValueError(f"policies: no policy for group {g!r} (mode {mode!r})")
         gen = torch.Generator().manual_seed(seed)
         obs = {g: o.clone() for g, o in env.reset(seed=run_world_seeds(seed, episodes, "eval")).items()}
+        masks = first_action_mask(env)
         starts = torch.ones(episodes, dtype=torch.bool)
         hidden = {g: p.initial_hidden(episodes, "cpu")[0] for g, p in policies.items()}
         stats = EpisodeStats(env)
@@ -64,12 +68,15 @@ def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int,
         for _ in range(limit):
             actions = {}
             for g, spec in env.groups.items():
+                avail = None if masks is None else masks[g]
                 if modes[g] == "random":
-                    actions[g] = heads[g].random((episodes, spec.n_agents), gen)
+                    actions[g] = heads[g].random((episodes, spec.n_agents), gen, mask=avail)
                 else:
                     actions[g], hidden[g] = policies[g].act(obs[g], hidden.get(g), starts,
-                                                            greedy=modes[g] == "greedy", generator=gen)
-            next_obs, rew, term, trunc, info = env.step(actions)
+                                                            greedy=modes[g] == "greedy", generator=gen, mask=avail)
+            next_obs, rew, term, trunc, info = env.step(actions)   # (validated: refuses unavailable actions)
+            if masks is not None:
+                masks = step_action_mask(env, info)
             term_w, trunc_w = env.world_flags()
             done = term_w | trunc_w
             stats.step(rew, info, done, record=~recorded)
@@ -149,18 +156,22 @@ def _episode_frames(policies, scenario, env_kwargs, seed, mode, size, max_steps)
         gen = torch.Generator().manual_seed(seed)
         hidden = {g: p.initial_hidden(1, "cpu")[0] for g, p in policies.items()}
         starts = torch.ones(1, dtype=torch.bool)
+        masks = first_action_mask(env)
         yield env.render_frame(0, width=size, height=size, original_cam_range=cam)
         heads = {g: action_head(spec.action_space, group=g) for g, spec in env.groups.items()}
         steps = int(env.max_cycles) if max_steps is None else min(int(env.max_cycles), max_steps)
         for _ in range(steps):
             actions = {}
             for g, spec in env.groups.items():
+                avail = None if masks is None else masks[g]
                 if mode == "random":
-                    actions[g] = heads[g].random((1, spec.n_agents), gen)
+                    actions[g] = heads[g].random((1, spec.n_agents), gen, mask=avail)
                 else:
                     actions[g], hidden[g] = policies[g].act(obs[g], hidden[g], starts, greedy=mode == "greedy",
-                                                            generator=gen)
-            next_obs, _, term, trunc, _ = env.step(actions)
+                                                            generator=gen, mask=avail)
+            next_obs, _, term, trunc, info = env.step(actions)
+            if masks is not None:
+                masks = step_action_mask(env, info)
             starts = torch.zeros(1, dtype=torch.bool)
             obs = {g: o.clone() for g, o in next_obs.items()}
             yield env.render_frame(0, width=size, height=size, original_cam_range=cam)

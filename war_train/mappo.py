@@ -18,6 +18,13 @@ agents; ``war_train.policy``) on any action space the env has (Discrete, MultiDi
    normalization, PPO epochs): the one PPO update every training path uses.  Agents out of
    the game (``env.agents_can_leave``: Tag-v0's tagged runners) are masked out of every loss
    and statistic;
+
+Action masks (``env.has_action_mask``: SMAX's unavailable moves and attacks): the rollout reads
+``env.action_mask()`` after the reset and ``info["action_mask"]`` after each step (copied: they
+are views), samples from the masked distribution (``war_train.distributions``: unavailable
+actions are never drawn), stores each step's mask beside its observation, and the PPO update
+computes the log-prob ratio and the entropy of the same masked distribution; the checkpoint
+holds the current masks.  Without ``has_action_mask`` none of this exists (no buffer, no copy).
 5. **log** (one host transfer of the update's episode statistics) and **checkpoint**
    (exactly resumable).
 
@@ -54,11 +61,13 @@ from collections.abc import Callable
 
 import torch
 
+from war_envs.core.validation import check_action_mask
 from war_train import distributed, losses
 from war_train.checkpoint import RESUMABLE, load_checkpoint, malformed_entries, save_checkpoint
 from war_train.config import TrainConfig, config_to_dict
 from war_train.metrics import EpisodeStats, summarize
-from war_train.policy import GroupPolicy, build_policies, env_signature, joint_state, load_policies
+from war_train.policy import (GroupPolicy, build_policies, env_signature, first_action_mask, joint_state,
+                              load_policies, step_action_mask)
 from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, Member, ppo_update, ppo_update_shared
 from war_train.seeding import run_world_seeds
 from war_train.stopping import NonFiniteTraining, StopRequests
@@ -109,9 +118,11 @@ class Rollout:
     mask: dict | None  # per agent: in the game at the observation (None: nobody ever leaves)
     state: torch.Tensor | None
     starts: torch.Tensor
+    action_mask: dict | None = None   # bool [T, E, n, n_actions]: available at the observation
 
     @classmethod
-    def allocate(cls, cap: int, E: int, groups: dict, policies: dict, state_dim: int, masked: bool, device):
+    def allocate(cls, cap: int, E: int, groups: dict, policies: dict, state_dim: int, masked: bool, device,
+                 action_masks: bool = False):
         def zeros(*shape, dtype=torch.float32):
             return torch.zeros(*shape, dtype=dtype, device=device)
 
@@ -127,7 +138,9 @@ class Rollout:
             trunc={g: zeros(*per_agent[g], dtype=torch.bool) for g in groups},
             mask={g: zeros(*per_agent[g], dtype=torch.bool) for g in groups} if masked else None,
             state=zeros(cap, E, state_dim) if need_state else None,
-            starts=zeros(cap, E, dtype=torch.bool))
+            starts=zeros(cap, E, dtype=torch.bool),
+            action_mask={g: zeros(cap, E, s.n_agents, policies[g].dist.n, dtype=torch.bool) for g, s in groups.items()}
+            if action_masks else None)
 
     def head(self, T: int) -> "Rollout":
         """The first ``T`` rows (views)."""
@@ -139,13 +152,15 @@ class Rollout:
 @dataclasses.dataclass
 class Carry:
     """What one rollout hands the next: the current observations and episode starts, the actors'
-    and critics' carried states (GRU states, frame stacks), and who is in the game."""
+    and critics' carried states (GRU states, frame stacks), who is in the game, and which actions
+    are available (``env.has_action_mask``)."""
 
     obs: dict
     starts: torch.Tensor
     actor_h: dict
     critic_h: dict
     alive: dict | None
+    action_mask: dict | None = None
 
 
 class PhaseTimer:
@@ -218,8 +233,11 @@ def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStat
         actions = {}
         for g, p in policies.items():
             out, carry.actor_h[g] = p.forward_actor(carry.obs[g], carry.actor_h[g], carry.starts)
-            raw, buf.logp[g][t] = dist.sample(p.dist, out, gen)
+            avail = None if carry.action_mask is None else carry.action_mask[g]
+            raw, buf.logp[g][t] = dist.sample(p.dist, out, gen, avail)
             buf.actions[g][t] = raw
+            if avail is not None:
+                buf.action_mask[g][t] = avail
             seen = carry.actor_h[g] if p.frames > 1 else carry.obs[g]   # what the actor saw (stacked frames)
             buf.obs[g][t] = seen
             buf.values[g][t], carry.critic_h[g] = p.value(state, seen, carry.critic_h[g], carry.starts)
@@ -251,6 +269,8 @@ def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStat
         carry.obs = {g: next_obs[g].clone() for g in groups}
         if carry.alive is not None:
             carry.alive = {g: a.clone() for g, a in env.alive_mask.items()}
+        if carry.action_mask is not None:
+            carry.action_mask = step_action_mask(env, info)
         state = joint_state(carry.obs) if state is not None else None
         carry.starts = done
         timer.split("policy")
@@ -268,16 +288,17 @@ def advantages(vnorm, buf: Rollout, g: str, last_value: torch.Tensor, gamma: flo
 
 def group_batch(policy, buf: Rollout, g: str, values, returns, adv, h0) -> GroupBatch:
     """Group ``g``'s ``GroupBatch``: rollout rows flattened (feed-forward) or sequences (GRU)."""
+    avail = None if buf.action_mask is None else buf.action_mask[g]
     if policy.recurrent:
         return GroupBatch(buf.obs[g], buf.state, buf.actions[g], buf.logp[g], buf.values[g], returns, adv, values,
-                          None if buf.mask is None else buf.mask[g], buf.starts, h0[0], h0[1])
+                          None if buf.mask is None else buf.mask[g], buf.starts, h0[0], h0[1], action_mask=avail)
 
     def flat(x):
         return None if x is None else x.reshape(-1, *x.shape[2:])
 
     return GroupBatch(flat(buf.obs[g]), flat(buf.state), flat(buf.actions[g]), flat(buf.logp[g]),
                       flat(buf.values[g]), flat(returns), flat(adv), flat(values),
-                      None if buf.mask is None else flat(buf.mask[g]))
+                      None if buf.mask is None else flat(buf.mask[g]), action_mask=flat(avail))
 
 
 # ----------------------------------------------------------------------------- lock-step MAPPO
@@ -314,9 +335,10 @@ class Lockstep:
         self.carry = Carry(obs, torch.ones(E, dtype=torch.bool, device=device),   # a new episode begins here
                            {g: p.initial_hidden(E, device)[0] for g, p in policies.items()},
                            {g: p.initial_hidden(E, device)[1] for g, p in policies.items()},
-                           {g: a.clone() for g, a in env.alive_mask.items()} if env.agents_can_leave else None)
+                           {g: a.clone() for g, a in env.alive_mask.items()} if env.agents_can_leave else None,
+                           first_action_mask(env))
         self.buffers = Rollout.allocate(self.cap, E, groups, policies, env.state_dim, self.carry.alive is not None,
-                                        device)
+                                        device, action_masks=self.carry.action_mask is not None)
         self.update_idx, self.env_steps = 0, 0
         self.checkpoint = None   # the last complete checkpoint (the resumed one, then each one written)
         self.timer = PhaseTimer(cfg.profile, device)
@@ -422,6 +444,8 @@ class Lockstep:
         }
         if carry.alive is not None:
             payload["alive"] = {g: a.clone() for g, a in carry.alive.items()}
+        if carry.action_mask is not None:
+            payload["action_mask"] = {g: m.clone() for g, m in carry.action_mask.items()}
         return self.dist.gather_checkpoint(payload)   # every rank's worlds, to rank 0
 
     def restore(self, ckpt: dict, path) -> None:
@@ -440,6 +464,8 @@ class Lockstep:
         carry.starts = ckpt["starts"].to(device).clone()
         if carry.alive is not None:
             carry.alive = {g: ckpt["alive"][g].to(device).clone() for g in self.groups}
+        if carry.action_mask is not None:
+            carry.action_mask = {g: ckpt["action_mask"][g].to(device).clone() for g in self.groups}
         self.stats.load_state_dict(ckpt["episode_stats"])
         self.update_idx, self.env_steps = int(ckpt["update"]), int(ckpt["env_steps"])
 
@@ -611,3 +637,11 @@ def _check_resume(ckpt: dict, path, cfg: TrainConfig, env) -> None:
     if env.agents_can_leave and not isinstance(ckpt.get("alive"), dict):
         raise ValueError(f"resume: {name} has no 'alive' masks, which this env's agents (who can leave the "
                          "game) need")
+    if env.has_action_mask:
+        masks = ckpt.get("action_mask")
+        if not isinstance(masks, dict):
+            raise ValueError(f"resume: {name} has no 'action_mask' entry, which this env (has_action_mask: some "
+                             "actions are unavailable at times) needs")
+        for g, s in env.groups.items():
+            check_action_mask(f"resume: {name}'s action_mask[{g!r}]", masks.get(g),
+                              (cfg.num_envs, s.n_agents, int(s.action_space.n)))

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 
+import gymnasium
 import torch
 from torch import nn
 
+from war_envs.core.validation import check_action_mask, check_keys
 from war_train.checkpoint import load_checkpoint
 from war_train.config import TrainConfig
-from war_train.distributions import action_head, space_from_signature, space_signature
+from war_train.distributions import Categorical, action_head, space_from_signature, space_signature
 from war_train.networks import Actor, Critic, with_agent_id
 
-__all__ = ["GroupPolicy", "build_policies", "joint_state", "env_signature", "load_networks", "load_policies"]
+__all__ = ["GroupPolicy", "build_policies", "joint_state", "env_signature", "load_networks", "load_policies",
+           "first_action_mask", "step_action_mask"]
 
 
 class GroupPolicy(nn.Module):
@@ -104,10 +107,18 @@ class GroupPolicy(nn.Module):
         return v[0], h
 
     @torch.no_grad()
-    def act(self, obs: torch.Tensor, h=None, starts=None, greedy: bool = True, generator=None):
-        """Env actions for one step (greedy: the head's mode; else sampled from ``generator``)."""
+    def act(self, obs: torch.Tensor, h=None, starts=None, greedy: bool = True, generator=None, mask=None):
+        """Env actions for one step (greedy: the head's mode; else sampled from ``generator``).
+        ``mask``: the action mask of ``obs[E, n, d]``, ``bool [E, n, n_actions]`` (True =
+        available; a Discrete group of a scenario with ``has_action_mask``: ``env.action_mask()``
+        or ``info["action_mask"]``): only available actions are chosen."""
+        if mask is not None:
+            if not isinstance(self.dist, Categorical):
+                raise TypeError(f"mask: action masks apply to Discrete action spaces, this group has "
+                                f"{self.action_space}")
+            check_action_mask("mask", mask, (*obs.shape[:-1], self.dist.n), obs.device)
         out, h = self.forward_actor(obs, h, starts)
-        actions = self.dist.mode(out) if greedy else self.dist.draw(out, generator)[0]
+        actions = self.dist.mode(out, mask) if greedy else self.dist.draw(out, generator, mask)[0]
         return self.dist.to_env(actions), h
 
     def initial_hidden(self, E: int, device) -> tuple[torch.Tensor | None, torch.Tensor | None]:
@@ -158,6 +169,30 @@ def joint_state(obs: dict[str, torch.Tensor]) -> torch.Tensor:
     """``env.state()`` computed from a dict of group observations (used for final observations)."""
     first = next(iter(obs.values()))
     return torch.cat([o.reshape(first.shape[0], -1) for o in obs.values()], dim=1)
+
+
+def step_action_mask(env, info: dict) -> dict:
+    """Copies of a step's ``info["action_mask"]`` (a scenario with ``has_action_mask``)."""
+    masks = info.get("action_mask")
+    if masks is None:
+        raise ValueError(f"{env.env_id or type(env).__name__}: has_action_mask is True but the step's info has no "
+                         f"'action_mask' entry (a masked scenario puts {{group: bool [E, n_g, n]}} there every step)")
+    return {g: masks[g].clone() for g in env.groups}
+
+
+def first_action_mask(env) -> dict | None:
+    """``env.action_mask()`` after a reset, checked and copied (None: ``has_action_mask`` False)."""
+    if not env.has_action_mask:
+        return None
+    masks = env.action_mask()
+    check_keys("env.action_mask()", masks, env.groups)
+    device = getattr(env, "torch_device", None)
+    for g, s in env.groups.items():
+        if not isinstance(s.action_space, gymnasium.spaces.Discrete):
+            raise ValueError(f"group {g!r}: war_train masks Discrete action spaces only, got {s.action_space}")
+        check_action_mask(f"env.action_mask()[{g!r}]", masks[g], (env.num_envs, s.n_agents, int(s.action_space.n)),
+                          device)
+    return {g: m.clone() for g, m in masks.items()}
 
 
 def env_signature(env, cfg: TrainConfig) -> dict:

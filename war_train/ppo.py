@@ -12,7 +12,9 @@ harness (``war_train.war_loop``) and data-parallel training (through the reducer
    (a non-finite gradient norm stops the run before the optimizer step applies it).
 
 Agents out of the game (``batch.mask`` False: Tag-v0's tagged runners) contribute to none of
-these: every mean is over the agents in the game.  With ``mask=None`` every function is the
+these: every mean is over the agents in the game.  With ``batch.action_mask`` (the available
+actions at each observation) the log-probs of the ratio and the entropy are the masked
+distribution's, the one the actions were drawn from.  With ``mask=None`` every function is the
 plain mean, bit for bit.  Statistics and gradients go through ``reducer`` (``war_train
 .distributed``): the identity in one process, all-reduced over ranks under torchrun.
 """
@@ -121,6 +123,7 @@ class GroupBatch:
     starts: torch.Tensor | None = None      # recurrent: [T, E] episode starts
     actor_h0: torch.Tensor | None = None    # recurrent: [E, n, H]
     critic_h0: torch.Tensor | None = None   # recurrent: [E, H]
+    action_mask: torch.Tensor | None = None  # [N, n, n_actions] bool, available actions (env.has_action_mask)
 
     @property
     def recurrent(self) -> bool:
@@ -298,7 +301,8 @@ def _evaluate(policy, batch: GroupBatch, mb: torch.Tensor):
         out, _ = policy.actor(policy.actor_input(obs))
         new_values = policy.critic_forward(_take(batch.state, mb) if batch.state is not None else None, obs)
         dim = 0
-    new_logp, entropy = policy.dist.log_prob_entropy(out, _take(batch.actions, mb, dim))
+    avail = None if batch.action_mask is None else _take(batch.action_mask, mb, dim)
+    new_logp, entropy = policy.dist.log_prob_entropy(out, _take(batch.actions, mb, dim), avail)
     return new_logp, entropy, new_values, dim
 
 

@@ -146,7 +146,10 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
         env = make_env(config, dist) if war is None else None
         try:
             if war is not None:
-                _make(config, num_envs=1, seed=config.seed, device=str(dist.device(config.device))).close()
+                from war_train.war_loop import refuse_action_masks
+
+                with _make(config, num_envs=1, seed=config.seed, device=str(dist.device(config.device))) as probe:
+                    refuse_action_masks(probe)
             if dist.is_main:   # (after every check that can refuse the run)
                 for line in warnings:
                     _stderr(line)

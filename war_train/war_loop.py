@@ -73,7 +73,7 @@ from war_train.presets import DECLARED_WAR_COSTS
 from war_train.seeding import run_world_seeds
 from war_train.war_config import WarConfig, war_config_to_dict
 
-__all__ = ["WarTrainer", "WarPolicy", "war_columns", "make_worker_envs"]
+__all__ = ["WarTrainer", "WarPolicy", "war_columns", "make_worker_envs", "refuse_action_masks"]
 
 
 # ----------------------------------------------------------------------------- behaviour policy
@@ -128,6 +128,15 @@ def war_columns(groups, lanes) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- trainer
+def refuse_action_masks(env) -> None:
+    """``ValueError`` for an env with action masks (``has_action_mask``): the WAR collector does
+    not carry them (yet); lock-step training does."""
+    if env.has_action_mask:
+        raise ValueError(f"{env.env_id or type(env).__name__}: action masks (has_action_mask: some actions are "
+                         "unavailable at times) are not supported in WAR mode yet; train it lock-step (without "
+                         "a WAR config: war_train.train(env, config), or war-train train without --war/--arm)")
+
+
 class WarTrainer:
     """MAPPO with the WAR harness; ``update()`` runs one round and returns its metrics row."""
 
@@ -153,6 +162,13 @@ class WarTrainer:
             raise ValueError(f"num_envs: the worker envs hold {sum(e.num_envs for e in self.envs)} worlds, "
                              f"config.num_envs is {cfg.num_envs}")
         env0 = self.envs[0]
+        try:
+            refuse_action_masks(env0)
+        except ValueError:
+            if self._own_envs:
+                for e in self.envs:
+                    e.close()
+            raise
         self.groups = dict(env0.groups)
         for g, spec in self.groups.items():   # (the collector holds int64 [E, n] actions)
             if not isinstance(spec.action_space, gymnasium.spaces.Discrete):
