@@ -12,21 +12,10 @@ import war_envs
 from war_envs import registry
 from war_envs.core.batched_env import BatchedEnv
 from war_envs.core.scenario import EpisodeMetric
+from war_envs.testing import random_actions
 from war_train.metrics import EpisodeStats
 
 IDS = registry.registered_ids()
-
-
-def random_actions(env, gen: torch.Generator) -> dict[str, torch.Tensor]:
-    out = {}
-    for g, spec in env.groups.items():
-        space = spec.action_space
-        if hasattr(space, "nvec"):
-            out[g] = torch.stack([torch.randint(0, int(n), (env.num_envs, spec.n_agents), generator=gen)
-                                  for n in space.nvec], dim=-1)
-        else:
-            out[g] = torch.randint(0, int(space.n), (env.num_envs, spec.n_agents), generator=gen)
-    return out
 
 
 def world_done(env, term, trunc) -> torch.Tensor:
@@ -41,7 +30,7 @@ def test_every_scenario_declares_a_consistent_interface(env_id):
     accepted = registry.accepted_kwargs(cls)
     assert cls.episode_length_kwarg in accepted
     with war_envs.make(env_id, num_envs=3, seed=0, **{cls.episode_length_kwarg: 7}) as env:
-        assert env.max_cycles == 7
+        assert env.max_cycles == 7 + cls.episode_length_offset
         metrics = env.episode_metrics
         assert all(isinstance(m, EpisodeMetric) and m.doc for m in metrics)
         names = [m.name for m in metrics]
@@ -269,7 +258,8 @@ class _NoHostSync(torch.overrides.TorchFunctionMode):
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_step_does_no_host_synchronization(env_id):
-    with war_envs.make(env_id, num_envs=4, seed=0, **{registry.scenario_class(env_id).episode_length_kwarg: 3}) as env:
+    cls = registry.scenario_class(env_id)
+    with war_envs.make(env_id, num_envs=4, seed=0, **{cls.episode_length_kwarg: 3 - cls.episode_length_offset}) as env:
         env.reset()
         stats = EpisodeStats(env, capacity=8)
         gen = torch.Generator().manual_seed(0)

@@ -77,7 +77,7 @@ def _make(env_id: str, **kwargs):
 
 def random_actions(env, generator, num_envs: int | None = None) -> dict:
     """``{group: Tensor}`` of valid random actions for every group (Discrete: integers in
-    ``[start, start + n)``; Box: uniform in ``[low, high]``, float32), on the env's device."""
+    ``[start, start + n)``, uniformly among the available ones where ``env.has_action_mask``; Box: uniform in ``[low, high]``, float32), on the env's device."""
     import gymnasium
     import torch
 
@@ -85,7 +85,12 @@ def random_actions(env, generator, num_envs: int | None = None) -> dict:
     out = {}
     for g, spec in env.groups.items():
         space = spec.action_space
-        if isinstance(space, gymnasium.spaces.Discrete):
+        if isinstance(space, gymnasium.spaces.Discrete) and env.has_action_mask and n == env.num_envs:
+            # uniformly among the actions available now (env.action_mask())
+            mask = env.action_mask()[g].cpu()
+            u = torch.rand(mask.shape, generator=generator)
+            a = torch.where(mask, u, torch.full_like(u, -1.0)).argmax(-1) + int(space.start)
+        elif isinstance(space, gymnasium.spaces.Discrete):
             start = int(space.start)
             a = torch.randint(start, start + int(space.n), (n, spec.n_agents), generator=generator)
         elif isinstance(space, gymnasium.spaces.MultiDiscrete):

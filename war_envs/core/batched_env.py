@@ -190,6 +190,8 @@ class BatchedEnv:
     per_agent_metrics: tuple[str, ...] = ()
     #: the constructor argument that sets the episode length (``gym.make_vec(max_episode_steps=)``)
     episode_length_kwarg: str = "max_cycles"
+    #: episodes last ``<episode_length_kwarg> + episode_length_offset`` steps (``max_cycles``)
+    episode_length_offset: int = 0
     #: whether agents can leave the game before the episode ends (then ``alive_mask`` says who is in)
     agents_can_leave: bool = False
 

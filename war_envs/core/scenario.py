@@ -23,9 +23,11 @@ nothing else (no probing for optional attributes, no tables keyed by scenario id
     tensor entry is per world (``[E]``) or per something else (landmarks: ``[E, L]``).  The
     PettingZoo front end hands agent i its own value of these, and the whole array of the others.
 
-``episode_length_kwarg: str = "max_cycles"``
-    The constructor argument that sets the episode length (``gym.make_vec(...,
-    max_episode_steps=k)`` sets it).  Every scenario also exposes the length as ``max_cycles``.
+``episode_length_kwarg: str = "max_cycles"`` and ``episode_length_offset: int = 0``
+    The constructor argument that sets the episode length: episodes last its value plus
+    ``episode_length_offset`` steps (SMAX-v0's ``max_steps`` counts one step less, as JaxMARL's
+    does).  ``gym.make_vec(..., max_episode_steps=k)`` sets it to ``k - episode_length_offset``.
+    Every scenario also exposes the length in steps as ``max_cycles``.
 
 ``agents_can_leave: bool = False`` and ``alive_mask -> {group: bool Tensor[E, n_g]}``
     Whether agents can leave the game before the episode ends, and who is in it (for the

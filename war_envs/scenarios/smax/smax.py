@@ -132,7 +132,7 @@ class SMAX(BatchedEnv):
     **Episode end**: ``terminated`` when every ally or every enemy is dead; ``truncated`` at
     JaxMARL's time limit, which compares the step count *before* its increment with
     ``max_steps``: episodes end after ``max_steps + 1`` steps (``max_cycles`` is that length;
-    ``gym.make_vec(max_episode_steps=k)`` sets ``max_steps=k``).  Per agent, a unit is
+    ``gym.make_vec(max_episode_steps=k)`` sets ``max_steps=k - 1``: episodes of k steps).  Per agent, a unit is
     ``terminated`` from the step it dies (JaxMARL's per-agent done is "dead").
 
     **Observations** (float32 in [-1, 1]; JaxMARL's ``get_obs``):
@@ -184,6 +184,7 @@ class SMAX(BatchedEnv):
     env_id = "SMAX-v0"
     metadata = {"render_modes": ["rgb_array"], "render_fps": 8}
     episode_length_kwarg = "max_steps"
+    episode_length_offset = 1
     agents_can_leave = True
     progress_metric = "won"
     _state_int_minimum = {"enemy_last_attacked": -1}
@@ -364,7 +365,7 @@ class SMAX(BatchedEnv):
             ((ne, 2), F), ((ne,), wp.int32), ((A,), wp.int32), ((A, 4), F), ((draws,), F), ((), wp.int32),
             *[((n_ctrl,), wp.bool)] * 3, *[((n_ctrl, d), wp.float32)] * 2, ((n_ctrl, width), wp.bool),
             ((), F), ((), wp.int32), ((), wp.int32), ((), F), ((A, 2), F), ((A,), F),
-            ((K.NUM_SECTIONS,), wp.int32)), A)
+            ((K.NUM_SECTIONS,), wp.int32)), n_ctrl)
         self._allocate_common(n_ctrl)
 
         np_float = wp.dtype_to_numpy(F)
