@@ -21,9 +21,11 @@ import torch
 
 import war_envs
 import war_train
+from war_envs.registry import scenario_class
 from war_envs.scenarios.mpe.spread import Spread
 from war_train.checkpoint import load_checkpoint, save_checkpoint
 from war_train.distributions import Categorical, DiagGaussian, MultiCategorical, masked_logits
+from war_train.evaluate import episode_frames, evaluation_suite
 from war_train.policy import build_policies
 
 torch.set_num_threads(1)
@@ -389,9 +391,99 @@ def test_env_without_its_step_masks_is_a_clear_error():
         war_train.train(env, cfg)
 
 
-def test_war_mode_refuses_masked_envs():
+def test_war_mode_refuses_masked_envs(tmp_path):
+    from war_train.run import run_training
     from war_train.war_config import WarConfig
 
     cfg = smoke(total_env_steps=16 * 25)
     with make(WalledSpread, cfg) as env, pytest.raises(ValueError, match="not supported in WAR mode yet"):
         war_train.train(env, cfg, war=WarConfig())
+    # war-train's WAR runs: refused before the run folder exists
+    with pytest.raises(ValueError, match="SMAX-v0: action masks .* are not supported in WAR mode yet"):
+        run_training(smax(total_env_steps=16 * 25), tmp_path / "runs", war=WarConfig(), log=lambda *_: None)
+    assert not (tmp_path / "runs").exists()
+
+
+# ----------------------------------------------------------------------------- SMAX-v0
+def smax(**overrides):
+    """A smoke run on SMAX-v0 (3m): 16 worlds, 25-step rollouts (episodes of up to 101 steps)."""
+    return smoke(scenario="SMAX-v0", **overrides)
+
+
+def make_smax(cfg):
+    return validated(scenario_class("SMAX-v0"))(num_envs=cfg.num_envs, seed=cfg.seed, **cfg.env_kwargs)
+
+
+def test_smax_validated_step_refuses_unavailable_actions():
+    # the check the runs below rely on: at the start every attack is out of range
+    with make_smax(smax()) as env:
+        env.reset()
+        mask = env.action_mask()["ally"]
+        assert not bool(mask[..., 5:].any())
+        with pytest.raises(ValueError, match=r"ally_0 \(world 0\) chose action 5 \(attack enemy_0\), which is "
+                                             r"unavailable"):
+            env.step({"ally": torch.full((16, 3), 5)}, trusted=True)   # (validated whatever the caller asks)
+
+
+SMAX_VARIANTS = {"mlp": {}, "gru": {"use_gru": True}, "frame_stack": {"frame_stack": 2, "critic_input": "local"},
+                 "self_play": {"env_kwargs": {"enemy": "self_play"}, "share_actor": True}}
+
+
+@pytest.mark.parametrize("variant", list(SMAX_VARIANTS))
+def test_smax_trainer_never_sends_an_unavailable_action(variant, monkeypatch):
+    seen = spy_batches(monkeypatch) if variant != "self_play" else []
+    cfg = smax(total_env_steps=16 * 25 * 3, **SMAX_VARIANTS[variant])
+    with make_smax(cfg) as env:
+        result = war_train.train(env, cfg)     # every step validated: an unavailable action would raise
+    assert len(result.history) == 3
+    for row in result.history:
+        for g in result.policies:
+            assert all(math.isfinite(row[f"{g}/{d}"]) for d in ("policy_loss", "entropy", "approx_kl")), (g, row)
+    attacks = 0
+    for s in seen:
+        b = s["batch"]
+        assert bool(b.action_mask.gather(-1, b.actions.unsqueeze(-1)).all())
+        assert not bool(b.action_mask.all()) and bool(b.action_mask[..., 4].all())   # "stop" is always there
+        attacks += int((b.actions >= 5).sum())
+        torch.testing.assert_close(s["new_logp"], b.logp, rtol=0, atol=1e-5)
+        assert bool((s["entropy"] <= b.action_mask.sum(-1).double().log() + 1e-6).all())
+    assert not seen or attacks > 0          # the units met and fought: attack masks opened and were used
+
+
+def test_smax_checkpoint_resume_is_exact(tmp_path):
+    cfg = smax(total_env_steps=16 * 20 * 4, rollout_length=20, checkpoint_every=2, use_gru=True)
+    with make_smax(cfg) as env:
+        full = war_train.train(env, cfg, run_dir=tmp_path / "full")
+    with make_smax(cfg) as env:
+        war_train.train(env, cfg, lambda row: row["update"] < 2, run_dir=tmp_path / "cut")
+        ckpt = load_checkpoint(tmp_path / "cut")
+        assert torch.equal(ckpt["action_mask"]["ally"], env.action_mask()["ally"])
+    with make_smax(cfg) as env:   # a fresh env: the masks come from the checkpoint (and the restored state)
+        resumed = war_train.train(env, cfg, run_dir=tmp_path / "cut", resume=tmp_path / "cut")
+        assert torch.equal(env.action_mask()["ally"], load_checkpoint(tmp_path / "cut")["action_mask"]["ally"])
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("wall_s", "env_steps_per_s")}  # noqa: E731
+                          for r in rows]
+    assert strip(full.history[2:]) == strip(resumed.history)
+
+
+def test_smax_evaluation_plays_available_actions_only(tmp_path):
+    cfg = smax(total_env_steps=16 * 25 * 2, eval_episodes=16)
+    with make_smax(cfg) as env:
+        policies = war_train.train(env, cfg).policies
+    # evaluation steps its env through the validated path: an unavailable action would raise
+    report = evaluation_suite(policies, "SMAX-v0", {}, episodes=16, seed=3)
+    for mode in ("greedy", "sample", "random"):
+        assert 0.0 <= report[mode]["won"] <= 1.0 and report[mode]["episode_length"] > 1
+    assert report["greedy"]["damage_dealt"] > 0            # attacks were chosen where available
+    frames = list(episode_frames(policies, "SMAX-v0", {}, seed=3, max_steps=30))
+    assert len(frames) > 1 and frames[0].shape == (700, 700, 3)
+    # the control: the same greedy policy without its masks picks unavailable attacks at once
+    p = policies["ally"]
+    with war_envs.make("SMAX-v0", num_envs=16, seed=3) as env:
+        obs = env.reset()["ally"].clone()
+        out, _ = p.forward_actor(obs)
+        assert bool((~env.action_mask()["ally"].gather(-1, out.argmax(-1, keepdim=True))).any())
+        with pytest.raises(ValueError, match="which is unavailable now"):
+            env.step({"ally": p.act(obs)[0]})
+        masked, _ = p.act(obs, mask=env.action_mask()["ally"])
+        env.step({"ally": masked})

@@ -41,8 +41,9 @@ are dropped, not ``0 * log 0``), ``mode`` is the most likely *available* action 
 ``random`` is uniform over the available actions.  Sampling keeps the one-uniform inverse CDF;
 the CDF is held flat over unavailable actions (a running maximum of the available entries), so
 no uniform, not even 0, and no rounding of the cumulative sum selects one.  With an all-True
-mask every result equals the unmasked one bit for bit.  The other heads raise ``TypeError`` for
-a mask.
+mask log-probs, entropies and modes equal the unmasked ones bit for bit, and so do samples
+wherever the cumulative sum is non-decreasing (always on the CPU).  The other heads raise
+``TypeError`` for a mask.
 """
 
 from __future__ import annotations
@@ -126,7 +127,8 @@ class ActionHead(nn.Module):
     def entropy(self, out: torch.Tensor, mask=None) -> torch.Tensor:
         raise NotImplementedError
 
-    def log_prob_entropy(self, out: torch.Tensor, actions: torch.Tensor, mask=None) -> tuple[torch.Tensor, torch.Tensor]:
+    def log_prob_entropy(self, out: torch.Tensor, actions: torch.Tensor,
+                         mask=None) -> tuple[torch.Tensor, torch.Tensor]:
         """``(log-probs of actions, entropies)`` (what the PPO loss needs, in one pass)."""
         raise NotImplementedError
 
@@ -142,7 +144,8 @@ class ActionHead(nn.Module):
         """Uniformly random env actions (the random baseline of evaluations)."""
         raise NotImplementedError
 
-    def draw(self, out: torch.Tensor, generator: torch.Generator | None, mask=None) -> tuple[torch.Tensor, torch.Tensor]:
+    def draw(self, out: torch.Tensor, generator: torch.Generator | None,
+             mask=None) -> tuple[torch.Tensor, torch.Tensor]:
         """``sample`` with fresh noise from ``generator``."""
         return self.sample(out, self.noise(out.shape[:-1], generator, out.dtype, out.device), mask)
 

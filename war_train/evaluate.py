@@ -152,7 +152,9 @@ def _episode_frames(policies, scenario, env_kwargs, seed, mode, size, max_steps)
             raise ValueError(f"policies: no policy for groups {missing} (mode {mode!r})")
         obs = {g: o.clone() for g, o in env.reset(seed=run_world_seeds(seed, 1, "eval")).items()}
         state = env.get_state()
-        cam = camera_range(torch.cat([state["agent_pos"][0], state["landmark_pos"][0]]).double().numpy())
+        # mpe2's camera range over the MPE entities (none in SMAX-v0's fixed map: range 1, ignored)
+        cam = camera_range(torch.cat([state[k][0].reshape(-1, 2) for k in ("agent_pos", "landmark_pos")
+                                      if k in state] or [torch.zeros(0, 2)]).double().numpy())
         gen = torch.Generator().manual_seed(seed)
         hidden = {g: p.initial_hidden(1, "cpu")[0] for g, p in policies.items()}
         starts = torch.ones(1, dtype=torch.bool)

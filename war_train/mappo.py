@@ -18,6 +18,8 @@ agents; ``war_train.policy``) on any action space the env has (Discrete, MultiDi
    normalization, PPO epochs): the one PPO update every training path uses.  Agents out of
    the game (``env.agents_can_leave``: Tag-v0's tagged runners) are masked out of every loss
    and statistic;
+5. **log** (one host transfer of the update's episode statistics) and **checkpoint**
+   (exactly resumable).
 
 Action masks (``env.has_action_mask``: SMAX's unavailable moves and attacks): the rollout reads
 ``env.action_mask()`` after the reset and ``info["action_mask"]`` after each step (copied: they
@@ -25,8 +27,6 @@ are views), samples from the masked distribution (``war_train.distributions``: u
 actions are never drawn), stores each step's mask beside its observation, and the PPO update
 computes the log-prob ratio and the entropy of the same masked distribution; the checkpoint
 holds the current masks.  Without ``has_action_mask`` none of this exists (no buffer, no copy).
-5. **log** (one host transfer of the update's episode statistics) and **checkpoint**
-   (exactly resumable).
 
 Phases 1-4 are ``Lockstep.update``; step 5 is the run loop (``_run``: history, ``metrics.csv``,
 TensorBoard, progress bar, stop requests, checkpoints, resume), the same for every mode of the
