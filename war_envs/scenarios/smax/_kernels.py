@@ -769,7 +769,7 @@ def step_kernel(World):
 @wp.func
 def uniform_in(state: wp.uint32, lo: Any, hi: Any):
     """U[lo, hi) from one draw (JaxMARL: u (hi - lo) + lo)."""
-    return wp.randf(state) * (hi - lo) + lo
+    return type(lo)(wp.randf(state)) * (hi - lo) + lo
 
 
 @wp.func

@@ -12,7 +12,7 @@ import torch
 import warp as wp
 
 from war_envs.core import validation as v
-from war_envs.core.batched_env import BatchedEnv, GroupSpec, world_bytes
+from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces, world_bytes
 from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.smax import _kernels as K
 from war_envs.scenarios.smax.maps import MAPS, SMAX_DEFAULTS, UNIT_TYPE_DEFAULTS, UNIT_TYPES
@@ -135,7 +135,10 @@ class SMAX(BatchedEnv):
     ``gym.make_vec(max_episode_steps=k)`` sets ``max_steps=k - 1``: episodes of k steps).  Per agent, a unit is
     ``terminated`` from the step it dies (JaxMARL's per-agent done is "dead").
 
-    **Observations** (float32 in [-1, 1]; JaxMARL's ``get_obs``):
+    **Observations** (float32; JaxMARL's ``get_obs``; every value lies in [-1, 1] except the own
+    position, which is off the map — beyond [0, 1] — where SMACv2's surround starts put a unit
+    outside it (JaxMARL declares ``Box(-1, 1)``; here the space is unbounded, as for every
+    scenario)):
     ``observation_type="unit_list"``: 13 features of every other unit (health fraction, relative
     position over the observer's sight range, its last move, its last attack over the largest
     attack index, its cooldown fraction, its type one-hot; zeros unless both are alive and it
@@ -240,7 +243,8 @@ class SMAX(BatchedEnv):
                 raise TypeError(f"map_name: expected a str (one of {list(MAPS)}) or None, got "
                                 f"{type(map_name).__name__}")
             if map_name not in MAPS:
-                close = difflib.get_close_matches(map_name, MAPS, n=3)
+                lower = {m.lower(): m for m in MAPS}
+                close = [lower[m] for m in difflib.get_close_matches(map_name.lower(), lower, n=3)]
                 hint = f"; did you mean {close}?" if close else ""
                 raise ValueError(f"map_name: unknown map {map_name!r}; expected one of {list(MAPS)} or None{hint}")
             spec = MAPS[map_name]
@@ -350,7 +354,7 @@ class SMAX(BatchedEnv):
         heuristic = self.enemy == "heuristic"
         n_ctrl = na if heuristic else A
         d = self.obs_dim
-        obs_space = gymnasium.spaces.Box(-1.0, 1.0, (d,), dtype=np.float32)
+        obs_space = stack_group_spaces(d)  # JaxMARL declares [-1, 1]; SMACv2 starts can lie off the map
         self.groups["ally"] = GroupSpec("ally", tuple(f"ally_{i}" for i in range(na)), 0, d,
                                         self._action_space(ne), obs_space)
         if not heuristic:

@@ -1,0 +1,29 @@
+"""SMAX-v0 on map 3m (JaxMARL's SMAX, heuristic enemy): an MLP MAPPO that wins 3m within
+2 M env steps on one CPU core, and the settings the other SMAX presets share.
+
+``COMMON`` (chosen on this machine with seed 1 on 3m and 2s3z, before the multi-seed runs of
+``benchmarks/learning.py``; results in docs/training.md): 64 worlds x 64 steps per update,
+4 epochs x 2 minibatches, lr 2e-3 for actor and critic, gamma 0.99, entropy 0.01, a 2 x 64 MLP
+(no GRU: the unit-list observation holds what a unit needs to see), the critic on every ally's
+observation; unavailable actions are masked (``env.action_mask()``).
+"""
+
+#: one line for ``war-train train --list-presets`` and ``--help``
+DESCRIPTION = "SMAX-v0 3m against the heuristic enemy: MLP MAPPO with action masks, 2 M env steps on one core"
+
+#: the settings every SMAX preset shares
+COMMON = {
+    "scenario": "SMAX-v0",
+    "num_envs": 64,
+    "rollout_length": 64,
+    "epochs": 4,
+    "num_minibatches": 2,
+    "lr": 2e-3,
+    "critic_lr": 2e-3,
+    "gamma": 0.99,
+    "entropy_coef": 0.01,
+    "hidden_size": 64,
+    "checkpoint_every": 50,
+}
+
+PRESET = {**COMMON, "env_kwargs": {"map_name": "3m"}, "total_env_steps": 2_000_000}
