@@ -25,6 +25,15 @@ obs, rew, term, trunc, info = envs.step(envs.action_space.sample())
   (``info["final_obs"]`` object array + ``info["_final_obs"]`` mask, as ``SyncVectorEnv``) or
   ``DISABLED`` (``reset(options={"reset_mask": mask})``: a mask over sub-envs that must be the
   same for every agent of a world).  All agents of a world end and restart together.
+- **Action masks** (scenarios with ``has_action_mask``, e.g. SMAX-v0; nothing changes for the
+  others): ``info["action_mask"]`` int8 ``[E*A, n]`` (1 = available) with
+  ``info["_action_mask"]``, Gymnasium's vector-info layout, at ``reset`` and every ``step``:
+  each sub-env's mask for the observation handed out (a reset world's: its new episode's);
+  SAME_STEP: the finished episodes' last masks in ``info["final_info"]["action_mask"]`` where
+  the scenario hands them out (``info["final_action_mask"]``).  Every action of the space is
+  played, an unavailable one as the scenario's trusted step plays it (SMAX-v0: JaxMARL's
+  semantics); ``strict_action_mask=True`` refuses it (a ``ValueError`` naming the sub-env, its
+  agent and world, before anything is stepped).
 - Everything returned is a fresh numpy copy (observations float32, rewards float64 in
   ``SyncVectorEnv``'s convention, flags bool).  One batched step (one kernel pipeline) per
   ``step``.
@@ -50,6 +59,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from war_envs.core import validation as v
+from war_envs.frontends.action_masks import check_available, check_strict
 
 __all__ = ["AgentLayout", "AgentsAsEnvs", "resolve_env"]
 
@@ -119,6 +129,7 @@ class AgentLayout:
         self.integer_actions = isinstance(space, (gymnasium.spaces.Discrete, gymnasium.spaces.MultiDiscrete))
         self._action_shape = (self.n,) if self.discrete else (self.n, *space.shape)
         self._device = batched.torch_device
+        self.has_action_mask = bool(batched.has_action_mask)
 
     # -------------------------------------------------------------- batch -> flat
     def _flat(self, per_group: Mapping[str, torch.Tensor]) -> torch.Tensor:
@@ -139,6 +150,25 @@ class AgentLayout:
     def per_agent_np(self, values: Mapping[str, torch.Tensor], dtype) -> np.ndarray:
         """``{group: [E, n_g]}`` -> ``[E * A]`` numpy copy of ``dtype``."""
         return self._flat(values).cpu().numpy().astype(dtype, copy=False)
+
+    def masks(self, mask: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """``{group: bool [E, n_g, n]}`` action masks -> a new bool ``[E * A, n]`` tensor."""
+        return self._flat(mask)
+
+    def check_available(self, group_actions: Mapping[str, torch.Tensor], name: str = "actions",
+                        worlds: np.ndarray | None = None) -> None:
+        """``strict_action_mask``: every sub-env's action (``actions``' ``{group: [E, n_g]}``,
+        checked in range) is one its agent's current mask allows, in the worlds of ``worlds``
+        (bool ``[E]``; None: all); the error names the sub-env, its agent and world."""
+        mask = self.batched.action_mask()
+        for g, actions in group_actions.items():
+            start = self.groups[g].start
+
+            def label(e: int, k: int, start=start) -> str:
+                i = e * self.num_agents + start + k
+                return f"{name}[{i}] (agent {self.agent_names[start + k]!r} of world {e})"
+
+            check_available(actions, mask[g], label, worlds)
 
     def flags_np(self, term: Mapping[str, torch.Tensor], trunc: Mapping[str, torch.Tensor]):
         """``(terminated [E*A], truncated [E*A], world_done [E])`` numpy, per sub-env.
@@ -218,7 +248,7 @@ class AgentsAsEnvs(gymnasium.vector.VectorEnv):
     sub-environments (see the module docstring).
 
     ``AgentsAsEnvs(env_or_id, num_envs=E, *, autoreset_mode=NEXT_STEP, pad_observations=False,
-    **make_kwargs)``: ``env_or_id`` is a scenario id (``make_kwargs`` go to ``war_envs.make``:
+    strict_action_mask=False, **make_kwargs)``: ``env_or_id`` is a scenario id (``make_kwargs`` go to ``war_envs.make``:
     ``seed``, ``device``, scenario arguments) or a ``BatchedEnv`` built with the same
     ``autoreset_mode`` (``num_envs`` must then be omitted or match).  ``num_envs`` counts
     **worlds**; the vector env's ``num_envs`` attribute counts sub-envs (``E * A``).
@@ -228,10 +258,11 @@ class AgentsAsEnvs(gymnasium.vector.VectorEnv):
 
     def __init__(self, env_or_id, num_envs: int | None = None, *,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-                 pad_observations: bool = False, **make_kwargs) -> None:
+                 pad_observations: bool = False, strict_action_mask: bool = False, **make_kwargs) -> None:
         from war_envs.core.batched_env import parse_autoreset_mode
 
         mode = parse_autoreset_mode(autoreset_mode)
+        self.strict_action_mask = check_strict(strict_action_mask)
         if isinstance(env_or_id, str):
             make_kwargs["num_envs"] = 1 if num_envs is None else num_envs
         elif num_envs is not None and getattr(env_or_id, "num_envs", None) != num_envs:
@@ -282,7 +313,11 @@ class AgentsAsEnvs(gymnasium.vector.VectorEnv):
             obs = self.batched.reset(seed=seed, mask=torch.from_numpy(mask).to(self.batched.torch_device))
             self._done[mask] = False
         self._needs_reset = False
-        return self.layout.observations_np(obs), {}
+        infos = {}
+        if self.layout.has_action_mask:
+            reset = np.ones(self.num_envs, dtype=np.bool_) if mask is None else np.repeat(mask, self.num_agents)
+            infos = self._mask_info(self.batched.action_mask(), reset)
+        return self.layout.observations_np(obs), infos
 
     def step(self, actions):
         """``actions``: ``int [E*A]`` (Discrete), ``int [E*A, k]`` (MultiDiscrete) or
@@ -298,7 +333,12 @@ class AgentsAsEnvs(gymnasium.vector.VectorEnv):
                 f"AgentsAsEnvs: worlds {worlds} finished and autoreset_mode is DISABLED; reset them "
                 "with reset(options={'reset_mask': mask}) (every agent of the world) before stepping")
         group_actions = self.layout.actions(actions)
-        obs, rew, term, trunc, info = self.batched.step(group_actions)
+        masked = self.layout.has_action_mask
+        if self.strict_action_mask and masked:  # NEXT_STEP: a restarting world's actions are not played
+            restarting = self._done if self.autoreset_mode == AutoresetMode.NEXT_STEP else None
+            self.layout.check_available(group_actions, worlds=None if restarting is None else ~restarting)
+        # every value was checked (AgentLayout.actions), so the batched env takes its trusted path
+        obs, rew, term, trunc, info = self.batched.step(group_actions, trusted=True)
         lay = self.layout
         observations = lay.observations_np(obs)
         rewards = lay.per_agent_np(rew, np.float64)
@@ -310,10 +350,21 @@ class AgentsAsEnvs(gymnasium.vector.VectorEnv):
             final_obs = np.full(self.num_envs, None, dtype=object)
             for i in np.flatnonzero(done):
                 final_obs[i] = final[i]
-            infos = {"final_obs": final_obs, "_final_obs": done, "final_info": {},
+            final_masks = info.get("final_action_mask") if masked else None
+            infos = {"final_obs": final_obs, "_final_obs": done,
+                     "final_info": {} if final_masks is None else self._mask_info(final_masks, done),
                      "_final_info": done.copy()}
+        if masked:  # every sub-env's mask for the observation handed out (a new episode's if reset)
+            infos.update(self._mask_info(info["action_mask"], np.ones(self.num_envs, dtype=np.bool_)))
         self._done = done_world
         return observations, rewards, terminations, truncations, infos
+
+    def _mask_info(self, mask, where: np.ndarray) -> dict[str, np.ndarray]:
+        """``{"action_mask": int8 [E*A, n], "_action_mask": where}`` (Gymnasium's vector-info
+        layout; rows outside ``where`` zero)."""
+        rows = self.layout.masks(mask).cpu().numpy().astype(np.int8)
+        rows[~where] = 0
+        return {"action_mask": rows, "_action_mask": where.copy()}
 
     def call(self, name: str, *args, **kwargs) -> tuple:
         """Gymnasium's ``call``: an attribute or method of the batched env (shared by every

@@ -11,7 +11,10 @@ one world as a single-agent env with flat spaces, for libraries that take no ``D
   bounds.  A mix of ``Box`` and discrete agents has no flat form: ``ValueError`` naming the
   spaces (use ``flat=False``, the ``Dict`` view).
 - Rewards, ``terminated`` / ``truncated`` and ``info`` are the ``Dict`` view's (the reward is
-  the sum over agents; each agent's own reward is in ``info["rewards"]``).
+  the sum over agents; each agent's own reward is in ``info["rewards"]``; action masks, for
+  scenarios with ``has_action_mask``, in ``info["action_mask"][agent]``).
+- ``JointEnv.action_masks()`` (``MultiDiscrete`` joint action): bool ``[sum(nvec)]``, the
+  entries' masks concatenated, sb3-contrib's ``MaskablePPO`` convention (``flat_mask``).
 
 ``FlatJointLayout`` does the conversions; ``JointEnv`` owns one when ``flat=True``.
 """
@@ -155,6 +158,18 @@ class FlatJointLayout:
             raise ValueError(f"{self._label(i)}: expected a value in [{space.low[i]}, {space.high[i]}], got {array[i]}")
         return {name: array[part].astype(agent_space.dtype).reshape(agent_space.shape)
                 for name, part, agent_space in self._slices}
+
+    def flat_mask(self, per_agent: Mapping[str, np.ndarray]) -> np.ndarray:
+        """``{agent: [n] mask}`` (the ``Dict`` view's ``info["action_mask"]``; agents without an
+        entry have every action available) -> bool ``[sum(nvec)]``, each entry of the
+        ``MultiDiscrete`` joint action's mask in turn (sb3-contrib's ``MaskablePPO`` layout)."""
+        parts = []
+        for name, _, space in self._slices:
+            if name in per_agent:
+                parts.append(np.asarray(per_agent[name], dtype=np.bool_).reshape(-1))
+            else:
+                parts.append(np.ones(int(np.sum(getattr(space, "nvec", space.n))), dtype=np.bool_))
+        return np.concatenate(parts)
 
     def flatten_action(self, per_agent: Mapping[str, object]) -> np.ndarray:
         """The inverse of ``actions``: ``{agent: action}`` -> the flat joint action."""

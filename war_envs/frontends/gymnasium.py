@@ -31,6 +31,19 @@ agents' vectors concatenated, with their bounds); a scenario mixing the two rais
 **Agents that leave** (``Tag-v0``'s tagged runners) stay in the joint observation (they observe
 zeros); ``info["alive"]`` (bool ``[A]``, agent order) says who is still in the game.
 
+**Action masks** (scenarios with ``has_action_mask``, e.g. ``SMAX-v0``; nothing changes for the
+others): ``info["action_mask"]`` is ``{agent: int8 [n]}`` (1 = available, for the observation
+handed out; ``[W, n]`` per agent in the vector env, with Gymnasium's ``_action_mask`` entries),
+at ``reset`` and every ``step``, so ``env.action_space.sample(mask=info["action_mask"])`` draws
+available actions; the flat view's ``action_masks()`` is sb3-contrib's ``MaskablePPO`` layout.
+The vector env lays them out as ``SyncVectorEnv`` over ``gym.make`` does: a world reset in a
+step has its new episode's mask (``NEXT_STEP``: the reset's; ``SAME_STEP``: the finished
+episode's last one is in ``final_info`` where the scenario hands it out,
+``info["final_action_mask"]``).  Every action of the space is taken, an unavailable one played
+as the scenario plays it (SMAX-v0: JaxMARL's semantics), as ``check_env`` needs;
+``strict_action_mask=True`` (``gym.make`` / ``gym.make_vec`` argument) refuses it with a
+``ValueError`` naming the agent (and world), the action and the available ones.
+
 **Episode length**: the scenario's ``max_cycles`` (25 for MPE; ``episode_length`` for Tag)
 truncates episodes.
 ``gym.make(..., max_episode_steps=k)`` adds Gymnasium's ``TimeLimit`` on top, so it can only
@@ -68,6 +81,7 @@ import war_envs
 from war_envs import registry
 from war_envs.core import validation as v
 from war_envs.core.batched_env import parse_autoreset_mode, world_seeds
+from war_envs.frontends.action_masks import check_available, check_strict, int8_rows
 from war_envs.frontends.flat_joint import FlatJointLayout, check_flat
 
 __all__ = ["JointEnv", "VectorEnv", "register_gymnasium", "gymnasium_id"]
@@ -150,6 +164,7 @@ class _Layout:
     def __init__(self, batched) -> None:
         self.groups = batched.groups
         self.agents_can_leave = batched.agents_can_leave
+        self.has_action_mask = bool(batched.has_action_mask)
         self.agents: list[tuple[str, str, int]] = []  # (agent, group, index in group)
         for g, spec in self.groups.items():
             for k, name in enumerate(spec.agents):
@@ -185,6 +200,25 @@ class _Layout:
                 mask[ended] = last[ended]
             out["alive"] = mask
         return out
+
+    def masks(self, mask: Mapping[str, torch.Tensor], world: int | None) -> dict[str, np.ndarray]:
+        """``info["action_mask"]``: per agent an int8 mask (1 = available; what
+        ``space.sample(mask=...)`` takes), ``[n]`` of one world or ``[W, n]`` if ``world`` is
+        None; new arrays."""
+        rows = int8_rows(mask, world)
+        if world is None:
+            return {name: np.array(rows[g][:, k]) for name, g, k in self.agents}
+        return {name: np.array(rows[g][k]) for name, g, k in self.agents}
+
+    def check_available(self, group_actions: Mapping[str, np.ndarray], mask: Mapping[str, torch.Tensor],
+                        vector: bool, worlds: np.ndarray | None = None) -> None:
+        """``strict_action_mask``: every agent's action (``{group: [W, n_g]}``, checked in range)
+        is one its current mask allows, in the worlds of ``worlds`` (None: all)."""
+        for g, actions in group_actions.items():
+            agents = self.groups[g].agents
+            label = ((lambda e, k: f"actions[{agents[k]!r}] at world {e}") if vector
+                     else (lambda e, k: f"action[{agents[k]!r}]"))
+            check_available(actions, mask[g], label, worlds)
 
     # -------------------------------------------------------------- action validation
     def joint_actions(self, action) -> dict[str, np.ndarray]:
@@ -342,6 +376,8 @@ class JointEnv(gymnasium.Env):
       agents' vectors concatenated with their bounds); a mix of ``Box`` and discrete agents is a
       ``ValueError``.  Reward (the sum over agents), flags and ``info`` are the same as with
       ``flat=False``.  See ``war_envs.frontends.flat_joint``.
+    - action masks (``has_action_mask``): ``info["action_mask"] = {agent: int8 [n]}`` at reset
+      and every step; ``strict_action_mask=True`` refuses unavailable actions (module docstring)
 
     The world never auto-resets: call ``reset()`` after an episode ends.  ``self.batched`` is
     the underlying one-world ``BatchedEnv``.
@@ -349,9 +385,11 @@ class JointEnv(gymnasium.Env):
 
     metadata = dict(_DEFAULT_METADATA)
 
-    def __init__(self, scenario: str, render_mode: str | None = None, flat: bool = False, **kwargs) -> None:
+    def __init__(self, scenario: str, render_mode: str | None = None, flat: bool = False,
+                 strict_action_mask: bool = False, **kwargs) -> None:
         scenario = _scenario_key(scenario)
         flat = check_flat(flat)
+        self.strict_action_mask = check_strict(strict_action_mask)
         _check_scenario_kwargs(scenario, kwargs, "gym.make", _RESERVED)
         cls = registry.scenario_class(scenario)
         self.metadata = {**_DEFAULT_METADATA, **cls.metadata}
@@ -395,7 +433,9 @@ class JointEnv(gymnasium.Env):
         obs = self.batched.reset(seed=seed)
         if self.render_mode is not None:
             self._original_cam_range = _camera_ranges(self.batched)[0]
-        return self._observation(obs), {}
+        info = {"action_mask": self._layout.masks(self.batched.action_mask(), 0)} \
+            if self._layout.has_action_mask else {}
+        return self._observation(obs), info
 
     def _observation(self, obs: Mapping[str, torch.Tensor]):
         """One world's observation: ``{agent: [d]}``, or the flat ``[D]`` (``flat=True``)."""
@@ -412,6 +452,8 @@ class JointEnv(gymnasium.Env):
         if self._flat is not None:
             action = self._flat.actions(action)
         group_actions = self._layout.joint_actions(action)
+        if self.strict_action_mask and self._layout.has_action_mask:
+            self._layout.check_available(group_actions, self.batched.action_mask(), vector=False)
         obs, rew, term, trunc, info = _step_checked(self.batched, group_actions)
         per_agent = self._layout.rewards(rew)
         reward = float(_sum_agents(per_agent)[0])
@@ -422,7 +464,20 @@ class JointEnv(gymnasium.Env):
             "rewards": {name: float(per_agent[0, i]) for i, name in enumerate(self._layout.names)}}
         for key, value in self._layout.metrics(info).items():
             step_info[key] = value[0] if value.ndim == 1 else value[0].copy()
+        if self._layout.has_action_mask:
+            step_info["action_mask"] = self._layout.masks(info["action_mask"], 0)
         return self._observation(obs), reward, terminated, truncated, step_info
+
+    def action_masks(self) -> np.ndarray:
+        """sb3-contrib's ``MaskablePPO`` convention for the flat view (``flat=True`` with a
+        ``MultiDiscrete`` joint action): bool ``[sum(nvec)]``, each entry's mask in turn (all True
+        for agents whose actions are never unavailable).  ``TypeError`` for the ``Dict`` view and
+        ``Box`` joint actions."""
+        if self._flat is None or not self._flat.discrete:
+            raise TypeError(f"action_masks: only for flat=True with a MultiDiscrete joint action (sb3-contrib's "
+                            f"MaskablePPO); this env's action space is {self.action_space}")
+        masks = self._layout.masks(self.batched.action_mask(), 0) if self._layout.has_action_mask else {}
+        return self._flat.flat_mask(masks)
 
     def render(self):
         """An RGB ``[700, 700, 3]`` uint8 frame (``render_mode="rgb_array"``), else ``None``."""
@@ -447,7 +502,9 @@ def _camera_ranges(batched, worlds=None) -> np.ndarray:
     """mpe2's ``original_cam_range`` (max |coordinate| of every entity) per world."""
     state = batched.get_state()
     parts = [state[k].detach().cpu().numpy() for k in ("agent_pos", "landmark_pos") if k in state]
-    pos = np.concatenate([p.reshape(p.shape[0], -1) for p in parts], axis=1).astype(np.float64)
+    # no MPE entities (SMAX-v0's fixed map): no camera range to compute, every world gets 1
+    pos = np.concatenate([p.reshape(p.shape[0], -1) for p in parts], axis=1).astype(np.float64) \
+        if parts else np.zeros((batched.num_envs, 0))
     if worlds is not None:
         pos = pos[worlds]
     if pos.shape[1] == 0:
@@ -467,8 +524,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     one kernel pipeline per step).
 
     ``gym.make_vec("war_envs/Spread-v0", num_envs=W, autoreset_mode=AutoresetMode.NEXT_STEP,
-    max_episode_steps=None, render_mode=None, **scenario_kwargs)``.  Spaces:
-    ``single_observation_space`` / ``single_action_space`` are ``JointEnv``'s ``Dict`` spaces,
+    max_episode_steps=None, render_mode=None, strict_action_mask=False, **scenario_kwargs)``.
+    Spaces: ``single_observation_space`` / ``single_action_space`` are ``JointEnv``'s ``Dict`` spaces,
     ``observation_space`` / ``action_space`` their ``batch_space``.  ``step`` returns
     ``{agent: float32 [W, obs_dim]}``, rewards ``float64 [W]`` (sum over agents, as
     ``JointEnv``), ``terminations`` / ``truncations`` ``bool [W]`` and infos in Gymnasium's
@@ -484,8 +541,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     def __init__(self, scenario: str, num_envs: int = 1, *,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
                  max_episode_steps: int | None = None, render_mode: str | None = None,
-                 **kwargs) -> None:
+                 strict_action_mask: bool = False, **kwargs) -> None:
         scenario = _scenario_key(scenario)
+        self.strict_action_mask = check_strict(strict_action_mask)
         reserved = {"seed": _RESERVED["seed"],
                     "flat": "the native vector env has Dict spaces; for the flat joint view vectorize "
                             "gym.make: gym.make_vec(id, num_envs=W, vectorization_mode='sync', flat=True)"}
@@ -554,7 +612,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if self.render_mode is not None:
             worlds = slice(None) if mask is None else mask
             self._original_cam_range[worlds] = _camera_ranges(self.batched, worlds)
-        return self._layout.observations(obs, None), {}
+        infos = {}
+        if self._layout.has_action_mask:  # as SyncVectorEnv lays out gym.make's reset infos
+            reset = np.ones(self.num_envs, dtype=np.bool_) if mask is None else mask.copy()
+            infos = _vector_info({"action_mask": self._layout.masks(self.batched.action_mask(), None)}, reset)
+        return self._layout.observations(obs, None), infos
 
     def _check_reset_mask(self, mask) -> np.ndarray:
         if not isinstance(mask, np.ndarray):
@@ -613,6 +675,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 "before stepping")
         group_actions = self._layout.vector_actions(actions, self.num_envs)
         restarting = self._done.copy() if mode == AutoresetMode.NEXT_STEP else None
+        masked = self._layout.has_action_mask
+        if self.strict_action_mask and masked:  # a restarting world's actions are not played
+            self._layout.check_available(group_actions, self.batched.action_mask(), vector=True,
+                                         worlds=None if restarting is None else ~restarting)
         obs, rew, term, trunc, info = _step_checked(self.batched, group_actions)
 
         per_agent = self._layout.rewards(rew)
@@ -634,7 +700,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 for i in np.flatnonzero(done):
                     final_obs[i] = {name: final[name][i].copy() for name in self._layout.names}
                 infos["final_obs"], infos["_final_obs"] = final_obs, done.copy()
-                infos["final_info"] = _vector_info(step_info, done)
+                final_info = step_info
+                final_masks = info.get("final_action_mask") if masked else None
+                if final_masks is not None:  # the finished episodes' last masks
+                    final_info = {**step_info, "action_mask": self._layout.masks(final_masks, None)}
+                infos["final_info"] = _vector_info(final_info, done)
                 infos["_final_info"] = done.copy()
             reset_worlds = done
         elif mode == AutoresetMode.NEXT_STEP:
@@ -643,6 +713,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         else:
             infos = _vector_info(step_info, np.ones(self.num_envs, dtype=np.bool_))
             reset_worlds = None
+        if masked:
+            # every world's mask for the observation handed out (a reset world's: the new
+            # episode's, which SyncVectorEnv takes from gym.make's reset info)
+            infos.update(_vector_info({"action_mask": self._layout.masks(info["action_mask"], None)},
+                                      np.ones(self.num_envs, dtype=np.bool_)))
         if self.render_mode is not None and reset_worlds is not None and reset_worlds.any():
             self._original_cam_range[reset_worlds] = _camera_ranges(self.batched, reset_worlds)
         self._done = done

@@ -27,6 +27,15 @@ while env.agents:
   ``ValueError`` naming the agent *before* anything is written: the env is unchanged.
   Out-of-range continuous actions are an error, not clipped (mpe2 clips them with a warning,
   and so does the mpe2 drop-in, ``war_envs.mpe2``: it sets ``clip_box_actions``).
+- Action masks (scenarios with ``has_action_mask``, e.g. ``SMAX-v0``; nothing changes for the
+  others): every live agent's info has ``"action_mask"``, an int8 ``[n]`` array (1 = available)
+  for the observation handed out, at ``reset`` and every ``step``, the key PettingZoo's masked
+  envs use (``env.action_space(agent).sample(mask=infos[agent]["action_mask"])``; ``api_test``
+  and ``seed_test`` sample with it).  Every action of the space is taken, an unavailable one
+  played as the scenario plays it (SMAX-v0: JaxMARL's semantics), as PettingZoo's
+  ``parallel_api_test`` / ``parallel_seed_test`` need (they sample without the mask);
+  ``strict_action_mask=True`` refuses it with a ``ValueError`` naming the agent, the action and
+  the available ones (the AEC env at the ``step`` that passes it).
 - ``render_mode``: ``"rgb_array"`` (numpy rasteriser, no display needed), ``"human"``
   (pygame window, drawn at every reset/step), or ``None``.
 - ``EzPickle``: pickling stores the constructor arguments; unpickling builds a fresh env.
@@ -55,6 +64,7 @@ with needs_extra("pettingzoo", "the PettingZoo front end (war_envs.parallel_env 
                                            OrderEnforcingWrapper)
 
 from war_envs.core import validation as v
+from war_envs.frontends.action_masks import check_strict, unavailable
 from war_envs.frontends.registration import PETTINGZOO_NAMESPACE, register_pettingzoo
 
 __all__ = ["ParallelEnv", "aec_env", "parallel_env", "CheckedActionWrapper", "ClippedActionWrapper",
@@ -69,10 +79,11 @@ _NOT_METRICS = ("final_obs", "_final_obs")
 class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
     """A PettingZoo ``ParallelEnv`` over one world of the batched scenario ``env_id``.
 
-    ``ParallelEnv(env_id, render_mode=None, dynamic_rescaling=True, **kwargs)``: ``kwargs`` are
-    the scenario's arguments (see its docstring) plus ``seed``, ``precision`` and ``device``.
-    ``dynamic_rescaling`` (mpe2's render argument) scales drawn entities with the camera zoom.
-    See the module docstring for the conventions.
+    ``ParallelEnv(env_id, render_mode=None, dynamic_rescaling=True, strict_action_mask=False,
+    **kwargs)``: ``kwargs`` are the scenario's arguments (see its docstring) plus ``seed``,
+    ``precision`` and ``device``.  ``dynamic_rescaling`` (mpe2's render argument) scales drawn
+    entities with the camera zoom.  ``strict_action_mask`` refuses actions the action mask rules
+    out (scenarios with ``has_action_mask``).  See the module docstring for the conventions.
     """
 
     metadata = {"render_modes": list(_RENDER_MODES), "name": "war_envs", "is_parallelizable": True,
@@ -83,9 +94,9 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
     clip_box_actions: bool = False
 
     def __init__(self, env_id: str, render_mode: str | None = None, *, dynamic_rescaling: bool = True,
-                 **kwargs) -> None:
+                 strict_action_mask: bool = False, **kwargs) -> None:
         EzPickle.__init__(self, env_id, render_mode=render_mode, dynamic_rescaling=dynamic_rescaling,
-                          **kwargs)
+                          strict_action_mask=strict_action_mask, **kwargs)
         for name in ("num_envs", "autoreset_mode"):
             if name in kwargs:
                 raise TypeError(
@@ -94,6 +105,7 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         if render_mode is not None and render_mode not in _RENDER_MODES:
             raise ValueError(f"render_mode: expected one of {[None, *_RENDER_MODES]}, got {render_mode!r}")
         self.dynamic_rescaling = v.check_bool("dynamic_rescaling", dynamic_rescaling)
+        self.strict_action_mask = check_strict(strict_action_mask)
         import war_envs  # the package is fully imported by the time an env is built
 
         self.batched = war_envs.make(env_id, num_envs=1, autoreset_mode="disabled", **kwargs)
@@ -136,6 +148,9 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
             self._action_tensors[g] = torch.from_numpy(self._action_arrays[g])
         self._on_cpu = self.batched.torch_device.type == "cpu"
         self._host_views: tuple | None = None
+        # action masks (has_action_mask): handed out in every agent's info; checked if strict
+        self._masked = bool(self.batched.has_action_mask)
+        self._strict = self.strict_action_mask and self._masked
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> gymnasium.spaces.Space:
@@ -170,6 +185,8 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
                  else {g: obs_t[g][0].detach().cpu().numpy() for g in self._groups})
         observations = self._observations(obs_h, self.agents)
         infos = {agent: {} for agent in self.agents}
+        if self._masked:
+            self._add_masks(infos, self._mask_rows())
         if self.render_mode == "human":
             self.render()
         return observations, infos
@@ -192,7 +209,8 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         # the actions were checked here, so the batched env takes them on its trusted path
         obs_t, rew_t, term_t, trunc_t, info_t = self.batched.step(self._batch_actions(actions), trusted=True)
 
-        obs_h, rew_h, term_h, trunc_h, _ = views = self._host(obs_t, rew_t, term_t, trunc_t, info_t)
+        views = self._host(obs_t, rew_t, term_t, trunc_t, info_t)
+        obs_h, rew_h, term_h, trunc_h = views[:4]
         per_group = {g: (rew_h[g].tolist(), term_h[g].tolist(), trunc_h[g].tolist()) for g in self._groups}
         observations = self._observations(obs_h, live)
         rewards, terminations, truncations = {}, {}, {}
@@ -201,6 +219,8 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
             r, te, tr = per_group[g]
             rewards[agent], terminations[agent], truncations[agent] = float(r[k]), bool(te[k]), bool(tr[k])
         infos = self._infos(views, observations)
+        if self._masked:
+            self._add_masks(infos, views[5])
         self.agents = [a for a in live if not (terminations[a] or truncations[a])]
         if self.render_mode == "human":
             self.render()
@@ -276,14 +296,16 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
 
     def check_action(self, agent: str, action):
         """Validate one agent's action; returns it as an ``int`` (Discrete), an int64 array
-        (MultiDiscrete) or a float32 array (Box).  Raises ``TypeError`` / ``ValueError`` naming the agent."""
+        (MultiDiscrete) or a float32 array (Box).  Raises ``TypeError`` / ``ValueError`` naming the
+        agent; with ``strict_action_mask`` also ``ValueError`` for an action the agent's current
+        action mask rules out."""
         space = self.action_space(agent)
         # fast paths for what policies usually pass; anything else (and every error) goes
         # through the shared validation helpers below
         if isinstance(space, gymnasium.spaces.Discrete):
             if isinstance(action, (int, np.integer)) and not isinstance(action, bool) \
                     and 0 <= action < space.n:
-                return int(action)
+                return self._available(agent, int(action)) if self._strict else int(action)
         elif isinstance(space, gymnasium.spaces.MultiDiscrete):
             if (isinstance(action, np.ndarray) and action.dtype.kind in "iu"
                     and action.shape == space.shape and bool(((action >= 0) & (action < space.nvec)).all())):
@@ -311,7 +333,7 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
                 raise ValueError(f"{name}: expected a scalar integer for Discrete({n}), "
                                  f"got shape {tuple(tensor.shape)}")
             v.check_discrete(name, tensor, n)
-            return int(tensor)
+            return self._available(agent, int(tensor)) if self._strict else int(tensor)
         if isinstance(space, gymnasium.spaces.MultiDiscrete):
             v.check_shape(name, tensor, space.shape)
             flat, nvec = tensor.reshape(-1), space.nvec.reshape(-1)
@@ -335,6 +357,25 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         if self._closed:
             raise RuntimeError(f"{self.env_id}: the environment is closed")
 
+    def _mask_rows(self) -> dict[str, np.ndarray]:
+        """World 0's current action masks, ``{group: bool [n_g, n]}`` (views on the CPU)."""
+        return {g: m[0].detach().cpu().numpy() for g, m in self.batched.action_mask().items()}
+
+    def _add_masks(self, infos: dict[str, dict], rows: Mapping[str, np.ndarray]) -> None:
+        """``infos[agent]["action_mask"]``: the agent's int8 ``[n]`` mask (a new array), PettingZoo's
+        convention (``action_space(agent).sample(mask=...)`` takes it)."""
+        for agent, entry in infos.items():
+            g, k = self._where[agent]
+            entry["action_mask"] = rows[g][k].astype(np.int8)
+
+    def _available(self, agent: str, action: int) -> int:
+        """``action`` if the agent's current mask allows it, else the ``unavailable`` error."""
+        g, k = self._where[agent]
+        row = self.batched.action_mask()[g][0, k].detach().cpu().numpy()
+        if not row[action]:
+            raise unavailable(f"actions[{agent!r}]", action, row)
+        return action
+
     def _discrete_n(self, agent: str) -> int | None:
         space = self.action_spaces[agent]
         return int(space.n) if isinstance(space, gymnasium.spaces.Discrete) else None
@@ -352,7 +393,7 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         for agent, g, k, _, n in self._slots:
             if everyone or agent in live:
                 action = actions[agent]
-                if n is None or type(action) is not int or not 0 <= action < n:
+                if n is None or type(action) is not int or not 0 <= action < n or self._strict:
                     action = self.check_action(agent, action)
                 arrays[g][0, k] = action
         if self._on_cpu:
@@ -360,7 +401,8 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         return {g: t.to(self.batched.torch_device) for g, t in self._action_tensors.items()}
 
     def _host(self, obs_t, rew_t, term_t, trunc_t, info_t) -> tuple:
-        """World 0's observations, rewards, flags (``{group: numpy}``) and task metrics as numpy:
+        """World 0's observations, rewards, flags (``{group: numpy}``), task metrics and action
+        masks (``{group: bool [n_g, n]}``, or None without ``has_action_mask``) as numpy:
         on the CPU views of the batched env's buffers, built once (its tensors are the same
         views every step); on a GPU host copies, every call."""
         if self._host_views is not None:
@@ -368,6 +410,7 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
         host = lambda t: t[0].detach().cpu().numpy()  # noqa: E731
         views = tuple({g: host(d[g]) for g in self._groups} for d in (obs_t, rew_t, term_t, trunc_t))
         views += ({key: host(info_t[key]) for key in self._layout(info_t)},)
+        views += ({g: host(m) for g, m in info_t["action_mask"].items()} if self._masked else None,)
         if self._on_cpu:
             self._host_views = views
         return views

@@ -20,6 +20,9 @@ Experiment(task=task, algorithm_config=MappoConfig.get_from_yaml(),
   (``config={}`` for the defaults), not ``get_from_yaml()``.
 - ``state_spec``: the env's ``"state"`` (every agent's observation: MAPPO's centralized critic
   with ``share_param_critic`` uses it); a real ``truncated`` key; masked partial resets.
+- ``action_mask_spec``: each group's ``(group, "action_mask")`` for scenarios with
+  ``has_action_mask`` (SMAX-v0; ``None`` otherwise), so BenchMARL's algorithms draw and train
+  on available actions only (its masked distributions).
 - Needs BenchMARL, which pins ``torchrl<0.12``: install ``war-envs[benchmarl]`` in its own
   environment (the ``[torchrl]``/``[dev]`` extras resolve to a newer torchrl);
   ``bash scripts/benchmarl_check.sh`` builds one and runs the tests there (CI runs it).
@@ -97,6 +100,9 @@ class WarEnvsClass(TaskClass):
     def observation_spec(self, env: EnvBase) -> Composite:
         spec = env.full_observation_spec_unbatched.clone()
         del spec["state"]
+        for group in env.group_map:  # masks are action_mask_spec's
+            if "action_mask" in spec[group].keys():
+                del spec[(group, "action_mask")]
         return spec
 
     def info_spec(self, env: EnvBase) -> Composite | None:
@@ -109,7 +115,14 @@ class WarEnvsClass(TaskClass):
         return env.full_action_spec_unbatched
 
     def action_mask_spec(self, env: EnvBase) -> Composite | None:
-        return None
+        """``{group: {"action_mask": ...}}`` for scenarios with ``has_action_mask`` (SMAX-v0):
+        BenchMARL's algorithms then sample and train through masked distributions."""
+        if not env.batched.has_action_mask:
+            return None
+        spec = env.full_observation_spec_unbatched
+        return Composite({group: Composite({"action_mask": spec[(group, "action_mask")].clone()},
+                                           shape=spec[group].shape)
+                          for group in env.group_map})
 
     @staticmethod
     def env_name() -> str:

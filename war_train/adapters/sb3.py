@@ -27,9 +27,13 @@ loop over worlds.  The flattening is ``war_envs.frontends.agents_as_envs.AgentLa
   False for an agent that left (no bootstrap); MultiDiscrete actions are ``int [E*A, k]``.
 - ``seed(s)`` applies at the next ``reset()``: world ``w`` gets the stream of ``s + w`` (the
   agents of a world share it); the returned list gives each sub-env its world's seed.
-- ``env_method("action_masks")`` returns all-ones masks (MPE has no invalid actions), or the
-  scenario's own ``action_masks()`` (``bool [E, A, n]``) if it defines one, so sb3-contrib's
-  ``MaskablePPO`` runs.
+- ``env_method("action_masks")`` / ``action_masks()``: bool ``[E * A, n]`` (MultiDiscrete:
+  ``sum(nvec)``), sb3-contrib's ``MaskablePPO`` convention: the scenario's ``action_mask()``
+  for scenarios with ``has_action_mask`` (SMAX-v0: each agent's available actions for the
+  observation handed out), else all True.  Every action of the space is played, an unavailable
+  one as the scenario's trusted step plays it (SMAX-v0: JaxMARL's semantics; plain ``PPO``
+  runs too); ``strict_action_mask=True`` refuses it in ``step_async`` (a ``ValueError`` naming
+  the sub-env, its agent and world).
 - ``get_attr(name)`` resolves per-sub-env attributes ``agent``, ``group``, ``world``,
   ``render_mode``, then the batched env's attributes (one object shared by every sub-env);
   ``set_attr`` sets a batched-env attribute, which is shared, so only for every sub-env at once.
@@ -58,6 +62,7 @@ with needs_extra("sb3", "the Stable-Baselines3 adapter (war_train.adapters.sb3)"
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
 from war_envs.core import validation as v
+from war_envs.frontends.action_masks import check_strict
 from war_envs.frontends.agents_as_envs import AgentLayout, resolve_env
 
 __all__ = ["SB3VecEnv"]
@@ -66,7 +71,8 @@ _VIRTUAL = ("agent", "group", "world", "render_mode")
 
 
 class SB3VecEnv(VecEnv):
-    """``SB3VecEnv(env_or_id, *, pad_observations=False, render_mode=None, **make_kwargs)``.
+    """``SB3VecEnv(env_or_id, *, pad_observations=False, render_mode=None, strict_action_mask=False,
+    **make_kwargs)``.
 
     ``env_or_id``: a scenario id (``make_kwargs`` go to ``war_envs.make``: ``num_envs`` =
     worlds, ``seed``, ``device``, scenario arguments; autoreset is SAME_STEP) or a
@@ -74,7 +80,8 @@ class SB3VecEnv(VecEnv):
     """
 
     def __init__(self, env_or_id, *, pad_observations: bool = False, render_mode: str | None = None,
-                 **make_kwargs) -> None:
+                 strict_action_mask: bool = False, **make_kwargs) -> None:
+        self.strict_action_mask = check_strict(strict_action_mask)
         self.env, self._owned = resolve_env(env_or_id, make_kwargs, autoreset_mode="same_step",
                                             who="SB3VecEnv")
         self.layout = AgentLayout(self.env, pad_observations=v.check_bool("pad_observations", pad_observations),
@@ -123,14 +130,18 @@ class SB3VecEnv(VecEnv):
         # every check (device, shape, dtype, ranges, NaN) is AgentLayout.actions', shared with
         # AgentsAsEnvs, on the flat batch, so errors name ``actions`` (never a group, which an
         # SB3 caller never sees)
-        self._actions = self.layout.actions(actions)
+        checked = self.layout.actions(actions)
+        if self.strict_action_mask and self.layout.has_action_mask:
+            self.layout.check_available(checked)
+        self._actions = checked
 
     def step_wait(self) -> VecEnvStepReturn:
         self._check_open("step_wait")
         if self._actions is None:
             raise RuntimeError("SB3VecEnv: step_wait() called without step_async()")
         actions, self._actions = self._actions, None
-        obs, rew, term, trunc, info = self.env.step(actions)
+        # checked in step_async (AgentLayout.actions): the batched env's trusted path
+        obs, rew, term, trunc, info = self.env.step(actions, trusted=True)
         lay = self.layout
         observations = lay.observations_np(obs)
         rewards = lay.per_agent_np(rew, np.float32)
@@ -214,15 +225,13 @@ class SB3VecEnv(VecEnv):
         return [False] * len(self._indices(indices))
 
     def action_masks(self) -> np.ndarray:
-        """``bool [E * A, n]`` (MultiDiscrete: ``sum(nvec)``): the scenario's ``action_masks()``
-        if it has one, else all True."""
+        """``bool [E * A, n]`` (MultiDiscrete: ``sum(nvec)``): the scenario's ``action_mask()``
+        (``has_action_mask``), else all True."""
         if self._mask_size is None:
             raise TypeError(f"action_masks: only for Discrete / MultiDiscrete action spaces, got {self.action_space}")
-        own = getattr(self.env, "action_masks", None)
-        if own is None:
+        if not self.layout.has_action_mask:
             return np.ones((self.num_envs, self._mask_size), dtype=np.bool_)
-        masks = own()
-        return self.layout._flat(masks).cpu().numpy().astype(np.bool_, copy=False)
+        return self.layout.masks(self.env.action_mask()).cpu().numpy()
 
     def get_images(self) -> Sequence[np.ndarray | None]:
         if self._render_mode != "rgb_array":

@@ -18,7 +18,7 @@ The API (torch tensors on the env's device, one entry per agent, ``E`` worlds):
 - ``reset(seed=None)`` -> ``({agent: float32 [E, obs_dim]}, info)``.
 - ``step({agent: action})`` (Discrete: int ``[E]`` or ``[E, 1]``; Box: float ``[E, 5]``) ->
   ``obs, rewards, terminated, truncated, info`` with rewards float32 ``[E]`` and flags bool
-  ``[E]`` per agent; ``info`` is ``{}``.
+  ``[E]`` per agent; ``info`` is ``{}`` (see action masks below).
 - ``state()`` -> float32 ``[E, state_dim]``.
 - **Seeding**: skrl's wrapper resets once, with ``seed=skrl.config.torch.key`` (0 unless
   ``skrl.utils.set_seed(s)`` was called), which overrides the ``seed`` given to the
@@ -28,6 +28,13 @@ The API (torch tensors on the env's device, one entry per agent, ``E`` worlds):
   ``time_limit_bootstrap`` would therefore bootstrap from that observation (as with Isaac
   Lab); leave it False (skrl's default) or use ``war_train``'s MAPPO, which bootstraps from
   ``final_obs``.
+- **Action masks** (scenarios with ``has_action_mask``, e.g. SMAX-v0): skrl has no action-mask
+  convention (its MAPPO / IPPO sample every action), so masks come through ``info``:
+  ``info["action_mask"]`` is ``{agent: bool [E, n]}`` (the mask for the observation handed out)
+  at ``reset`` and every ``step``.  Every action of the space is played, an unavailable one as
+  the scenario's trusted step plays it (SMAX-v0: JaxMARL's semantics);
+  ``strict_action_mask=True`` refuses it (a ``ValueError`` naming ``actions[agent]`` and the
+  world).
 - Every tensor handed out is a copy (skrl keeps observations across steps).
 - **Bad input**: every agent's action is checked (key present, shape, dtype, device, range,
   NaN/inf) and refused with a ``ValueError`` / ``TypeError`` naming ``actions[agent]`` before
@@ -45,17 +52,19 @@ import numpy as np
 import torch
 
 from war_envs.core import validation as v
+from war_envs.frontends.action_masks import check_available, check_strict
 from war_envs.frontends.agents_as_envs import resolve_env
 
 __all__ = ["SkrlMultiAgentEnv"]
 
 
 class SkrlMultiAgentEnv:
-    """``SkrlMultiAgentEnv(env_or_id, **make_kwargs)``: ``env_or_id`` is a scenario id
-    (``make_kwargs`` go to ``war_envs.make``) or a ``BatchedEnv`` built with
-    ``autoreset_mode="same_step"``.  See the module docstring."""
+    """``SkrlMultiAgentEnv(env_or_id, *, strict_action_mask=False, **make_kwargs)``:
+    ``env_or_id`` is a scenario id (``make_kwargs`` go to ``war_envs.make``) or a ``BatchedEnv``
+    built with ``autoreset_mode="same_step"``.  See the module docstring."""
 
-    def __init__(self, env_or_id, **make_kwargs) -> None:
+    def __init__(self, env_or_id, *, strict_action_mask: bool = False, **make_kwargs) -> None:
+        self.strict_action_mask = check_strict(strict_action_mask)
         self.batched, self._owned = resolve_env(env_or_id, make_kwargs, autoreset_mode="same_step",
                                                 who="SkrlMultiAgentEnv")
         env = self.batched
@@ -88,7 +97,7 @@ class SkrlMultiAgentEnv:
         if seed is not None and not isinstance(seed, (int, np.integer)):
             seed = None  # skrl passes its own global key only when it was set as an int
         obs = self.batched.reset(seed=v.check_seed("seed", seed))
-        return self._per_agent(obs, torch.float32), {}
+        return self._per_agent(obs, torch.float32), self._info(self.batched.action_mask)
 
     def step(self, actions: Mapping[str, torch.Tensor]):
         """``{agent: action}``; every agent's action is checked (shape, dtype, device, range;
@@ -99,9 +108,21 @@ class SkrlMultiAgentEnv:
         group_actions = {g: torch.stack([self._action(agent, actions[agent], spec.action_space)
                                          for agent in spec.agents], dim=1)
                          for g, spec in env.groups.items()}
-        obs, rew, term, trunc, _ = env.step(group_actions)
+        if self.strict_action_mask and env.has_action_mask:
+            mask = env.action_mask()
+            for g, spec in env.groups.items():
+                check_available(group_actions[g], mask[g],
+                                lambda e, k, agents=spec.agents: f"actions[{agents[k]!r}] at world {e}")
+        # every value was checked (_action), so the batched env takes its trusted path
+        obs, rew, term, trunc, info = env.step(group_actions, trusted=True)
         return (self._per_agent(obs, torch.float32), self._per_agent(rew, torch.float32),
-                self._per_agent(term, torch.bool), self._per_agent(trunc, torch.bool), {})
+                self._per_agent(term, torch.bool), self._per_agent(trunc, torch.bool),
+                self._info(lambda: info["action_mask"]))
+
+    def _info(self, masks) -> dict:
+        """``{"action_mask": {agent: bool [E, n]}}`` (copies; ``masks()`` gives the batched env's)
+        for scenarios with ``has_action_mask``, else ``{}``."""
+        return {"action_mask": self._per_agent(masks(), torch.bool)} if self.batched.has_action_mask else {}
 
     def _action(self, agent: str, a, space: gymnasium.Space) -> torch.Tensor:
         """One agent's ``[E]`` (Discrete), ``[E, k]`` (MultiDiscrete) or ``[E, *shape]`` (Box)

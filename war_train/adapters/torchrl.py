@@ -21,6 +21,7 @@ Layout (``E`` worlds, groups ``g`` of ``n_g`` agents; VMAS's keys plus a real ``
 | ``(g, "done" / "terminated" / "truncated")`` | ``[E, n_g, 1]`` bool | per agent |
 | ``"done"``, ``"terminated"``, ``"truncated"`` | ``[E, 1]`` bool | per world |
 | ``"state"`` | ``[E, state_dim]`` float32 | centralized-critic input (``env.state()``) |
+| ``(g, "action_mask")`` | ``[E, n_g, n]`` bool | scenarios with ``has_action_mask`` only (SMAX-v0) |
 
 - **Group names** are the scenario's (Spread-v0: ``"agent"``) unless ``group_map`` renames them:
   ``group_map=MarlGroupMapType.ALL_IN_ONE_GROUP`` gives a one-group scenario VMAS's ``"agents"``
@@ -46,6 +47,18 @@ Layout (``E`` worlds, groups ``g`` of ``n_g`` agents; VMAS's keys plus a real ``
   reseeds it as usual).  One difference remains outside TorchRL's own loops: stepping a
   finished world *without* resetting it first follows the env's mode (``NEXT_STEP``: that
   step restarts the world; ``SAME_STEP``: it is already in its next episode).
+- **Action masks** (scenarios with ``has_action_mask``, e.g. SMAX-v0; nothing changes for the
+  others): TorchRL's convention, as ``PettingZooWrapper`` and ``SMACv2Env`` have it — each
+  group's ``(g, "action_mask")`` (bool, 1 = available, for the observation handed out; a
+  ``Categorical(2)`` entry of the observation spec) at every reset and step, and the action
+  spec's mask updated to it (``update_mask``), so ``env.rand_action()``, ``rollout()`` without a
+  policy and ``check_env_specs`` draw available actions only; pass the key to a masked
+  distribution (``MaskedCategorical(logits, mask=...)``).  SAME_STEP: a restarted world's step
+  output carries its final mask where the scenario hands it out
+  (``info["final_action_mask"]``).  Every action of the space is played, an unavailable one as
+  the scenario's trusted step plays it (SMAX-v0: JaxMARL's semantics);
+  ``strict_action_mask=True`` refuses it (a ``ValueError`` naming the tensordict key, the agent
+  and the world).
 - Every returned tensor is a copy (never a view of the Warp buffers).
 - Per-agent done keys carry the world's flags (all agents of a world end together, as in
   VMAS): an agent that leaves early (Tag's tagged runners) keeps stepping with the zero
@@ -71,6 +84,7 @@ with needs_extra("torchrl", "the TorchRL adapter (war_train.adapters.torchrl)"):
 
 from war_envs.core import validation as v
 from war_envs.core.batched_env import AutoresetMode, BatchedEnv
+from war_envs.frontends.action_masks import check_available, check_strict
 from war_envs.frontends.agents_as_envs import resolve_env
 
 __all__ = ["TorchRLEnv"]
@@ -79,7 +93,8 @@ _FLAGS = ("done", "terminated", "truncated")
 
 
 class TorchRLEnv(EnvBase):
-    """``TorchRLEnv(env_or_id, *, categorical_actions=True, group_map=None, **make_kwargs)``.
+    """``TorchRLEnv(env_or_id, *, categorical_actions=True, group_map=None, strict_action_mask=False,
+    **make_kwargs)``.
 
     ``env_or_id``: a scenario id (``make_kwargs`` go to ``war_envs.make``: ``num_envs``,
     ``seed``, ``device``, ``precision``, scenario arguments; autoreset DISABLED) or a
@@ -98,7 +113,9 @@ class TorchRLEnv(EnvBase):
 
     batch_locked = True
 
-    def __init__(self, env_or_id, *, categorical_actions: bool = True, group_map=None, **make_kwargs) -> None:
+    def __init__(self, env_or_id, *, categorical_actions: bool = True, group_map=None,
+                 strict_action_mask: bool = False, **make_kwargs) -> None:
+        strict = check_strict(strict_action_mask)
         # an existing env keeps its own autoreset mode (resolve_env then only checks types and
         # make kwargs); one built here runs with autoreset DISABLED
         mode = env_or_id.autoreset_mode if isinstance(env_or_id, BatchedEnv) else AutoresetMode.DISABLED
@@ -109,6 +126,8 @@ class TorchRLEnv(EnvBase):
         super().__init__(device=batched.torch_device, batch_size=torch.Size([batched.num_envs]))
         self._env, self._owned = batched, owned
         self.categorical_actions = v.check_bool("categorical_actions", categorical_actions)
+        self.strict_action_mask = strict
+        self._masked = bool(batched.has_action_mask)
         self.agent_names = list(batched.agents)
         # tensordict group name -> the scenario's group
         self._scenario_group = _rename_groups(group_map, batched.groups, self.agent_names)
@@ -137,6 +156,8 @@ class TorchRLEnv(EnvBase):
             obs[g] = Composite(observation=Unbounded(shape=(E, n, spec.obs_dim), dtype=torch.float32, device=dev),
                                shape=(E, n), device=dev)
             space = spec.action_space
+            if self._masked:
+                obs[g]["action_mask"] = Categorical(n=2, shape=(E, n, int(space.n)), dtype=torch.bool, device=dev)
             if isinstance(space, gymnasium.spaces.Discrete):
                 if self.categorical_actions:
                     a = Categorical(n=int(space.n), shape=(E, n), dtype=torch.int64, device=dev)
@@ -191,12 +212,12 @@ class TorchRLEnv(EnvBase):
                 trunc.masked_fill_(started, False)
                 mask = wanted & ~restarted
                 if not bool(mask.any()):
-                    return self._output(self._env.observations(), reward=None)
+                    return self._output(self._env.observations(), reward=None, masks=self._current_masks())
         if mask is None or bool(mask.all()):
             obs = self._env.reset(seed=seed)
         else:
             obs = self._env.reset(seed=seed, mask=mask)
-        return self._output(obs, reward=None)
+        return self._output(obs, reward=None, masks=self._current_masks())
 
     def step(self, tensordict: TensorDictBase) -> TensorDictBase:
         """``EnvBase.step`` after checking the argument's type and batch size (TorchRL's own
@@ -212,16 +233,32 @@ class TorchRLEnv(EnvBase):
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         self._check_open("step")
         actions = {s: self._action(tensordict, g) for g, s in self._scenario_group.items()}
-        obs, rew, _, _, info = self._env.step(actions)
+        if self.strict_action_mask and self._masked:
+            mask = self._env.action_mask()
+            for g, s in self._scenario_group.items():
+                agents = self.group_map[g]
+                check_available(actions[s], mask[s],
+                                lambda e, k, g=g, agents=agents: f"tensordict[{(g, 'action')!r}] "
+                                                                  f"(agent {agents[k]!r}, world {e})")
+        # every value was checked (_action), so the batched env takes its trusted path
+        obs, rew, _, _, info = self._env.step(actions, trusted=True)
+        masks = info["action_mask"] if self._masked else None
         if self._mode == AutoresetMode.SAME_STEP:
             # a finished world was restarted by this step: report its final observation (a
-            # select, not a branch, so no host synchronization on a GPU)
+            # select, not a branch, so no host synchronization on a GPU) and its final mask
             restarted = info["_final_obs"].clone()
             self._restarted = restarted
             final = info["final_obs"]
             obs = {s: torch.where(restarted.view(-1, *([1] * (obs[s].dim() - 1))), final[s], obs[s])
                    for s in self._env.groups}
-        return self._output(obs, reward=rew)
+            final_masks = info.get("final_action_mask") if self._masked else None
+            if final_masks is not None:
+                masks = {s: torch.where(restarted.view(-1, 1, 1), final_masks[s], masks[s]) for s in masks}
+        return self._output(obs, reward=rew, masks=masks)
+
+    def _current_masks(self):
+        """The batched env's action masks for its current observations (None without masks)."""
+        return self._env.action_mask() if self._masked else None
 
     def _action(self, tensordict: TensorDictBase, g: str) -> torch.Tensor:
         """Group ``g``'s checked action from ``tensordict`` (errors name the tensordict key),
@@ -281,7 +318,7 @@ class TorchRLEnv(EnvBase):
                 mask = part if mask is None else mask | part
         return None if mask is None else mask.to(self.device)
 
-    def _output(self, obs, reward) -> TensorDictBase:
+    def _output(self, obs, reward, masks) -> TensorDictBase:
         env, E = self._env, self.num_envs
         term, trunc = env.world_flags()
         term, trunc = term.clone().unsqueeze(-1), trunc.clone().unsqueeze(-1)
@@ -298,6 +335,10 @@ class TorchRLEnv(EnvBase):
                      "truncated": trunc.unsqueeze(1).expand(E, n, 1).clone()}
             if reward is not None:
                 group["reward"] = reward[s].unsqueeze(-1).clone()
+            if masks is not None:
+                group["action_mask"] = masks[s].clone()
+                # TorchRL's convention: rand_action() / rollout() draw available actions only
+                self.full_action_spec[g, "action"].update_mask(group["action_mask"].clone())
             source[g] = TensorDict(group, batch_size=(E, n), device=self.device)
         return TensorDict(source, batch_size=self.batch_size, device=self.device)
 
