@@ -22,6 +22,7 @@ import test_train_crash as ttc  # noqa: E402
 import test_validation as tv  # noqa: E402
 
 import war_envs  # noqa: E402
+from war_envs.core.validation import check_action_mask  # noqa: E402
 
 
 def _error_of(call) -> str:
@@ -69,6 +70,16 @@ def rows() -> list[tuple[str, str, str]]:
         env, _ = tv.twins(continuous_actions=True)
         out.append(("step (Box)", f"`{_lambda_source(mutate)}`",
                     _error_of(lambda: env.step(mutate(tv.good_actions(env))))))
+    for mutate, _, _ in tv.SMAX_BAD:
+        env, _ = tv.twins("SMAX-v0")
+        out.append(("step (available actions, SMAX-v0)", f"`{_lambda_source(mutate)}`",
+                    _error_of(lambda: env.step(mutate(tv.smax_available(env))))))
+    for mutate, _, _ in tv.MASK_BAD:
+        env, _ = tv.twins("SMAX-v0")
+        mask = env.action_mask()["ally"].clone()
+
+        out.append(("check_action_mask", f"`{_lambda_source(mutate)}`",
+                    _error_of(lambda: check_action_mask("mask", mutate(mask), tuple(mask.shape)))))
     for mask, _, _ in tv.test_reset_mask_validation.pytestmark[0].args[1]:
         env, _ = tv.twins()
         out.append(("reset", f"`reset(mask={mask!r})`", _error_of(lambda: env.reset(mask=mask))))

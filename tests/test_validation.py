@@ -40,6 +40,11 @@ import war_envs
     ({"terminate_on_success": None}, TypeError, "terminate_on_success"),
     ({"num_good": 1}, TypeError, r"unknown keyword argument\(s\) \['num_good'\]"),
     ({"colour": "red"}, TypeError, "unknown keyword argument"),
+    ({"id": "SMAX-v0", "map_name": "3M"}, ValueError, r"map_name: unknown map '3M'.*did you mean \['3m'\]"),
+    ({"id": "SMAX-v0", "map_name": "2s3z", "num_allies": 4}, ValueError, "num_allies: set by map_name='2s3z'"),
+    ({"id": "SMAX-v0", "max_steps": "100"}, TypeError, "max_steps: expected an int"),
+    ({"id": "SMAX-v0", "observation_type": "pixels"}, ValueError, "observation_type: expected one of"),
+    ({"id": "SMAX-v0", "map": "3m"}, TypeError, r"unknown keyword argument\(s\) \['map'\]"),
 ])
 def test_make_rejects_bad_arguments(kwargs, error, match):
     kwargs = dict(kwargs)
@@ -105,6 +110,52 @@ def test_bad_discrete_actions_are_refused_and_nothing_changes(mutate, error, mat
     with pytest.raises(error, match=match):
         env.step(mutate(good_actions(env)))
     assert_still_equal(env, twin)
+
+
+def smax_available(env, seed=0):
+    """Random actions among the available ones (SMAX-v0's action mask)."""
+    gen = torch.Generator().manual_seed(seed)
+    mask = env.action_mask()["ally"]
+    return {"ally": torch.where(mask, torch.rand(mask.shape, generator=gen), -1.0).argmax(-1)}
+
+
+#: SMAX-v0 (3m) at its start: the teams are 16 apart, so no attack is available yet
+SMAX_BAD = [
+    (lambda a: {"ally": torch.full_like(a["ally"], 5)}, ValueError,
+     r"actions\['ally'\]: ally_0 \(world 0\) chose action 5 \(attack enemy_0\), which is unavailable now; "
+     r"available: \[0, 1, 2, 3, 4\]"),
+    (lambda a: {"ally": a["ally"] + 8}, ValueError, r"expected Discrete\(8\) actions in \[0, 7\]"),
+]
+
+
+@pytest.mark.parametrize("mutate,error,match", SMAX_BAD)
+def test_unavailable_actions_are_refused_and_nothing_changes(mutate, error, match):
+    env, twin = twins("SMAX-v0")
+    with pytest.raises(error, match=match):
+        env.step(mutate(smax_available(env)))
+    for k in range(30):
+        actions = smax_available(env, seed=k)
+        for part_a, part_b in zip(env.step(actions)[:4], twin.step(actions)[:4]):
+            assert torch.equal(part_a["ally"], part_b["ally"])
+
+
+#: masks that user code builds (war_envs.core.validation.check_action_mask; GroupPolicy.act)
+MASK_BAD = [
+    (lambda a: a[:, :, :5], ValueError, r"mask: expected shape \(3, 3, 8\) \(\.\.\., n_actions\), got \(3, 3, 5\)"),
+    (lambda a: a.int(), TypeError, r"mask: expected dtype torch.bool \(True = available\)"),
+    (lambda a: a.numpy(), TypeError, "mask: expected a bool torch.Tensor"),
+    (lambda a: torch.zeros_like(a), ValueError, "mask: every agent needs at least one available action"),
+]
+
+
+@pytest.mark.parametrize("mutate,error,match", MASK_BAD)
+def test_bad_masks_get_one_clear_error(mutate, error, match):
+    from war_envs.core.validation import check_action_mask
+
+    env, _ = twins("SMAX-v0")
+    mask = env.action_mask()["ally"].clone()
+    with pytest.raises(error, match=match):
+        check_action_mask("mask", mutate(mask), tuple(mask.shape))
 
 
 CONTINUOUS_BAD = [
