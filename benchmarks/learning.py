@@ -80,7 +80,8 @@ def summarize_run(run_dir: Path, seed: int) -> dict:
         rows = list(csv.DictReader(f))
     logged = [float(r[key]) for r in rows if r.get(key) not in (None, "", "nan")][-5:]
     report = json.loads((run_dir / "eval.json").read_text())
-    row = {"seed": seed, "scenario": cfg.scenario, "metric": key, "env_steps": int(rows[-1]["env_steps"]),
+    row = {"seed": seed, "scenario": cfg.scenario, "env_kwargs": dict(cfg.env_kwargs), "metric": key,
+           "env_steps": int(rows[-1]["env_steps"]),
            "wall_s": float(rows[-1]["wall_s"]), "train_last5": statistics.mean(logged) if logged else math.nan}
     row.update({f"eval/{mode}": r.get(key, math.nan) for mode, r in report["results"].items()})
     row["eval"] = report["results"]

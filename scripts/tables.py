@@ -255,6 +255,21 @@ def learning_predator_prey(records: list[dict]) -> str:
                            bold=(0, 1, 2, 3))
 
 
+def learning_smax(*maps: list[dict]) -> str:
+    """SMAX-v0's win rates against the heuristic enemy, one results file per map (preset)."""
+    columns = [("train_last5", pct), ("eval/greedy", pct), ("eval/sample", pct), ("eval/random", pct),
+               ("env_steps", lambda x: f"{x / 1e6:.1f} M"), ("wall_s", wall)]
+    rows = []
+    for records in maps:
+        label = f"`{records[0]['env_kwargs']['map_name']}`"
+        for r in records:
+            rows.append([label, str(r["seed"]), *(fmt(r[key]) for key, fmt in columns)])
+        if len(records) > 1:
+            rows.append([label, *median_row(records, columns, bold=(0, 1, 2, 3))])
+    return table(["map", "seed", "training (last 5 updates)", "greedy", "sampled", "random", "env steps",
+                  "wall-clock"], ["l"] * 8, rows)
+
+
 def _tag_ratio(r):
     return r["eval/tagger_greedy_vs_random"] / r["eval/random"]
 
@@ -406,6 +421,7 @@ RENDERERS = {
     "learning-reference": learning_reference,
     "learning-spread-onpolicy": learning_spread_onpolicy,
     "learning-predator-prey": learning_predator_prey,
+    "learning-smax": learning_smax,
     "learning-tag": learning_tag,
     "learning-tag-summary": learning_tag_summary,
     "env-throughput-small": env_throughput_small,

@@ -46,7 +46,8 @@ nothing else (no probing for optional attributes, no tables keyed by scenario id
     True`` (a class or instance attribute) overrides ``action_mask`` and puts the same
     ``{group: bool [E, n_g, n]}`` in every step's ``info["action_mask"]`` (with SAME_STEP
     autoreset: the mask for the observation handed out, i.e. the new episode's where a world
-    was reset).  Its validated step refuses an unavailable action (an error naming the agent
+    was reset; the finished episode's last mask in ``info["final_action_mask"]``, valid where
+    ``info["_final_obs"]``).  Its validated step refuses an unavailable action (an error naming the agent
     and the action); ``step(trusted=True)`` does not look at the mask (the scenario documents
     what an unavailable action then does).  ``war_envs.core.validation.check_action_mask``
     checks a mask that user code builds or passes on.

@@ -49,8 +49,8 @@ truncates episodes.
 ``gym.make(..., max_episode_steps=k)`` adds Gymnasium's ``TimeLimit`` on top, so it can only
 shorten episodes; pass ``max_cycles=k`` to lengthen them.  ``gym.make_vec(...,
 max_episode_steps=k)`` sets ``max_cycles=k`` (Tag: ``episode_length=k``, which also sets the
-observed time fraction and when the end-of-game reward is paid; Gymnasium applies no
-``TimeLimit`` to vector envs).
+observed time fraction and when the end-of-game reward is paid; SMAX: ``max_steps=k - 1``, as
+its episodes last ``max_steps + 1`` steps; Gymnasium applies no ``TimeLimit`` to vector envs).
 
 **Seeding** (Gymnasium semantics): ``reset(seed=s)`` reseeds the world's random stream with
 ``s``; ``reset()`` continues it.  The vector env's world ``i`` after ``reset(seed=s)`` replays a
@@ -457,9 +457,9 @@ class JointEnv(gymnasium.Env):
         obs, rew, term, trunc, info = _step_checked(self.batched, group_actions)
         per_agent = self._layout.rewards(rew)
         reward = float(_sum_agents(per_agent)[0])
-        g0 = next(iter(self._layout.groups))
-        terminated = bool(_host(term[g0])[0, 0])
-        truncated = bool(_host(trunc[g0])[0, 0])
+        world_term, world_trunc = self.batched.world_flags()  # the world's (an agent can leave earlier)
+        terminated = bool(_host(world_term)[0])
+        truncated = bool(_host(world_trunc)[0])
         step_info: dict[str, Any] = {
             "rewards": {name: float(per_agent[0, i]) for i, name in enumerate(self._layout.names)}}
         for key, value in self._layout.metrics(info).items():
@@ -558,10 +558,12 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             if length not in registry.accepted_kwargs(cls):
                 raise ValueError(f"max_episode_steps: {scenario} has no episode-length argument "
                                  f"({length}) to set")
-            if length in kwargs and kwargs[length] != max_episode_steps:
+            offset = cls.episode_length_offset
+            if length in kwargs and kwargs[length] != max_episode_steps - offset:
+                extra = f" (episodes last {length} + {offset} steps)" if offset else ""
                 raise ValueError(f"max_episode_steps={max_episode_steps} and "
-                                 f"{length}={kwargs[length]!r} disagree; pass one of them")
-            kwargs[length] = max_episode_steps
+                                 f"{length}={kwargs[length]!r} disagree{extra}; pass one of them")
+            kwargs[length] = max_episode_steps - offset
         self.metadata = {**_DEFAULT_METADATA, **cls.metadata, "autoreset_mode": mode}
         self.render_mode = _check_render_mode(render_mode, self.metadata)
         self.scenario_id = scenario
@@ -683,9 +685,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
         per_agent = self._layout.rewards(rew)
         rewards = _sum_agents(per_agent)
-        g0 = next(iter(self._layout.groups))
-        terminations = np.array(_host(term[g0])[:, 0], dtype=np.bool_)
-        truncations = np.array(_host(trunc[g0])[:, 0], dtype=np.bool_)
+        world_term, world_trunc = self.batched.world_flags()  # the world's (an agent can leave earlier)
+        terminations = np.array(_host(world_term), dtype=np.bool_)
+        truncations = np.array(_host(world_trunc), dtype=np.bool_)
         done = terminations | truncations
         step_info: dict[str, Any] = {
             "rewards": {name: per_agent[:, i] for i, name in enumerate(self._layout.names)},

@@ -98,6 +98,7 @@ def struct_fields(F) -> dict:
         "truncated": wp.array(dtype=wp.bool), "agent_term": wp.array2d(dtype=wp.bool),
         "agent_trunc": wp.array2d(dtype=wp.bool), "obs": wp.array3d(dtype=wp.float32),
         "final_obs": wp.array3d(dtype=wp.float32), "mask": wp.array3d(dtype=wp.bool),
+        "final_mask": wp.array3d(dtype=wp.bool),
         "final_alive": wp.array2d(dtype=wp.bool), "won": wp.array(dtype=F),
         "allies_left": wp.array(dtype=wp.int32), "enemies_left": wp.array(dtype=wp.int32),
         "damage": wp.array(dtype=F),
@@ -324,16 +325,16 @@ def observe_agent(w: Any, e: int, i: int, out: Any):
 
 
 @wp.func
-def write_mask(w: Any, e: int, i: int):
+def write_mask(w: Any, e: int, i: int, mask: wp.array3d(dtype=wp.bool)):
     """JaxMARL's ``get_avail_actions`` for unit i: moves while alive, stop always, attacks on
     living units of the other team within attack range (in the other team's action order)."""
-    width = w.mask.shape[2]
+    width = mask.shape[2]
     for a in range(width):
-        w.mask[e, i, a] = False
+        mask[e, i, a] = False
     alive = w.alive[e, i]
     for a in range(NUM_MOVE - 1):
-        w.mask[e, i, a] = alive
-    w.mask[e, i, NUM_MOVE - 1] = True
+        mask[e, i, a] = alive
+    mask[e, i, NUM_MOVE - 1] = True
     if alive:
         rng = w.attack_range[w.types[e, i]]
         n_other = w.num_enemies
@@ -344,7 +345,7 @@ def write_mask(w: Any, e: int, i: int):
             if w.alive[e, u]:
                 d = dist2d(w.pos[e, u, 0], w.pos[e, u, 1], w.pos[e, i, 0], w.pos[e, i, 1])
                 if d < rng:
-                    w.mask[e, i, NUM_MOVE + m] = True
+                    mask[e, i, NUM_MOVE + m] = True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -875,12 +876,13 @@ def observe_kernel(World):
             if write_final != 0:
                 for i in range(w.num_agents):
                     observe_agent(w, e, i, w.final_obs)
+                    write_mask(w, e, i, w.final_mask)
                     w.final_alive[e, i] = w.alive[e, i]
             reset_world(w, e)
             start_episode(e, w.episode, w.t)
         for i in range(w.num_agents):
             observe_agent(w, e, i, w.obs)
-            write_mask(w, e, i)
+            write_mask(w, e, i, w.mask)
 
     return smax_observe
 

@@ -150,8 +150,8 @@ class SMAX(BatchedEnv):
     actions.
 
     **Alive mask** (``agents_can_leave``): ``info["alive"]`` / ``env.alive_mask`` —
-    ``{group: bool [E, n_g]}`` (SAME_STEP: the finished episode's last mask is
-    ``info["final_alive"]``).  **Info**: ``won`` [E] (1 at the step that ends a won episode),
+    ``{group: bool [E, n_g]}`` (SAME_STEP: the finished episode's last masks are
+    ``info["final_alive"]`` and ``info["final_action_mask"]``, valid where ``info["_final_obs"]``).  **Info**: ``won`` [E] (1 at the step that ends a won episode),
     ``allies_left``, ``enemies_left`` [E] (alive after the step), ``damage`` [E] (enemy health
     points lost this step), ``alive``, ``action_mask``.  **Episode metrics**: ``won`` (the
     progress metric; its mean is the win rate), ``allies_left``, ``enemies_left``,
@@ -367,7 +367,7 @@ class SMAX(BatchedEnv):
         self._check_allocation(self._common_world_bytes(n_ctrl) + world_bytes(
             ((A, 2), F), ((A,), wp.bool), ((A,), F), ((A,), wp.int32), ((A,), F), ((A, 2), F), ((A,), wp.int32),
             ((ne, 2), F), ((ne,), wp.int32), ((A,), wp.int32), ((A, 4), F), ((draws,), F), ((), wp.int32),
-            *[((n_ctrl,), wp.bool)] * 3, *[((n_ctrl, d), wp.float32)] * 2, ((n_ctrl, width), wp.bool),
+            *[((n_ctrl,), wp.bool)] * 3, *[((n_ctrl, d), wp.float32)] * 2, *[((n_ctrl, width), wp.bool)] * 2,
             ((), F), ((), wp.int32), ((), wp.int32), ((), F), ((A, 2), F), ((A,), F),
             ((K.NUM_SECTIONS,), wp.int32)), n_ctrl)
         self._allocate_common(n_ctrl)
@@ -423,6 +423,7 @@ class SMAX(BatchedEnv):
         w.obs = self._world_array((n_ctrl, d), wp.float32)
         w.final_obs = self._world_array((n_ctrl, d), wp.float32)
         w.mask = self._world_array((n_ctrl, width), wp.bool)
+        w.final_mask = self._world_array((n_ctrl, width), wp.bool)
         w.final_alive = self._world_array((n_ctrl,), wp.bool)
         w.won = self._world_array((), F)
         w.allies_left = self._world_array((), wp.int32)
@@ -452,8 +453,13 @@ class SMAX(BatchedEnv):
         self._trunc = {g: trunc[:, s.start:s.stop] for g, s in self.groups.items()}
         self._alive = {g: alive[:, s.start:s.stop] for g, s in self.groups.items()}
         self._final_alive_views = {g: final_alive[:, s.start:s.stop] for g, s in self.groups.items()}
-        self._masks = {g: mask[:, s.start:s.stop, :int(s.action_space.n)] for g, s in self.groups.items()} \
-            if self.has_action_mask else {}
+        final_mask = wp.to_torch(w.final_mask)
+        self._masks, self._final_masks = {}, {}
+        if self.has_action_mask:
+            for g, s in self.groups.items():
+                n = int(s.action_space.n)
+                self._masks[g] = mask[:, s.start:s.stop, :n]
+                self._final_masks[g] = final_mask[:, s.start:s.stop, :n]
         self._metrics = {"won": wp.to_torch(w.won), "allies_left": wp.to_torch(w.allies_left),
                          "enemies_left": wp.to_torch(w.enemies_left), "damage": wp.to_torch(w.damage),
                          "alive": self._alive}
@@ -466,6 +472,8 @@ class SMAX(BatchedEnv):
         info = super()._step_info()
         if self._mode_code == K.AUTORESET_SAME_STEP:
             info["final_alive"] = self._final_alive_views
+            if self.has_action_mask:
+                info["final_action_mask"] = self._final_masks
         return info
 
     # ------------------------------------------------------------------ scenario interface
