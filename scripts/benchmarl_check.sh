@@ -5,7 +5,8 @@
 #   1. tests/test_adapters_benchmarl.py: the task specs of Spread, PredatorPrey and Tag, and
 #      BenchMARL's MAPPO on Spread (two iterations and an evaluation through its Experiment;
 #      the policy moves, and the same seed gives the same policy), and
-#   2. the TorchRL adapter tests (what the BenchMARL tasks are built on) under torchrl 0.11.
+#   2. the TorchRL adapter tests (what the BenchMARL tasks are built on) and the action-mask
+#      front-end tests (TorchRL's action_mask key among them) under torchrl 0.11.
 #
 #   bash scripts/benchmarl_check.sh
 #
@@ -25,4 +26,4 @@ echo "[benchmarl-check] environment ready after ${SECONDS} s"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 export WARP_CACHE_PATH="${WARP_CACHE_PATH:-$HOME/.cache/war-envs/warp}"
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/test_adapters_benchmarl.py \
-    tests/test_adapters_torchrl.py tests/test_adapters_torchrl_env_object.py
+    tests/test_adapters_torchrl.py tests/test_adapters_torchrl_env_object.py tests/test_frontends_masks.py

@@ -30,4 +30,4 @@ if [ "${1:-}" = "--quick" ]; then
 fi
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/test_adapters_rllib.py \
     tests/test_gymnasium.py tests/test_pettingzoo.py tests/test_adapters_agents_as_envs.py \
-    tests/test_tag_frontends.py
+    tests/test_tag_frontends.py tests/test_frontends_masks.py

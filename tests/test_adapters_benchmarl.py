@@ -78,3 +78,38 @@ def test_benchmarl_mappo_trains_on_spread(tmp_path):
     again.run()
     for a, b in zip(after, _policy_parameters(again)):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_benchmarl_mappo_samples_available_actions_on_smax(tmp_path):
+    """SMAX-v0's masks reach BenchMARL: the task's action_mask_spec holds the group's
+    ``action_mask`` (not its observation spec), the policy is a MaskedCategorical reading it, and
+    MAPPO collects and trains on an env that refuses every unavailable action
+    (``strict_action_mask=True``)."""
+    task = WarEnvsClass(name="SMAX-v0", config={"max_steps": 20, "strict_action_mask": True})
+    env = task.get_env_fun(num_envs=4, continuous_actions=False, seed=0, device="cpu")()
+    masks = task.action_mask_spec(env)
+    assert list(masks.keys(True, True)) == [("ally", "action_mask")]
+    assert masks["ally", "action_mask"].shape == (3, 8) and masks["ally", "action_mask"].dtype == torch.bool
+    assert ("ally", "action_mask") not in task.observation_spec(env).keys(True)
+    env.close()
+    spread = WarEnvsTask.SPREAD.get_task(config={})
+    env = spread.get_env_fun(num_envs=2, continuous_actions=False, seed=0, device="cpu")()
+    assert spread.action_mask_spec(env) is None  # no masks, no mask spec
+    env.close()
+    folder = tmp_path / "smax"
+    folder.mkdir()
+    cfg = ExperimentConfig.get_from_yaml()
+    cfg.sampling_device = cfg.train_device = cfg.buffer_device = "cpu"
+    cfg.max_n_iters, cfg.max_n_frames = 2, None
+    cfg.on_policy_collected_frames_per_batch = 400
+    cfg.on_policy_n_envs_per_worker = 16
+    cfg.on_policy_n_minibatch_iters = 1
+    cfg.on_policy_minibatch_size = 200
+    cfg.evaluation, cfg.evaluation_interval, cfg.evaluation_episodes, cfg.render = True, 400, 2, False
+    cfg.loggers, cfg.save_folder, cfg.create_json = ["csv"], str(folder), False
+    cfg.checkpoint_interval, cfg.checkpoint_at_end = 0, False
+    exp = Experiment(task=task, algorithm_config=MappoConfig.get_from_yaml(), model_config=MlpConfig.get_from_yaml(),
+                     critic_model_config=MlpConfig.get_from_yaml(), seed=0, config=cfg)
+    assert ("ally", "action_mask") in exp.policy.in_keys
+    exp.run()   # a single unavailable action would raise in the strict env
+    assert exp.n_iters_performed == 2 and exp.total_frames == 800

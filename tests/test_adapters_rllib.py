@@ -56,6 +56,31 @@ def test_env_config_overrides_and_worker_seeds():
     other.close()
 
 
+def test_action_masks_come_through_the_infos():
+    """SMAX-v0's masks reach RLlib in the PettingZoo infos (int8 ``[n]`` per agent, the batched
+    env's); unmasked actions are played (JaxMARL's semantics), strict_action_mask refuses them."""
+    env = make_rllib_env("SMAX-v0", seed=0, max_steps=10)
+    obs, infos = env.reset(seed=0)
+    batched = env.par_env.batched
+    for t in range(12):
+        mask = batched.action_mask()["ally"][0].numpy()
+        assert set(infos) == set(env.par_env.agents)
+        for agent in infos:
+            k = int(agent.split("_")[1])
+            assert infos[agent]["action_mask"].dtype == np.int8
+            np.testing.assert_array_equal(infos[agent]["action_mask"], mask[k].astype(np.int8))
+        if not env.par_env.agents:
+            break
+        obs, rew, term, trunc, infos = env.step({a: 7 for a in env.par_env.agents})  # attacks out of range
+        infos = {a: i for a, i in infos.items() if a in env.par_env.agents}
+    env.close()
+    strict = make_rllib_env("SMAX-v0", seed=0, strict_action_mask=True)
+    strict.reset(seed=0)
+    with pytest.raises(ValueError, match="unavailable now"):
+        strict.step({a: 7 for a in strict.par_env.agents})
+    strict.close()
+
+
 def test_bad_arguments_fail_early():
     with pytest.raises(ValueError, match="unknown scenario"):
         rllib_env_creator("Sprad-v0")

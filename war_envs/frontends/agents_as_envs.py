@@ -29,8 +29,8 @@ obs, rew, term, trunc, info = envs.step(envs.action_space.sample())
   others): ``info["action_mask"]`` int8 ``[E*A, n]`` (1 = available) with
   ``info["_action_mask"]``, Gymnasium's vector-info layout, at ``reset`` and every ``step``:
   each sub-env's mask for the observation handed out (a reset world's: its new episode's);
-  SAME_STEP: the finished episodes' last masks in ``info["final_info"]["action_mask"]`` where
-  the scenario hands them out (``info["final_action_mask"]``).  Every action of the space is
+  SAME_STEP: the finished episodes' last masks (``info["final_action_mask"]``) in
+  ``info["final_info"]["action_mask"]``.  Every action of the space is
   played, an unavailable one as the scenario's trusted step plays it (SMAX-v0: JaxMARL's
   semantics); ``strict_action_mask=True`` refuses it (a ``ValueError`` naming the sub-env, its
   agent and world, before anything is stepped).
@@ -350,9 +350,8 @@ class AgentsAsEnvs(gymnasium.vector.VectorEnv):
             final_obs = np.full(self.num_envs, None, dtype=object)
             for i in np.flatnonzero(done):
                 final_obs[i] = final[i]
-            final_masks = info.get("final_action_mask") if masked else None
             infos = {"final_obs": final_obs, "_final_obs": done,
-                     "final_info": {} if final_masks is None else self._mask_info(final_masks, done),
+                     "final_info": self._mask_info(info["final_action_mask"], done) if masked else {},
                      "_final_info": done.copy()}
         if masked:  # every sub-env's mask for the observation handed out (a new episode's if reset)
             infos.update(self._mask_info(info["action_mask"], np.ones(self.num_envs, dtype=np.bool_)))

@@ -38,11 +38,11 @@ at ``reset`` and every ``step``, so ``env.action_space.sample(mask=info["action_
 available actions; the flat view's ``action_masks()`` is sb3-contrib's ``MaskablePPO`` layout.
 The vector env lays them out as ``SyncVectorEnv`` over ``gym.make`` does: a world reset in a
 step has its new episode's mask (``NEXT_STEP``: the reset's; ``SAME_STEP``: the finished
-episode's last one is in ``final_info`` where the scenario hands it out,
-``info["final_action_mask"]``).  Every action of the space is taken, an unavailable one played
-as the scenario plays it (SMAX-v0: JaxMARL's semantics), as ``check_env`` needs;
-``strict_action_mask=True`` (``gym.make`` / ``gym.make_vec`` argument) refuses it with a
-``ValueError`` naming the agent (and world), the action and the available ones.
+episode's last one, ``info["final_action_mask"]``, is in ``final_info``).  Every action of the
+space is taken, an unavailable one played as the scenario plays it (SMAX-v0: JaxMARL's
+semantics), as ``check_env`` needs; ``strict_action_mask=True`` (``gym.make`` /
+``gym.make_vec`` argument) refuses it with a ``ValueError`` naming the agent (and world), the
+action and the available ones.
 
 **Episode length**: the scenario's ``max_cycles`` (25 for MPE; ``episode_length`` for Tag)
 truncates episodes.
@@ -703,9 +703,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                     final_obs[i] = {name: final[name][i].copy() for name in self._layout.names}
                 infos["final_obs"], infos["_final_obs"] = final_obs, done.copy()
                 final_info = step_info
-                final_masks = info.get("final_action_mask") if masked else None
-                if final_masks is not None:  # the finished episodes' last masks
-                    final_info = {**step_info, "action_mask": self._layout.masks(final_masks, None)}
+                if masked:  # the finished episodes' last masks
+                    final_info = {**step_info, "action_mask": self._layout.masks(info["final_action_mask"], None)}
                 infos["final_info"] = _vector_info(final_info, done)
                 infos["_final_info"] = done.copy()
             reset_worlds = done

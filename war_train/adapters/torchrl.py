@@ -54,11 +54,10 @@ Layout (``E`` worlds, groups ``g`` of ``n_g`` agents; VMAS's keys plus a real ``
   spec's mask updated to it (``update_mask``), so ``env.rand_action()``, ``rollout()`` without a
   policy and ``check_env_specs`` draw available actions only; pass the key to a masked
   distribution (``MaskedCategorical(logits, mask=...)``).  SAME_STEP: a restarted world's step
-  output carries its final mask where the scenario hands it out
-  (``info["final_action_mask"]``).  Every action of the space is played, an unavailable one as
-  the scenario's trusted step plays it (SMAX-v0: JaxMARL's semantics);
-  ``strict_action_mask=True`` refuses it (a ``ValueError`` naming the tensordict key, the agent
-  and the world).
+  output carries its final mask (``info["final_action_mask"]``).  Every action of the space is
+  played, an unavailable one as the scenario's trusted step plays it (SMAX-v0: JaxMARL's
+  semantics); ``strict_action_mask=True`` refuses it (a ``ValueError`` naming the tensordict
+  key, the agent and the world).
 - Every returned tensor is a copy (never a view of the Warp buffers).
 - Per-agent done keys carry the world's flags (all agents of a world end together, as in
   VMAS): an agent that leaves early (Tag's tagged runners) keeps stepping with the zero
@@ -251,8 +250,8 @@ class TorchRLEnv(EnvBase):
             final = info["final_obs"]
             obs = {s: torch.where(restarted.view(-1, *([1] * (obs[s].dim() - 1))), final[s], obs[s])
                    for s in self._env.groups}
-            final_masks = info.get("final_action_mask") if self._masked else None
-            if final_masks is not None:
+            if self._masked:
+                final_masks = info["final_action_mask"]
                 masks = {s: torch.where(restarted.view(-1, 1, 1), final_masks[s], masks[s]) for s in masks}
         return self._output(obs, reward=rew, masks=masks)
 
