@@ -31,10 +31,17 @@ CollectTreasure-v0  collect_treasure_v1         -                        -
 Command-v0          -                           -                        -
 Tag-v0              -                           -                        -
 Relay-v0            -                           -                        -
+SMAX-v0:<map> [3]   -                           -                        HeuristicEnemySMAX [3]
 ==================  ==========================  =======================  ==========================
 
 [1] the names passed to ``vmas.make_env`` and, prefixed with ``MPE_``, to ``jaxmarl.make``.
 [2] with ``action_type="Discrete"``: JaxMARL's world_comm defaults to continuous actions.
+[3] one row per map of ``MAPS`` (3m, 2s3z, 5m_vs_6m, smacv2_5_units, 27m_vs_30m): ours
+    ``war_envs.make("SMAX-v0", map_name=map)``, JaxMARL's
+    ``jaxmarl.make("HeuristicEnemySMAX", scenario=map_name_to_scenario(map))``, both at their
+    defaults (heuristic enemy, discrete actions, ``max_steps=100``, episodes that end when a team
+    is dead).  ``--scenarios SMAX-v0`` selects every map, ``--scenarios SMAX-v0:3m`` one; they are
+    measured at 1, 64, 512 and 4096 worlds (1 and 512 with ``--quick``) unless ``--worlds`` says.
 
 A registered id missing from this table (a scenario added later) is measured for war-envs
 alone; an id in the table that is not registered (yet) is skipped with a message.
@@ -42,8 +49,9 @@ alone; an id in the table that is not registered (yet) is skipped with a message
 Every framework uses its own discrete action spaces (per agent, drawn uniformly: e.g. our
 SpeakerListener speaker Discrete(3) / listener Discrete(5), Reference Discrete(50), Tag-v0
 MultiDiscrete([11, 11]); VMAS' discrete 2-D movement has 9 actions, not 5, and its
-communicating agents get one Discrete over movement x message), 25-step episodes and automatic
-reset, and draws its random actions inside the timed loop:
+communicating agents get one Discrete over movement x message), 25-step episodes (the
+peerless Tag-v0 and Relay-v0 their default 100 and 50, SMAX at most 101: ``EPISODE_LIMITS``) and
+automatic reset, and draws its random actions inside the timed loop:
 
 * war-envs: ``torch.randint`` (one reused ``torch.Generator``).  Where every agent has the
   same ``Discrete(n)`` (``env.joint_action_space``), one draw of all agents' actions into a
@@ -74,15 +82,26 @@ reset, and draws its random actions inside the timed loop:
   folded into a checksum carried through the scan so XLA cannot dead-code-eliminate them (every
   other framework materialises them too).  Compile time is excluded.
 
+Where some actions are unavailable at times (the scenarios of ``ACTION_MASKED``: SMAX), every
+framework draws uniformly among the available ones, the same way: the argmax of uniform noise
+plus the availability mask (available actions score in [1, 2), the others in [0, 1)).  Ours
+reads the mask from each step's ``info["action_mask"]`` (``env.action_mask()`` before the first
+step) and draws it with ``torch.rand`` into buffers made once (the validated loop: new tensors
+every step); JaxMARL computes ``env.get_avail_actions(state)`` inside the scanned step and draws
+with ``jax.random.uniform``; our PettingZoo ``ParallelEnv`` each live agent's action from its
+``infos[agent]["action_mask"]`` (numpy).  SMAX's episodes last at most 101 steps
+(``max_steps=100``), fewer when a team is dead, auto-reset in every framework.
+
 Timing protocol: each measurement first runs two warm-up calls (JIT / kernel compilation,
 caches, first resets), then one calibration call that sizes the measurement to about
 ``--target-s`` seconds (1.5 s; 0.25 s with ``--quick``), then three timed repeats with
 ``time.perf_counter``; the median is reported.  ``--rounds N`` repeats the whole measurement N
 times, every (framework, scenario) once per round with the frameworks in turn (so a change in
 background load falls on all of them alike), and reports the median round (the lower middle
-one for an even N) with every round's env-steps/s in ``round_env_steps_per_s``.  One "call" is one 25-step episode for the
-Python-loop frameworks and one scanned chunk of 25..1000 steps for jaxmarl.  ``--quick``
-measures 1 and 1024 worlds only (mpe2 at 1 world) for 0.25 s per repeat.
+one for an even N) with every round's env-steps/s in ``round_env_steps_per_s``.  One "call" is
+25 steps for the Python-loop frameworks and one scanned chunk of 25..1000 steps for jaxmarl
+(SMAX: fewer at large sizes, ``steps_per_call``).  ``--quick`` measures 1 and 1024 worlds only
+(SMAX 1 and 512; mpe2 at 1 world) for 0.25 s per repeat.
 
 Isolation and pinning
 ---------------------
@@ -177,8 +196,34 @@ SCENARIOS = (
     "Tag-v0",  # no peer equivalent (benchmarks/tag_scale.py compares it with simple_tag)
     "Relay-v0",  # no peer equivalent (the WAR task where the commander matters)
 )
+# Registered ids measured on several maps: one row per map, labelled "<id>:<map>" and made as
+# ``war_envs.make(id, map_name=map)``.  ``--scenarios <id>`` selects every map of the id.
+MAPS = {"SMAX-v0": ("3m", "2s3z", "5m_vs_6m", "smacv2_5_units", "27m_vs_30m")}
+SCENARIOS += tuple(f"{env_id}:{m}" for env_id, maps in MAPS.items() for m in maps)
 DEFAULT_WORLDS = (1, 64, 1024, 8192)
 QUICK_WORLDS = (1, 1024)
+# Registered ids measured at other sizes than DEFAULT_WORLDS / QUICK_WORLDS: (default, --quick).
+WORLDS = {"SMAX-v0": ((1, 64, 512, 4096), (1, 512))}
+# Registered ids whose episodes are not EPISODE_LEN steps (measured at their defaults): their
+# longest episode (SMAX: both sides' default max_steps=100 gives episodes of at most 101 steps,
+# as JaxMARL counts them; one ends sooner when a team is dead).
+EPISODE_LIMITS = {"Tag-v0": 100, "Relay-v0": 50, "SMAX-v0": 101}
+# Registered ids whose actions are unavailable at times (``env.has_action_mask``): every
+# framework draws its random actions among the available ones.
+ACTION_MASKED = ("SMAX-v0",)
+
+
+def split_scenario(scenario: str) -> tuple[str, dict]:
+    """A row's label -> (registered id, constructor arguments): ``"SMAX-v0:3m"`` ->
+    ``("SMAX-v0", {"map_name": "3m"})``, ``"Spread-v0"`` -> ``("Spread-v0", {})``."""
+    env_id, sep, map_name = scenario.partition(":")
+    return env_id, ({"map_name": map_name} if sep else {})
+
+
+def default_worlds(scenario: str, quick: bool) -> tuple[int, ...]:
+    """The world counts a scenario is measured at when ``--worlds`` is not given."""
+    default, short = WORLDS.get(split_scenario(scenario)[0], (DEFAULT_WORLDS, QUICK_WORLDS))
+    return short if quick else default
 
 # Scenario -> each peer's equivalent environment (a scenario missing here: "-" for that peer).
 # Keyword arguments only where the peer's default differs or to make the size explicit.
@@ -218,6 +263,8 @@ JAXMARL_ENVS = {
     "PredatorPrey-v0": ("MPE_simple_tag_v3", {}),
     # JaxMARL's world_comm defaults to continuous actions; its discrete decoder exists.
     "WorldComm-v0": ("MPE_simple_world_comm_v3", {"action_type": "Discrete"}),
+    # SMAX: the worker passes scenario=jaxmarl.environments.smax.map_name_to_scenario(map)
+    **{f"SMAX-v0:{m}": ("HeuristicEnemySMAX", {"scenario": m}) for m in MAPS["SMAX-v0"]},
 }
 PEER_ENVS = {"mpe2": MPE2_ENVS, "vmas": VMAS_ENVS, "jaxmarl": JAXMARL_ENVS}
 
@@ -297,13 +344,23 @@ def _measure(run, steps_per_call: int, worlds: int, target_s: float) -> dict:
     }
 
 
-def _bench_ours(scenario: str, worlds: int):
-    import torch
+def _make_ours(scenario: str, worlds: int):
     import war_envs
 
-    env = war_envs.make(scenario, num_envs=worlds, device="cpu", seed=0)
+    env_id, kwargs = split_scenario(scenario)
+    env = war_envs.make(env_id, num_envs=worlds, device="cpu", seed=0, **kwargs)
     env.reset()
+    return env
+
+
+def _bench_ours(scenario: str, worlds: int):
+    import torch
+
+    env = _make_ours(scenario, worlds)
     gen = torch.Generator().manual_seed(0)
+    if env.has_action_mask:
+        steps = steps_per_call(scenario, worlds, env.num_agents, scanned=False)
+        return env.num_agents, _masked_runner(env, gen, steps, validated=False), steps
     joint = env.joint_action_space
     if joint is not None and hasattr(joint, "n"):
         # Every agent has the same Discrete(n): all agents' actions are one [worlds, agents]
@@ -358,16 +415,53 @@ def _bench_ours(scenario: str, worlds: int):
     return env.num_agents, run, EPISODE_LEN
 
 
+def masked_draw(mask, gen, noise=None, out=None):
+    """Uniform random available actions (torch): the argmax over the last axis of ``torch.rand``
+    noise plus ``mask`` (bool ``[..., n]``: available actions score in [1, 2), the others in
+    [0, 1)).  ``noise`` (float32, ``mask``'s shape) and ``out`` (int64, without the last axis):
+    buffers to reuse; without them, new tensors."""
+    import torch
+
+    noise = torch.rand(mask.shape, generator=gen, out=noise)
+    return torch.argmax(noise.add_(mask), dim=-1, out=out)
+
+
+def _masked_runner(env, gen, steps: int, validated: bool):
+    """``run(calls)`` drawing each Discrete group's actions among the available ones
+    (``masked_draw`` from the step's ``info["action_mask"]``).  Trusted: into buffers made once,
+    stepped with ``trusted=True``; ``validated``: new tensors every step, the validated step."""
+    import torch
+
+    masks = [env.action_mask()]  # the mask of the observations just handed out
+    noise = {g: torch.empty(m.shape) for g, m in masks[0].items()}
+    actions = {g: torch.empty(m.shape[:2], dtype=torch.int64) for g, m in masks[0].items()}
+
+    def run(calls):
+        mask = masks[0]
+        for _ in range(calls * steps):
+            if validated:
+                mask = env.step({g: masked_draw(m, gen) for g, m in mask.items()})[4]["action_mask"]
+            else:
+                for g, m in mask.items():
+                    masked_draw(m, gen, noise[g], actions[g])
+                mask = env.step(actions, trusted=True)[4]["action_mask"]
+        masks[0] = mask
+
+    return run
+
+
 def _bench_ours_validated(scenario: str, worlds: int):
     """The loop a user writes first: each group's actions drawn every step with
     ``torch.randint`` (int64, the default; one draw per group, one per MultiDiscrete component)
-    and stepped as ``env.step({group: tensor})``, validated (``trusted=False``, the default)."""
+    and stepped as ``env.step({group: tensor})``, validated (``trusted=False``, the default).
+    With an action mask, the available actions' draw of ``_masked_runner``, new tensors."""
     import torch
-    import war_envs
 
-    env = war_envs.make(scenario, num_envs=worlds, device="cpu", seed=0)
-    env.reset()
+    env = _make_ours(scenario, worlds)
     gen = torch.Generator().manual_seed(0)
+    if env.has_action_mask:
+        steps = steps_per_call(scenario, worlds, env.num_agents, scanned=False)
+        return env.num_agents, _masked_runner(env, gen, steps, validated=True), steps
     draws = []
     for g, spec in env.groups.items():
         space = spec.action_space
@@ -422,18 +516,35 @@ def _bench_ours_pettingzoo(scenario: str, worlds: int):
     import numpy as np
     import war_envs
 
-    envs = []
+    env_id, kwargs = split_scenario(scenario)
+    envs, infos = [], []
     for i in range(worlds):
-        env = war_envs.parallel_env(scenario, seed=i)
-        env.reset()
+        env = war_envs.parallel_env(env_id, seed=i, **kwargs)
+        infos.append(env.reset()[1])
         envs.append(env)
     agents = list(envs[0].possible_agents)
+    rng = np.random.default_rng(0)
+    if env_id in ACTION_MASKED:
+        # each live agent's action among the available ones (its infos[agent]["action_mask"]), the
+        # draw of _masked_runner: the argmax of uniform noise plus the mask
+        def run_masked(calls):
+            for _ in range(calls * EPISODE_LEN):
+                for i, env in enumerate(envs):
+                    info = infos[i]
+                    actions = {}
+                    for a in env.agents:
+                        mask = info[a]["action_mask"]
+                        actions[a] = int(np.argmax(rng.random(mask.shape[0]) + mask))
+                    infos[i] = env.step(actions)[4]
+                    if not env.agents:  # episode over
+                        infos[i] = env.reset()[1]
+
+        return len(agents), run_masked, EPISODE_LEN
     # Discrete(n) -> an int; MultiDiscrete(nvec) -> an int64 array, one draw per component
     spaces = [envs[0].action_space(a) for a in agents]
     bounds = [np.asarray(sp.nvec) if hasattr(sp, "nvec") else int(sp.n) for sp in spaces]
     discrete = all(isinstance(b, int) for b in bounds)
     n_actions = np.array(bounds) if discrete else None
-    rng = np.random.default_rng(0)
 
     def run(calls):
         for _ in range(calls * EPISODE_LEN):
@@ -498,23 +609,53 @@ def _bench_jaxmarl(scenario: str, worlds: int):
     import jaxmarl
 
     name, kwargs = JAXMARL_ENVS[scenario]
-    env = jaxmarl.make(name, max_steps=EPISODE_LEN, **kwargs)
-    # Steps per jitted call: long enough that dispatch overhead is negligible
-    # at small sizes, short enough that calibration stays fine-grained.
-    chunk_steps = EPISODE_LEN * max(1, min(40, 1024 // worlds))
-    return env.num_agents, jaxmarl_runner(env, worlds, chunk_steps), chunk_steps
+    masked = split_scenario(scenario)[0] in ACTION_MASKED
+    if masked:  # SMAX: the map's Scenario, every other argument at its default (as ours)
+        from jaxmarl.environments.smax import map_name_to_scenario
+
+        env = jaxmarl.make(name, **dict(kwargs, scenario=map_name_to_scenario(kwargs["scenario"])))
+    else:
+        env = jaxmarl.make(name, max_steps=EPISODE_LEN, **kwargs)
+    chunk_steps = steps_per_call(scenario, worlds, env.num_agents, scanned=True)
+    return env.num_agents, jaxmarl_runner(env, worlds, chunk_steps, masked=masked), chunk_steps
 
 
-def jaxmarl_runner(env, worlds: int, chunk_steps: int):
+def steps_per_call(scenario: str, worlds: int, agents: int, scanned: bool) -> int:
+    """The steps of one measured call (``_measure``): JaxMARL's steps per jitted chunk
+    (``scanned``) or a Python loop's.  A chunk is long enough that dispatch overhead is negligible
+    at small sizes, short enough that calibration stays fine-grained: MPE 1000 steps at 1 world
+    down to 25 from 1024 worlds on, a loop one 25-step episode.  SMAX, whose steps cost far more
+    (eight world steps each, pairwise unit interactions), about 76 800 agent-steps per call
+    (3m: 1000 steps at 1 world, 400 at 64, 50 at 512, 6 at 4096; 27m_vs_30m 44 at 64, 5 at 512,
+    1 at 4096), and a loop at most 25 of them."""
+    if split_scenario(scenario)[0] in ACTION_MASKED:
+        chunk = max(1, min(1000, 76_800 // (worlds * agents)))
+        return chunk if scanned else min(EPISODE_LEN, chunk)
+    return EPISODE_LEN * max(1, min(40, 1024 // worlds)) if scanned else EPISODE_LEN
+
+
+def jaxmarl_masked_draw(key, avail):
+    """Uniform random available actions: the argmax of uniform noise plus the availability mask
+    (``avail``: [..., n_actions], 1 = available; available actions score in [1, 2), the others
+    in [0, 1)), as the war-envs side draws them."""
+    import jax
+    import jax.numpy as jnp
+
+    return jnp.argmax(jax.random.uniform(key, avail.shape) + avail, axis=-1)
+
+
+def jaxmarl_runner(env, worlds: int, chunk_steps: int, masked: bool = False):
     """``run(calls)`` for a JaxMARL env: ``calls`` jitted chunks of ``chunk_steps`` vmapped steps
-    (``lax.scan``), random actions from ``jax.random``, the outputs consumed into a checksum so
-    XLA cannot drop them (also used by tag_scale.py)."""
+    (``lax.scan``), random actions from ``jax.random`` (``masked``: among the available ones,
+    ``env.get_avail_actions(state)`` in the scanned step), the outputs consumed into a checksum
+    so XLA cannot drop them (also used by tag_scale.py)."""
     import jax
     import jax.numpy as jnp
 
     agents = list(env.agents)
     spaces = [env.action_space(a) for a in agents]
     step = jax.vmap(env.step)
+    avail_actions = jax.vmap(env.get_avail_actions) if masked else None
 
     def draw(k, space):
         if hasattr(space, "n"):  # Discrete
@@ -525,7 +666,11 @@ def jaxmarl_runner(env, worlds: int, chunk_steps: int):
         key, state, checksum = carry
         key, k_act, k_step = jax.random.split(key, 3)
         act_keys = jax.random.split(k_act, len(agents))
-        actions = {a: draw(k, space) for a, k, space in zip(agents, act_keys, spaces)}
+        if masked:
+            avail = avail_actions(state)  # {agent: [worlds, n_actions]}
+            actions = {a: jaxmarl_masked_draw(k, avail[a]) for a, k in zip(agents, act_keys)}
+        else:
+            actions = {a: draw(k, space) for a, k, space in zip(agents, act_keys, spaces)}
         obs, state, rew, _, _ = step(jax.random.split(k_step, worlds), state, actions)
         for a in agents:
             checksum = checksum + jnp.sum(obs[a]) + jnp.sum(rew[a])
@@ -705,24 +850,32 @@ def registered_ids() -> list[str] | None:
     return list(war_envs.registered_ids())
 
 
+def known_ids() -> list[str]:
+    """The registered ids of this benchmark's table (a scenario measured on several maps once)."""
+    return list(dict.fromkeys(split_scenario(s)[0] for s in SCENARIOS))
+
+
 def resolve_scenarios(requested: list[str] | None) -> tuple[list[str], list[str]]:
     """(scenarios to measure, skip messages).  Default: every scenario of ``SCENARIOS`` plus
-    any registered id the table does not know yet; ids that are not registered are skipped."""
+    any registered id the table does not know yet; an id of ``MAPS`` stands for all its maps;
+    ids that are not registered are skipped."""
     registered = registered_ids()
     if requested is None:
         requested = list(SCENARIOS)
         if registered is not None:
-            requested += [s for s in registered if s not in SCENARIOS]
+            requested += [s for s in registered if s not in known_ids()]
+    requested = list(dict.fromkeys(
+        label for s in requested for label in ([f"{s}:{m}" for m in MAPS[s]] if s in MAPS else [s])))
     skipped = []
     for s in requested:
         if s not in SCENARIOS:
             log(f"{s}: not in this benchmark's table, measuring war-envs only")
     if registered is not None:
         for s in requested:
-            if s not in registered:
+            if split_scenario(s)[0] not in registered:
                 skipped.append(f"{s}: not registered in war_envs (yet), skipped")
                 log(skipped[-1])
-        requested = [s for s in requested if s in registered]
+        requested = [s for s in requested if split_scenario(s)[0] in registered]
     return requested, skipped
 
 
@@ -750,7 +903,6 @@ def collect(args) -> list[dict]:
     framework), sorted in table order, with ``ours_over_peer`` filled in."""
     cpus, threads = pick_cpus(args)
     base_cfg = {
-        "worlds": args.worlds,
         "target_s": args.target_s,
         "cpus": cpus,
         "threads": threads,
@@ -785,14 +937,14 @@ def collect(args) -> list[dict]:
                 elif python is None:
                     result = {"error": reason}
                 else:
-                    cfg = dict(base_cfg, scenarios=[scenario])
+                    cfg = dict(base_cfg, scenarios=[scenario], worlds=args.worlds_of[scenario])
                     result = run_worker(framework, python, cfg, timeout_s, envs[framework])
                 results.setdefault((framework, scenario), []).append(result)
 
     records = []
     for (framework, scenario), rounds in results.items():
         result = next((r for r in rounds if r.get("versions")), rounds[0])
-        for worlds in args.worlds:
+        for worlds in args.worlds_of[scenario]:
             rows = [next((r for r in res.get("rows", []) if r["worlds"] == worlds), {}) for res in rounds]
             measured = [r for r in rows if r.get("env_steps_per_s") is not None]
             # the median round (the lower middle one for an even count) gives every figure
@@ -821,7 +973,7 @@ def collect(args) -> list[dict]:
                     "setup_s": row.get("setup_s"),
                     "warmup_s": row.get("warmup_s"),
                     "target_s": args.target_s,
-                    "episode_len": EPISODE_LEN,
+                    "episode_len": EPISODE_LIMITS.get(split_scenario(scenario)[0], EPISODE_LEN),
                     "repeats": REPEATS,
                     "version": result.get("version"),
                     "cpus": result.get("cpus", cpus),
@@ -952,7 +1104,8 @@ def print_table(records: list[dict], args) -> None:
     else:
         how = f"{threads} thread(s) on cpu {','.join(map(str, cpus))}"
     print(
-        f"\nEnv throughput: {how}, {EPISODE_LEN}-step episodes with auto-reset, random actions, "
+        f"\nEnv throughput: {how}, {EPISODE_LEN}-step episodes (else EPISODE_LIMITS) with auto-reset, "
+        f"random (available) actions, "
         f"median of {REPEATS} x ~{args.target_s:g} s.\nCells: agent-steps/s; ours/peer: our "
         f"env-steps/s over the peer's; \"-\": the peer has no such scenario; \"n/r\": not run "
         f"(mpe2 and {OURS_PZ} above {MPE2_MAX_WORLDS_QUICK if args.quick else MPE2_MAX_WORLDS} "
@@ -993,13 +1146,14 @@ def comma_list(text: str) -> list[str]:
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true",
-                   help="1 and 1024 worlds (mpe2 at 1), 0.25 s repeats")
+                   help="1 and 1024 worlds (SMAX 1 and 512; mpe2 at 1), 0.25 s repeats")
     p.add_argument("--json", metavar="PATH",
                    help="also write one record per (scenario, worlds, framework) as a JSON list")
     p.add_argument("--worlds", type=lambda s: [int(w) for w in comma_list(s)],
-                   help="comma-separated world counts (default 1,64,1024,8192)")
+                   help="comma-separated world counts (default 1,64,1024,8192; SMAX 1,64,512,4096)")
     p.add_argument("--scenarios", type=comma_list,
-                   help="comma-separated scenario ids (default: every registered one)")
+                   help="comma-separated scenario ids, SMAX-v0 for every SMAX map or SMAX-v0:<map> "
+                        "for one (default: every registered one)")
     p.add_argument("--peers", type=comma_list, default=list(PEERS),
                    help=f"comma-separated peers, may be empty (default {','.join(PEERS)})")
     p.add_argument("--pettingzoo", action=argparse.BooleanOptionalAction, default=True,
@@ -1026,8 +1180,9 @@ def parse_args(argv=None):
 
     if args._worker:
         return args
-    if args.worlds is None:
-        args.worlds = list(QUICK_WORLDS if args.quick else DEFAULT_WORLDS)
+    for w in args.worlds or []:
+        if w < 1:
+            p.error(f"--worlds: every world count must be >= 1, got {w}")
     if args.target_s is None:
         args.target_s = 0.25 if args.quick else 1.5
     for peer in args.peers:
@@ -1040,11 +1195,13 @@ def parse_args(argv=None):
     if args.scenarios is not None:
         registered = registered_ids() or []
         for s in args.scenarios:
-            if s not in SCENARIOS and s not in registered:
-                p.error(f"unknown scenario {s!r} (choose from {', '.join(SCENARIOS)})")
+            if s not in SCENARIOS and s not in MAPS and s not in registered:
+                p.error(f"unknown scenario {s!r} (choose from {', '.join([*SCENARIOS, *MAPS])})")
     args.scenarios, args.skipped = resolve_scenarios(args.scenarios)
     if not args.scenarios:
         p.error("no scenario to measure")
+    # each scenario's world counts: --worlds, else its default (WORLDS)
+    args.worlds_of = {s: list(args.worlds or default_worlds(s, args.quick)) for s in args.scenarios}
     args.meta = _results.metadata("env_throughput.py", argv, FRAMEWORK_DISTS[OURS] + EXTRA_DISTS[OURS])
     return args
 

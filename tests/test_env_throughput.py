@@ -4,7 +4,11 @@ assertions: the figures are measured by hand on a quiet machine."""
 
 import importlib.util
 import json
+import os
 import pathlib
+import subprocess
+
+import pytest
 
 import war_envs
 from war_envs.registry import scenario_class
@@ -22,7 +26,7 @@ def load():
 def test_scenario_table_covers_every_registered_id():
     et = load()
     registered = war_envs.registered_ids()
-    assert set(registered) <= set(et.SCENARIOS), set(registered) - set(et.SCENARIOS)
+    assert set(registered) <= set(et.known_ids()), set(registered) - set(et.known_ids())
     assert len(set(et.SCENARIOS)) == len(et.SCENARIOS)
     for peer, envs in et.PEER_ENVS.items():
         assert set(envs) <= set(et.SCENARIOS), peer
@@ -33,9 +37,71 @@ def test_scenario_table_covers_every_registered_id():
             assert et.MPE2_ENVS[env_id][0] == module, env_id
         else:
             assert env_id not in et.MPE2_ENVS, env_id
-    # The default selection is every registered id, in table order.
+    # The default selection is every registered id (every map of a MAPS one), in table order.
     args = et.parse_args(["--peers", ""])
-    assert set(args.scenarios) == set(registered) and not args.skipped
+    assert args.scenarios == [s for s in et.SCENARIOS if et.split_scenario(s)[0] in registered]
+    assert {et.split_scenario(s)[0] for s in args.scenarios} == set(registered) and not args.skipped
+
+
+def test_smax_rows_are_jaxmarls_maps_with_action_masks():
+    from war_envs.scenarios.smax.maps import MAPS as SMAX_MAPS
+
+    et = load()
+    # every map a map of SMAX-v0 (JaxMARL's map names), its row labelled and made as SMAX-v0's
+    assert set(et.MAPS) == {"SMAX-v0"} and set(et.MAPS["SMAX-v0"]) <= set(SMAX_MAPS)
+    for m in et.MAPS["SMAX-v0"]:
+        assert et.split_scenario(f"SMAX-v0:{m}") == ("SMAX-v0", {"map_name": m})
+        assert et.JAXMARL_ENVS[f"SMAX-v0:{m}"] == ("HeuristicEnemySMAX", {"scenario": m})
+    assert et.split_scenario("Spread-v0") == ("Spread-v0", {})
+    # the masked draws exactly where our env has an action mask (default arguments); the
+    # recorded episode limit is the default env's longest episode
+    for env_id in war_envs.registered_ids():
+        env = war_envs.make(env_id, num_envs=1)
+        assert env.has_action_mask == (env_id in et.ACTION_MASKED), env_id
+        assert env.max_cycles == et.EPISODE_LIMITS.get(env_id, et.EPISODE_LEN), env_id
+        env.close()
+    # the id selects every map; its own sizes unless --worlds says; --quick keeps working
+    args = et.parse_args(["--scenarios", "SMAX-v0", "--peers", ""])
+    assert args.scenarios == [f"SMAX-v0:{m}" for m in et.MAPS["SMAX-v0"]]
+    assert all(w == [1, 64, 512, 4096] for w in args.worlds_of.values())
+    args = et.parse_args(["--scenarios", "Spread-v0,SMAX-v0:3m", "--peers", "", "--quick"])
+    assert args.worlds_of == {"Spread-v0": [1, 1024], "SMAX-v0:3m": [1, 512]}
+    args = et.parse_args(["--scenarios", "SMAX-v0:2s3z,Spread-v0", "--worlds", "2,8", "--peers", ""])
+    assert args.worlds_of == {"SMAX-v0:2s3z": [2, 8], "Spread-v0": [2, 8]}
+    # calls of one to 1000 steps; the MPE ones as before
+    assert et.steps_per_call("Spread-v0", 1, 3, scanned=True) == 1000
+    assert et.steps_per_call("Spread-v0", 8192, 3, scanned=False) == et.EPISODE_LEN
+    assert et.steps_per_call("SMAX-v0:3m", 512, 3, scanned=True) == 50
+    assert et.steps_per_call("SMAX-v0:27m_vs_30m", 4096, 27, scanned=True) == 1
+    assert et.steps_per_call("SMAX-v0:3m", 1, 3, scanned=False) == et.EPISODE_LEN
+
+
+def test_bad_scenario_and_worlds_are_refused(capsys):
+    et = load()
+    for argv, expected in ((["--scenarios", "SMAX-v0:nomap"], "unknown scenario 'SMAX-v0:nomap'"),
+                           (["--scenarios", "Spread-v0", "--worlds", "0"], "--worlds")):
+        with pytest.raises(SystemExit):
+            et.parse_args(argv)
+        assert expected in capsys.readouterr().err
+
+
+def test_masked_draw_is_uniform_over_available_actions():
+    """The torch draw of every masked framework: only available actions, each as often as the others."""
+    import torch
+
+    et = load()
+    gen = torch.Generator().manual_seed(0)
+    mask = torch.tensor([[True, False, True, True, False, False],
+                         [False, False, False, False, True, False]]).expand(20_000, 2, 6)
+    out = torch.empty(20_000, 2, dtype=torch.int64)
+    drawn = et.masked_draw(mask, gen, torch.empty(mask.shape), out)
+    assert drawn.data_ptr() == out.data_ptr()
+    assert (drawn[:, 1] == 4).all()
+    counts = torch.bincount(drawn[:, 0], minlength=6)
+    assert counts[[1, 4, 5]].sum() == 0
+    assert ((counts[[0, 2, 3]] - 20_000 / 3).abs() < 5 * (20_000 * 2 / 9) ** 0.5).all(), counts  # 5 sigma
+    fresh = et.masked_draw(mask[:3], gen)  # new tensors
+    assert fresh.shape == (3, 2) and fresh.dtype == torch.int64
 
 
 def test_table_marks_missing_and_failed_cells():
@@ -113,3 +179,76 @@ def test_rounds_report_the_median_round():
         assert r["rounds"] == 3 and len(rounds) == 3 and all(x > 0 for x in rounds), r
         assert r["env_steps_per_s"] == sorted(rounds)[1]  # the median round's figures
         assert r["env_steps_per_s"] == sorted(r["repeat_env_steps_per_s"])[1]  # ... its repeats
+
+
+def test_smax_rows_tiny_run():
+    """SMAX-v0's rows: the batch API (trusted and validated: the validated step refuses an
+    unavailable action, so every masked draw of the run was available) and the ParallelEnv."""
+    et = load()
+    records = et.main(["--scenarios", "SMAX-v0:3m,SMAX-v0:smacv2_5_units", "--worlds", "1,2", "--target-s", "0.01",
+                       "--peers", ""])
+    frameworks = (et.OURS, et.OURS_VALIDATED, et.OURS_PZ)
+    assert [(r["scenario"], r["worlds"], r["framework"]) for r in records] == [
+        (s, w, fw) for s in ("SMAX-v0:3m", "SMAX-v0:smacv2_5_units") for w in (1, 2) for fw in frameworks]
+    for r in records:
+        assert r["error"] is None and r["env_steps_per_s"] > 0, r
+        assert r["agents"] == (3 if r["scenario"] == "SMAX-v0:3m" else 5)
+        assert r["agent_steps_per_s"] == r["env_steps_per_s"] * r["agents"]
+        assert r["episode_len"] == 101 and r["peer_env"] == r["scenario"]
+        if r["framework"] == et.OURS_VALIDATED:
+            assert r["validated_over_trusted"] > 0
+
+
+JAXMARL_VENV = pathlib.Path("~/.cache/war-envs/bench-venvs/jaxmarl").expanduser()
+needs_jaxmarl = pytest.mark.skipif(
+    not (JAXMARL_VENV / "bin" / "python").exists(),
+    reason=f"JaxMARL's venv is absent ({JAXMARL_VENV}; python benchmarks/env_throughput.py installs it)")
+
+
+@needs_jaxmarl
+def test_jaxmarl_masked_draw_takes_available_actions():
+    """In JaxMARL's venv: jaxmarl_masked_draw on HeuristicEnemySMAX's own masks over played steps
+    (units die, targets leave range) picks available actions only, every one of them at times."""
+    script = """
+import sys, jax, jax.numpy as jnp, numpy as np
+sys.path.insert(0, "benchmarks")
+import env_throughput as et, jaxmarl
+from jaxmarl.environments.smax import map_name_to_scenario
+env = jaxmarl.make("HeuristicEnemySMAX", scenario=map_name_to_scenario("3m"))
+keys = jax.random.split(jax.random.PRNGKey(0), 256)
+_, state = jax.vmap(env.reset)(keys)
+step, avail_of = jax.jit(jax.vmap(env.step)), jax.jit(jax.vmap(env.get_avail_actions))
+seen = np.zeros(env.action_space("ally_0").n, bool)
+key = jax.random.PRNGKey(1)
+for t in range(60):
+    avail = avail_of(state)
+    key, *ks = jax.random.split(key, 1 + len(env.agents) + 1)
+    actions = {a: et.jaxmarl_masked_draw(k, avail[a]) for a, k in zip(env.agents, ks)}
+    for a in env.agents:
+        m, act = np.asarray(avail[a]), np.asarray(actions[a])
+        assert m[np.arange(len(act)), act].all(), (t, a)
+        seen[act] = True
+        assert not m.all()  # some action unavailable somewhere: the mask matters
+    _, state, _, _, _ = step(jax.random.split(ks[-1], 256), state, actions)
+assert seen.all(), seen
+print("ok")
+"""
+    proc = subprocess.run([str(JAXMARL_VENV / "bin" / "python"), "-c", script], capture_output=True, text=True,
+                          cwd=BENCH.parent, env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]
+
+
+@needs_jaxmarl
+def test_jaxmarl_smax_runner_records():
+    """JaxMARL's side alone: HeuristicEnemySMAX through the benchmark's scanned runner, its record."""
+    et = load()
+    records = et.main(["--scenarios", "SMAX-v0:3m", "--worlds", "2", "--target-s", "0.01", "--peers", "jaxmarl",
+                       "--no-install", "--no-validated", "--no-pettingzoo", "--quick"])
+    by = {r["framework"]: r for r in records}
+    assert set(by) == {et.OURS, "jaxmarl"}
+    jax = by["jaxmarl"]
+    assert jax["error"] is None and jax["env_steps_per_s"] > 0, jax
+    assert jax["agents"] == 3 and jax["peer_env"] == "HeuristicEnemySMAX, scenario='3m'"
+    assert jax["env_steps_per_repeat"] % (2 * et.steps_per_call("SMAX-v0:3m", 2, 3, scanned=True)) == 0
+    assert jax["ours_over_peer"] == by[et.OURS]["env_steps_per_s"] / jax["env_steps_per_s"]
+    assert jax["versions"]["jaxmarl"] == "0.2.0"
