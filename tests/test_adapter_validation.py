@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -207,6 +207,19 @@ def _aae(name, env_id, **kw):
     return Harness(name, _aae_make(env_id, **kw), lambda envs: envs.reset(), _aae_good, _aae_step,
                    lambda envs: envs.close(), lambda envs, a: envs.step(a))
 
+
+# -- strict_action_mask: SMAX-v0 (2 worlds x 3 allies, Discrete(8)), whose valid action here is
+# "stop" (4), available to every unit at every step; attacks (5..7) are out of range at the start
+STOP = 4
+SMAX_STRICT = {"strict_action_mask": True, "max_steps": 10}
+SB3_STRICT = replace(_sb3("SB3VecEnv (SMAX-v0, strict_action_mask)", "SMAX-v0", **SMAX_STRICT),
+                     good=lambda venv, k: np.full(venv.num_envs, STOP))
+TRL_STRICT = replace(_trl("TorchRLEnv (SMAX-v0, strict_action_mask)", "SMAX-v0", **SMAX_STRICT),
+                     good=lambda env, k: TensorDict({"ally": {"action": torch.full((E, 3), STOP)}}, batch_size=[E]))
+SKRL_STRICT = replace(_skrl("SkrlMultiAgentEnv (SMAX-v0, strict_action_mask)", "SMAX-v0", **SMAX_STRICT),
+                      good=lambda env, k: {a: torch.full((E,), STOP) for a in env.possible_agents})
+AAE_STRICT = replace(_aae("AgentsAsEnvs (SMAX-v0, strict_action_mask)", "SMAX-v0", **SMAX_STRICT),
+                     good=lambda envs, k: np.full(envs.num_envs, STOP))
 
 AAE_DISCRETE = _aae("AgentsAsEnvs (Discrete)", "PredatorPrey-v0")  # NEXT_STEP, Gymnasium's default
 AAE_SAME_STEP = _aae("AgentsAsEnvs (Discrete, SAME_STEP)", "PredatorPrey-v0", autoreset_mode="same_step")
@@ -580,6 +593,27 @@ AAE_CLOSED = [
          r"AgentsAsEnvs: reset\(\) called after close\(\)"),
 ]
 
+# -- strict_action_mask (SMAX-v0): an unavailable action, refused before anything is stepped
+_UNAVAILABLE = r"is unavailable now \(the action mask allows \[0, 1, 2, 3, 4\]\); strict_action_mask=True refuses"
+SB3_STRICT_BAD = [
+    act("action 7 (attack enemy_2, out of range) for sub-env 4", lambda a: _set(a, 4, 7), ValueError,
+        r"^actions\[4\] \(agent 'ally_1' of world 1\): action 7 " + _UNAVAILABLE),
+]
+TRL_STRICT_BAD = [
+    act("action 6 (attack enemy_1, out of range) for ally_2 of world 1",
+        lambda td: _td_set(td, ("ally", "action"), torch.tensor([[STOP] * 3, [STOP, STOP, 6]])), ValueError,
+        r"^tensordict\[\('ally', 'action'\)\] \(agent 'ally_2', world 1\): action 6 " + _UNAVAILABLE),
+]
+SKRL_STRICT_BAD = [
+    act("action 5 (attack enemy_0, out of range) for ally_0 of world 0",
+        lambda a: _with(a, "ally_0", torch.tensor([5, STOP])), ValueError,
+        r"^actions\['ally_0'\] at world 0: action 5 " + _UNAVAILABLE),
+]
+AAE_STRICT_BAD = [
+    act("action 5 (attack enemy_0, out of range) for sub-env 2", lambda a: _set(a, 2, 5), ValueError,
+        r"^actions\[2\] \(agent 'ally_2' of world 0\): action 5 " + _UNAVAILABLE),
+]
+
 # (harness, stage, cases): what the tests run and scripts/error_table.py tabulates, in order
 CASES = [
     (SB3_DISCRETE, "ready", SB3_DISCRETE_BAD + SB3_READY_LIFECYCLE),
@@ -587,6 +621,7 @@ CASES = [
     (SB3_MULTI, "ready", SB3_MULTI_BAD),
     (SB3_DISCRETE, "before_reset", SB3_BEFORE_RESET),
     (SB3_DISCRETE, "closed", SB3_CLOSED),
+    (SB3_STRICT, "ready", SB3_STRICT_BAD),
     (TRL_CATEGORICAL, "ready", TRL_CATEGORICAL_BAD),
     (TRL_ONEHOT, "ready", TRL_ONEHOT_BAD),
     (TRL_BOX, "ready", TRL_BOX_BAD),
@@ -594,11 +629,13 @@ CASES = [
     (TRL_MULTI_ONEHOT, "ready", TRL_MULTI_ONEHOT_BAD),
     (TRL_CATEGORICAL, "before_reset", TRL_BEFORE_RESET),
     (TRL_CATEGORICAL, "closed", TRL_CLOSED),
+    (TRL_STRICT, "ready", TRL_STRICT_BAD),
     (SKRL_DISCRETE, "ready", SKRL_DISCRETE_BAD),
     (SKRL_BOX, "ready", SKRL_BOX_BAD),
     (SKRL_MULTI, "ready", SKRL_MULTI_BAD),
     (SKRL_DISCRETE, "before_reset", SKRL_BEFORE_RESET),
     (SKRL_DISCRETE, "closed", SKRL_CLOSED),
+    (SKRL_STRICT, "ready", SKRL_STRICT_BAD),
     (AAE_DISCRETE, "ready", AAE_DISCRETE_BAD),
     (AAE_DISCRETE, "episode_end", AAE_EPISODE_END_BAD),
     (AAE_SAME_STEP, "ready", AAE_SAME_STEP_BAD),
@@ -609,6 +646,7 @@ CASES = [
     (AAE_MULTI, "ready", AAE_MULTI_BAD),
     (AAE_DISCRETE, "before_reset", AAE_BEFORE_RESET),
     (AAE_DISCRETE, "closed", AAE_CLOSED),
+    (AAE_STRICT, "ready", AAE_STRICT_BAD),
 ]
 
 
