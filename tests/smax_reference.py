@@ -550,6 +550,12 @@ def summary(stats: dict) -> dict:
 
 
 # ----------------------------------------------------------------------------- command line
+def versions() -> dict:
+    from importlib import metadata
+
+    return {"python": sys.version.split()[0], **{d: metadata.version(d) for d in ("jax", "jaxlib", "jaxmarl", "numpy")}}
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -596,6 +602,7 @@ def run(argv) -> None:
         info = summary(out)
         out["summary"] = np.array(json.dumps(info))
     out["config"] = np.array(json.dumps(args.config, sort_keys=True))
+    out["versions"] = np.array(json.dumps(versions()))
     np.savez(args.out, **out)
     print(json.dumps({"command": args.command, "out": args.out, "config": args.config, **info}), flush=True)
 

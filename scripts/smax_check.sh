@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SMAX check: SMAX-v0 against JaxMARL 0.2.0's SMAX itself.  JaxMARL (jax 0.10.2) is never
+# installed into the project's environment: it gets its own virtual environment, the one
+# benchmarks/env_throughput.py uses for its JaxMARL column (same path and install marker, so
+# either reuses the other's).  Builds it on first use (~1 min: jax, jaxlib, jaxmarl and flax),
+# then runs tests/test_smax_reference.py with the project's environment: JaxMARL's episodes
+# replayed step by step and whole (every map, both action and observation types, heuristic and
+# self-play enemies), start-state distributions and random-policy statistics against JaxMARL's
+# (tests/smax_reference.py records them in JaxMARL's venv).
+#
+#   bash scripts/smax_check.sh
+#
+# Environment: SMAX_REFERENCE_VENV (default ~/.cache/war-envs/bench-venvs/jaxmarl),
+# WAR_ENVS_VENV (the project's environment, default .venv: bash scripts/dev.sh test builds it),
+# PYTHON (default python3, for creating JaxMARL's venv), JAX_COMPILATION_CACHE_DIR (default
+# jaxmarl-xla-cache beside JaxMARL's venv: JAX's persistent cache, only shortens re-runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$#" -ne 0 ]; then
+    echo "usage: bash scripts/smax_check.sh (takes no arguments, got: $*)" >&2
+    exit 2
+fi
+VENV="${SMAX_REFERENCE_VENV:-$HOME/.cache/war-envs/bench-venvs/jaxmarl}"
+PROJECT="${WAR_ENVS_VENV:-.venv}"
+if [ ! -x "$PROJECT/bin/python" ]; then
+    echo "[smax-check] the project's environment $PROJECT does not exist: run bash scripts/dev.sh test first (or set WAR_ENVS_VENV)" >&2
+    exit 1
+fi
+
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+# benchmarks/env_throughput.py's marker: its PEER_REQUIREMENTS["jaxmarl"] as JSON
+SPEC='[["jax==0.10.2", "jaxlib==0.10.2", "jaxmarl==0.2.0"]]'
+MARKER="$VENV/.war-envs-bench-ok"
+if [ ! -x "$VENV/bin/python" ] || [ ! -f "$MARKER" ] || [ "$(cat "$MARKER")" != "$SPEC" ]; then
+    echo "[smax-check] installing jax 0.10.2, jaxlib 0.10.2, jaxmarl 0.2.0 into $VENV" >&2
+    rm -rf "$VENV"  # partial or outdated install
+    mkdir -p "$(dirname "$VENV")"
+    "${PYTHON:-python3}" -m venv "$VENV"
+    "$VENV/bin/pip" install -q "jax==0.10.2" "jaxlib==0.10.2" "jaxmarl==0.2.0"
+    "$VENV/bin/python" -c "import jax, jaxmarl" 2>/dev/null
+    printf '%s' "$SPEC" > "$MARKER"
+fi
+"$VENV/bin/python" -c "import jax, jaxmarl, numpy; from importlib.metadata import version; print(f'[smax-check] jax {jax.__version__}, jaxmarl {version(\"jaxmarl\")}, numpy {numpy.__version__}')" 2>/dev/null
+echo "[smax-check] environment ready after ${SECONDS} s"
+
+export SMAX_REFERENCE_PYTHON="$VENV/bin/python"
+export JAX_COMPILATION_CACHE_DIR="${JAX_COMPILATION_CACHE_DIR:-$(dirname "$VENV")/jaxmarl-xla-cache}"
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+export WARP_CACHE_PATH="${WARP_CACHE_PATH:-$HOME/.cache/war-envs/warp}"
+"$PROJECT/bin/python" -m pytest -q -p no:cacheprovider tests/test_smax_reference.py
