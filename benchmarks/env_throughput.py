@@ -137,7 +137,10 @@ One table, a row per (scenario, worlds): agents per world, each framework's agen
 (trusted) env-steps/s over each peer's, the validated step's over the trusted one's and each
 peer's ("-": the peer has no such scenario; "n/r": not run, mpe2 above its size limit;
 "err[n]": see note n below the table).  ``--json PATH`` writes one record per (scenario,
-worlds, framework) -- rates, per-repeat and per-round figures, the ratios (``ours_over_peer``,
+worlds, framework) -- rates, per-repeat and per-round figures, the worker's CPU seconds per
+repeat and ``env_steps_per_cpu_s`` (env-steps per CPU second of the worker process, every thread:
+a figure that other processes on the core stretch far less than the wall-clock one), the
+ratios (``ours_over_peer``,
 ``validated_over_peer``, ``validated_over_trusted``, ``pettingzoo_over_mpe2``), the peer's env
 name, errors / notes -- each with ``command``, ``date``, ``machine`` (CPU model, cores) and ``versions``
 (python and the framework's packages), written by ``benchmarks/_results.py`` as every
@@ -329,17 +332,22 @@ def _measure(run, steps_per_call: int, worlds: int, target_s: float) -> dict:
     run(1)
     calls = max(1, round(target_s / (time.perf_counter() - t0)))
 
-    times = []
+    times, cpu_times = [], []
     for _ in range(REPEATS):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         run(calls)
         times.append(time.perf_counter() - t0)
+        cpu_times.append(time.process_time() - c0)
     steps = calls * steps_per_call * worlds  # env-steps (world steps)
     return {
         "env_steps_per_repeat": steps,
         "seconds_per_repeat": [round(t, 4) for t in times],
         "repeat_env_steps_per_s": [steps / t for t in times],
         "env_steps_per_s": steps / statistics.median(times),
+        # the worker process's CPU time (every thread): what the figures cost when other
+        # processes share the core (wall-clock seconds stretch, CPU seconds much less)
+        "cpu_seconds_per_repeat": [round(t, 4) for t in cpu_times],
+        "env_steps_per_cpu_s": steps / statistics.median(cpu_times) if min(cpu_times) > 0 else None,
         "warmup_s": round(warmup_s, 3),
     }
 
@@ -970,6 +978,8 @@ def collect(args) -> list[dict]:
                     "repeat_env_steps_per_s": row.get("repeat_env_steps_per_s"),
                     "env_steps_per_repeat": row.get("env_steps_per_repeat"),
                     "seconds_per_repeat": row.get("seconds_per_repeat"),
+                    "cpu_seconds_per_repeat": row.get("cpu_seconds_per_repeat"),
+                    "env_steps_per_cpu_s": row.get("env_steps_per_cpu_s"),
                     "setup_s": row.get("setup_s"),
                     "warmup_s": row.get("warmup_s"),
                     "target_s": args.target_s,

@@ -194,6 +194,7 @@ def test_smax_rows_tiny_run():
         assert r["error"] is None and r["env_steps_per_s"] > 0, r
         assert r["agents"] == (3 if r["scenario"] == "SMAX-v0:3m" else 5)
         assert r["agent_steps_per_s"] == r["env_steps_per_s"] * r["agents"]
+        assert r["env_steps_per_cpu_s"] > 0 and len(r["cpu_seconds_per_repeat"]) == et.REPEATS
         assert r["episode_len"] == 101 and r["peer_env"] == r["scenario"]
         if r["framework"] == et.OURS_VALIDATED:
             assert r["validated_over_trusted"] > 0
