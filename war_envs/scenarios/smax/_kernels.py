@@ -768,12 +768,6 @@ def step_kernel(World):
 
 
 @wp.func
-def uniform_in(state: wp.uint32, lo: Any, hi: Any):
-    """U[lo, hi) from one draw (JaxMARL: u (hi - lo) + lo)."""
-    return type(lo)(wp.randf(state)) * (hi - lo) + lo
-
-
-@wp.func
 def reset_world(w: Any, e: int):
     """JaxMARL's ``reset``: teams around (W/4, H/2) and (3W/4, H/2) with U(-2, 2) noise, or
     SMACv2's surround-or-reflect starts; the map's unit types or SMACv2's uniform mirrored types;
@@ -830,17 +824,18 @@ def reset_world(w: Any, e: int):
         else:
             # reflect: allies anywhere on the left half, enemies mirrored (extra ones anywhere
             # on the right half)
+            # (draws inline: a Warp function would get the stream state by value, not advance it)
             for i in range(na):
-                w.pos[e, i, 0] = uniform_in(state, F0, W / two)
-                w.pos[e, i, 1] = uniform_in(state, F0, H)
+                w.pos[e, i, 0] = type(w.tps)(wp.randf(state)) * (W / two)
+                w.pos[e, i, 1] = type(w.tps)(wp.randf(state)) * H
             for k in range(ne):
                 u = na + k
                 if k < na:
                     w.pos[e, u, 0] = W - w.pos[e, k, 0]
                     w.pos[e, u, 1] = w.pos[e, k, 1]
                 else:
-                    w.pos[e, u, 0] = uniform_in(state, W / two, W)
-                    w.pos[e, u, 1] = uniform_in(state, F0, H)
+                    w.pos[e, u, 0] = type(w.tps)(wp.randf(state)) * (W - W / two) + W / two
+                    w.pos[e, u, 1] = type(w.tps)(wp.randf(state)) * H
     if w.smacv2_types != 0:
         for i in range(na):
             w.types[e, i] = wp.min(int(wp.randf(state) * 6.0), NUM_UNIT_TYPES - 1)
