@@ -39,7 +39,6 @@ import json
 import math
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -209,7 +208,8 @@ def compare(what: str, ours, theirs, tol=None, worlds=None) -> None:
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         where = f"world {idx[0]}" if worlds is None else f"recorded step {worlds[idx[0]]}"
-        err = "" if tol is None else f", max |diff| {np.nanmax(np.abs(ours - theirs)):.3g} (atol {tol[0]:g}, rtol {tol[1]:g})"
+        err = "" if tol is None else (f", max |diff| {np.nanmax(np.abs(ours - theirs)):.3g} "
+                                      f"(atol {tol[0]:g}, rtol {tol[1]:g})")
         raise AssertionError(f"{what}: {int(bad.sum())} of {bad.size} values differ; first at index {idx} "
                              f"({where}): ours {ours[idx]!r}, JaxMARL {theirs[idx]!r}{err}")
 
@@ -385,7 +385,8 @@ VARIANT_CASES = [
     trace_case("3s_vs_5z-conic-continuous-random", observation_type="conic", action_type="continuous",
                attack_mode="random", map_name="3s_vs_5z", seed=14),
     trace_case("5m_vs_6m-self-play", enemy="self_play", map_name="5m_vs_6m", steps=200, seed=15),
-    trace_case("2s3z-self-play-continuous", enemy="self_play", action_type="continuous", map_name="2s3z", steps=200, seed=16),
+    trace_case("2s3z-self-play-continuous", enemy="self_play", action_type="continuous", map_name="2s3z",
+               steps=200, seed=16),
     trace_case("3s5z-self-play-conic-no-enemy-actions", enemy="self_play", observation_type="conic",
                see_enemy_actions=False, map_name="3s5z", steps=200, seed=17),
     trace_case("3m-self-play-reward", enemy="self_play", use_self_play_reward=True, map_name="3m", steps=200, seed=18),
@@ -437,19 +438,20 @@ def test_long_traces(reference, case):
     replay_episodes(tr, case.kwargs)
 
 
-def test_the_recovered_draws_are_jaxmarls(reference):
+CHECK_CASES = [dataclasses.replace(c, args=c.args + ("--check",)) for c in (
+    trace_case("check-heuristic-random-continuous", steps=40, seed=31, map_name="3s_vs_5z", attack_mode="random",
+               action_type="continuous"),
+    trace_case("check-self-play-continuous", steps=40, seed=32, map_name="2s3z", enemy="self_play",
+               action_type="continuous"),
+    trace_case("check-heuristic-closest", steps=40, seed=33, map_name="smacv2_5_units"))]
+
+
+@pytest.mark.parametrize("case", CHECK_CASES, ids=lambda c: c.name)
+def test_the_recovered_draws_are_jaxmarls(reference, case):
     """tests/smax_reference.py --check: from the recorded numbers, numpy recomputes the
     heuristic's actions and state, the continuous decoding and every world step's health and
     cooldowns, and finds JaxMARL's; the draws the replay tests inject are JaxMARL's own."""
-    cases = [trace_case("check-heuristic-random-continuous", steps=40, seed=31, map_name="3s_vs_5z",
-                        attack_mode="random", action_type="continuous"),
-             trace_case("check-self-play-continuous", steps=40, seed=32, map_name="2s3z", enemy="self_play",
-                        action_type="continuous"),
-             trace_case("check-heuristic-closest", steps=40, seed=33, map_name="smacv2_5_units")]
-    cases = [dataclasses.replace(c, args=c.args + ("--check",)) for c in cases]
-    for case in cases:
-        tr = reference.load(case)
-        assert int(tr["checked_steps"]) == 40
+    assert int(reference.load(case)["checked_steps"]) == 40
 
 
 # ----------------------------------------------------------------------------- in-step random numbers
@@ -610,20 +612,6 @@ def check_reset_distributions(theirs: dict, ours: dict, config: dict, p_min: flo
     assert not bad, "start states differ from JaxMARL's:\n" + "\n".join(bad)
 
 
-# Known bug (reported): SMACv2's "reflect" starts put every ally at one point (and the enemies at
-# its mirror image): _kernels.py's uniform_in(state, lo, hi) gets the RNG state by value, so its
-# wp.randf never advances reset_world's state and every call returns the same number.
-SMACV2_REFLECT_BUG = pytest.mark.xfail(strict=True, reason="SMAX-v0's SMACv2 reflect starts stack the allies "
-                                       "(_kernels.py uniform_in does not advance the RNG state)")
-
-
-def _smacv2_xfail(case: Case):
-    config = case.kwargs
-    smacv2 = config.get("smacv2_position_generation") or (
-        config.get("map_name") is not None and MAPS[config["map_name"]].smacv2_position_generation)
-    return pytest.param(case, marks=SMACV2_REFLECT_BUG, id=case.name) if smacv2 else pytest.param(case, id=case.name)
-
-
 RESET_CASES = [reset_case(m, map_name=m) for m in ("3m", "2s3z", "27m_vs_30m", "6h_vs_8z", "smacv2_5_units",
                                                    "smacv2_10_units", "smacv2_20_units")] + [
     reset_case("custom-smacv2-more-enemies", map_name=None, num_allies=3, num_enemies=5, map_width=40,
@@ -632,13 +620,13 @@ RESET_CASES = [reset_case(m, map_name=m) for m in ("3m", "2s3z", "27m_vs_30m", "
 SLOW_RESET_CASES = [reset_case(f"slow-{m}", seed=1, map_name=m) for m in sorted(MAPS)]
 
 
-@pytest.mark.parametrize("case", [_smacv2_xfail(c) for c in RESET_CASES])
+@pytest.mark.parametrize("case", RESET_CASES, ids=lambda c: c.name)
 def test_start_states_are_distributed_as_jaxmarls(reference, case):
     check_reset_distributions(reference.load(case), our_resets(case.kwargs, 10_000), case.kwargs)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", [_smacv2_xfail(c) for c in SLOW_RESET_CASES])
+@pytest.mark.parametrize("case", SLOW_RESET_CASES, ids=lambda c: c.name)
 def test_start_states_of_every_map(reference, case):
     check_reset_distributions(reference.load(case), our_resets(case.kwargs, 10_000), case.kwargs)
 
