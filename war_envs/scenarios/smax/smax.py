@@ -102,7 +102,7 @@ class SMAX(BatchedEnv):
     ``action_type="continuous"``: ``Box(0, 1, (4,))`` (shoot_last_enemy, do_shoot, r, theta),
     decoded as JaxMARL does: with probability ``do_shoot`` the unit moves by ``r (cos 2πθ,
     sin 2πθ)`` time its speed, else it attacks the enemy nearest that point (or, with
-    probability ``shoot_last_enemy``, its last target).  *Deviation*: values outside [0, 1]
+    probability ``1 - shoot_last_enemy``, its last target).  *Deviation*: values outside [0, 1]
     are clipped as JaxMARL's ``SMAX`` does (its ``HeuristicEnemySMAX`` takes their logarithm);
     the validated step refuses them.
 
