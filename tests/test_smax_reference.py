@@ -12,7 +12,13 @@ by step with the random numbers it used inside each step.  Here:
   observations, available actions, rewards, terminated/truncated and the metrics — in float32
   worlds to float32 rounding, and in float64 worlds too;
 * **whole episodes**: one world per recorded episode, loaded once at its start and played to its
-  end with the recorded actions and draws (float32);
+  end with the recorded actions and draws (float32), compared at every step until float32
+  rounding, which crowded battles amplify about 2x per step (JaxMARL's own episodes do the same
+  from a 2e-6 nudge), has moved the units 1e-3 away from JaxMARL's (``DRIFT``);
+* the recovered draws themselves (``smax_reference.py --check``: numpy recomputes JaxMARL's
+  heuristic choices, continuous decoding and world-step cooldowns from them), and our own
+  in-step draws' distributions (cooldown jitter, the heuristic's random targets, the Gumbel
+  choices of continuous actions) seen through what they decide;
 * every map, discrete and continuous actions, heuristic (closest and random attack modes) and
   self-play enemies, both observation types, ``walls_cause_death`` both ways,
   ``see_enemy_actions=False``, ``use_self_play_reward=True``, ``enemy_shoots=False``, a
