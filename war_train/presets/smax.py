@@ -2,7 +2,7 @@
 3 M env steps on one CPU core, and the settings the other SMAX presets share.
 
 ``COMMON`` (chosen on this machine with seed 1 on 3m and 2s3z, before the multi-seed runs of
-``benchmarks/learning.py``; results in docs/training.md): 64 worlds x 64 steps per update,
+``benchmarks/learning.py``; results in docs/training.md): 64 worlds (3m: 128) x 64 steps per update,
 4 epochs x 2 minibatches, lr 2e-3 for actor and critic annealed to 0 (3m: see ``PRESET``), gamma 0.99, entropy 0.01, a 2 x 64 MLP
 (no GRU: the unit-list observation holds what a unit needs to see), the critic on every ally's
 observation; unavailable actions are masked (``env.action_mask()``).
@@ -28,8 +28,10 @@ COMMON = {
     "eval_episodes": 500,
 }
 
-#: 3m: lr constant, the entropy bonus annealed to 0 instead (seed 1 of the annealed-lr settings won
-#: 58 % at 3 M steps; with a constant lr seeds 1-3 reached 90-92 % sampled at 2 M steps, but a
-#: greedy seed-3 policy stalled in draws: 69 %)
-PRESET = {**COMMON, "env_kwargs": {"map_name": "3m"}, "total_env_steps": 3_000_000, "anneal_lr": False,
-          "anneal_entropy": True}
+#: 3m: 128 worlds, lr constant, the entropy bonus annealed to 0 instead.  Trials (3 M env steps
+#: unless said): annealed lr, 64 worlds: seed 1 won 58 %; constant lr, 64 worlds: seeds 1-3 won
+#: 90-92 % sampled at 2 M steps but a greedy seed-3 policy stalled in draws (69 %); entropy
+#: annealed, 64 worlds: seed 1 won 94 % greedy, seed 2 stalled at 60-67 %; seed 2 at 1.2 M steps:
+#: 87 % with 128 worlds, 52 % with 256, 33 % at 0.3 M with a GRU (slower)
+PRESET = {**COMMON, "env_kwargs": {"map_name": "3m"}, "total_env_steps": 3_000_000, "num_envs": 128,
+          "anneal_lr": False, "anneal_entropy": True}
