@@ -148,8 +148,9 @@ benchmark's results file in ``benchmarks/results/`` is.
 
 Usage
 -----
-    python benchmarks/env_throughput.py                      # full run, every scenario (~25-30 min)
-    python benchmarks/env_throughput.py --quick              # 1 and 1024 worlds (~8 min)
+    python benchmarks/env_throughput.py                      # full run, every scenario (~35-40 min)
+    python benchmarks/env_throughput.py --quick              # 1 and 1024 worlds (~10 min)
+    python benchmarks/env_throughput.py --scenarios SMAX-v0 --peers jaxmarl --rounds 3   # SMAX (~30 min)
     python benchmarks/env_throughput.py --scenarios Spread-v0,PredatorPrey-v0   # the original table
     python benchmarks/env_throughput.py --peers vmas --worlds 8192 --json out.json
     taskset -c 1 python benchmarks/env_throughput.py --scenarios Spread-v0,PredatorPrey-v0 \

@@ -46,6 +46,18 @@ def rate(x: float | None) -> str:
     return f"{x / 1e6:.2f} M"
 
 
+def rate3(x: float | None) -> str:
+    """Steps per second to three significant digits: ``778``, ``4.44 k``, ``95.2 k``, ``229 k``,
+    ``1.01 M`` (``–`` for none)."""
+    if x is None:
+        return "–"
+    if x < 1e3:
+        return f"{x:.0f}"
+    if x < 1e6:
+        return f"{x / 1e3:.{2 if x < 1e4 else 1 if x < 1e5 else 0}f} k"
+    return f"{x / 1e6:.2f} M"
+
+
 def kilo(x: float) -> str:
     return f"{x / 1e3:.1f} k"
 
@@ -118,6 +130,47 @@ def env_throughput_small(records: list[dict]) -> str:
         "\n\nenv-steps/s on one pinned core"
         + (f", the median of {rounds} rounds (the frameworks in turn)" if rounds > 1 else "")
         + f", `{records[0]['command']}`, {records[0]['date'][:10]}.")
+
+
+def env_throughput_smax(records: list[dict]) -> str:
+    """SMAX-v0 against JaxMARL's HeuristicEnemySMAX per map and world count: env-steps/s and
+    agent-steps/s of our batch API (trusted and validated step) and of JaxMARL's scan, the ratios."""
+    by = {(r["scenario"], r["worlds"], r["framework"]): r for r in records}
+    get = lambda s, w, fw, key="env_steps_per_s": by.get((s, w, fw), {}).get(key)  # noqa: E731
+    ratio = lambda a, b: f"{a / b:.1f}×" if a and b else "–"  # noqa: E731
+    rows = []
+    for scenario in dict.fromkeys(r["scenario"] for r in records):
+        for worlds in sorted({r["worlds"] for r in records if r["scenario"] == scenario}):
+            ours, checked, jax = (get(scenario, worlds, fw) for fw in ("war-envs", "war-envs-validated", "jaxmarl"))
+            rows.append([scenario.partition(":")[2], str(worlds), str(get(scenario, worlds, "war-envs", "agents")),
+                         rate3(ours), rate3(get(scenario, worlds, "war-envs", "agent_steps_per_s")),
+                         rate3(checked), rate3(jax), rate3(get(scenario, worlds, "jaxmarl", "agent_steps_per_s")),
+                         ratio(ours, jax), ratio(checked, jax)])
+    first, rounds = records[0], records[0].get("rounds", 1)
+    return table(["map", "worlds", "agents", "war-envs env-steps/s", "war-envs agent-steps/s",
+                  "validated env-steps/s", "JaxMARL env-steps/s", "JaxMARL agent-steps/s", "ours / JaxMARL",
+                  "validated / JaxMARL"], ["l"] + ["r"] * 9, rows) + (
+        "\n\nOne pinned core, one thread per framework"
+        + (f", the median of {rounds} rounds (the frameworks in turn)" if rounds > 1 else "")
+        + f"; `{first['command']}`, {first['date'][:10]}.")
+
+
+def env_throughput_smax_rounds(records: list[dict]) -> str:
+    """Ours over JaxMARL per SMAX map from a many-round run: the ratio of the median rounds and the
+    range of the per-round ratios (round k's figure of ours over round k's of JaxMARL)."""
+    by = {(r["scenario"], r["worlds"], r["framework"]): r for r in records}
+    parts = []
+    for scenario, worlds in dict.fromkeys((r["scenario"], r["worlds"]) for r in records):
+        ours, jax = by.get((scenario, worlds, "war-envs")), by.get((scenario, worlds, "jaxmarl"))
+        if not (ours and jax and ours["env_steps_per_s"] and jax["env_steps_per_s"]):
+            continue
+        per_round = [a / b for a, b in zip(ours["round_env_steps_per_s"], jax["round_env_steps_per_s"]) if a and b]
+        parts.append(f"{scenario.partition(':')[2]} {ours['env_steps_per_s'] / jax['env_steps_per_s']:.1f}× "
+                     f"(rounds {min(per_round):.1f}–{max(per_round):.1f}×)")
+    worlds = sorted({r["worlds"] for r in records})
+    first = records[0]
+    return (f"At {', '.join(map(str, worlds))} worlds, over {first['rounds']} rounds: " + ", ".join(parts)
+            + f" (our env-steps/s over JaxMARL's; `{first['command']}`, {first['date'][:10]}).")
 
 
 def learning_relay(records: list[dict]) -> str:
@@ -425,6 +478,8 @@ RENDERERS = {
     "learning-tag": learning_tag,
     "learning-tag-summary": learning_tag_summary,
     "env-throughput-small": env_throughput_small,
+    "env-throughput-smax": env_throughput_smax,
+    "env-throughput-smax-rounds": env_throughput_smax_rounds,
     "war-real": war_real,
     "war-real-seeds": war_real_seeds,
     "learning-relay": learning_relay,
