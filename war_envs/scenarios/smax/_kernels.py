@@ -275,7 +275,7 @@ def conic_angle(rx: Any, ry: Any):
 def conic_section(angle: Any):
     """The section s (0..31) with min_s < angle < max_s as JaxMARL computes the bounds
     (``2 pi (s / 32) - pi``), or -1 if the angle lies on a boundary."""
-    two_pi = type(angle)(2.0 * math.pi)
+    two_pi = type(angle)(2.0) * type(angle)(math.pi)  # (2.0 * math.pi would be a float32 constant)
     pi = type(angle)(math.pi)
     n = type(angle)(32.0)
     guess = int(wp.floor((angle + pi) / two_pi * n))
