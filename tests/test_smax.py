@@ -250,3 +250,11 @@ def test_inject_draws_checks_its_arguments():
 ])
 def test_conformance(kwargs):
     check_all("SMAX-v0", **kwargs)
+
+
+@pytest.mark.parametrize("map_name", sorted(MAPS))
+@pytest.mark.parametrize("action_type", ["discrete", "continuous"])
+def test_every_map_passes_the_conformance_checks(map_name, action_type):
+    """PettingZoo's api_test / parallel_api_test / seed_test, Gymnasium's check_env and the
+    batch-API checks (war_envs.testing.check_all) on every map, both action types."""
+    check_all("SMAX-v0", map_name=map_name, action_type=action_type)
