@@ -263,7 +263,10 @@ def ambiguous_observers(config: dict, theirs: dict, ours_positions=None) -> dict
         on_edge_too = ours_positions is not None  # after a step an exact edge on one side is rounding too
         obs |= pair & ((to_edge > 0) | on_edge_too) & (to_edge < margin) & (dist < sight + margin)
     mask = pair & (np.abs(dist - attack) < margin)
-    return {"obs": obs.any(-1), "mask": mask.any(-1)}
+    out = {"obs": obs.any(-1), "mask": mask.any(-1)}
+    for name, rows in out.items():  # an exception, not a way out (measured: at most 2.2 % of the rows)
+        assert rows.size < 100 or rows.mean() <= 0.05, f"{name}: {rows.mean():.1%} of the observers ambiguous"
+    return out
 
 
 def expected_flags(tr: dict, rows, na: int, config: dict) -> dict:
@@ -468,6 +471,22 @@ def test_whole_episodes(reference, case):
     assert tr["done_all"].any(), "the trace should hold at least one whole episode"
     result = replay_episodes(tr, case.kwargs)
     assert result["chained"], result
+
+
+def test_the_replay_can_fail(reference):
+    """The same replay rejects wrong numbers: other cooldown draws, another heuristic draw (random
+    attack mode), another recorded action."""
+    case = VARIANT_CASES[[c.name for c in VARIANT_CASES].index("3m-random-attack")]
+    tr = reference.load(case)
+    wrong = dict(tr, **{"draws.cooldown": np.roll(tr["draws.cooldown"], 1, axis=1)})
+    with pytest.raises(AssertionError, match="unit_weapon_cooldowns"):
+        replay_one_step_each(wrong, case.kwargs, "float32")
+    wrong = dict(tr, **{"draws.heuristic": 1 - tr["draws.heuristic"]})
+    with pytest.raises(AssertionError, match="unit_positions|prev_attack_actions|enemy_last_attacked|unit_health"):
+        replay_one_step_each(wrong, case.kwargs, "float32")
+    wrong = dict(tr, **{"action.ally": np.full_like(tr["action.ally"], 4)})  # every ally stops
+    with pytest.raises(AssertionError, match="prev_movement_actions|prev_attack_actions|unit_positions"):
+        replay_one_step_each(wrong, case.kwargs, "float32")
 
 
 #: longer traces, every map in both observation types, continuous actions and self-play
