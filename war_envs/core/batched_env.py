@@ -355,6 +355,30 @@ class BatchedEnv:
         inputs = [a[worlds] if id(a) in self._world_ids and a.size else a for a in inputs]
         wp.launch(kernel, dim=worlds.stop - worlds.start, inputs=inputs, device=self.device)
 
+    # Struct-based scenarios (MPE, SMAX) keep every array and parameter in one ``wp.struct``
+    # instance ``self._w`` of type ``self._Struct`` and launch one thread per world with it.
+    def _struct(self, worlds: slice | None):
+        """The world struct for a shard of worlds (its per-world arrays sliced to the shard)."""
+        if worlds is None or (worlds.start == 0 and worlds.stop == self.num_envs):
+            return self._w
+        key = (worlds.start, worlds.stop)
+        shard = self._shard_structs.get(key)
+        if shard is None:
+            shard = self._Struct()
+            for name in self._Struct.vars:
+                value = getattr(self._w, name)
+                if isinstance(value, wp.array) and id(value) in self._world_ids and value.size:
+                    value = value[worlds]
+                setattr(shard, name, value)
+            self._shard_structs[key] = shard
+        return shard
+
+    def _launch_world(self, kernel, worlds: slice | None, *extra) -> None:
+        """Launch ``kernel`` (first argument: the world struct) with one thread per world of
+        ``worlds`` (all if None)."""
+        n = self.num_envs if worlds is None else worlds.stop - worlds.start
+        wp.launch(kernel, dim=n, inputs=[self._struct(worlds), *extra], device=self.device)
+
     def _make_views(self) -> None:
         """Torch views handed out by reset/step; built once so the hot path allocates little."""
         E = self.num_envs

@@ -11,6 +11,19 @@ import numpy as np
 import torch
 
 
+class Default:
+    """The default of a scenario argument the caller did not pass, so a map or preset can
+    replace it (``Default(v).value``); it shows as its value in signatures and help()."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
 def check_int(name: str, value, *, minimum: int | None = None, allow_none: bool = False):
     """An integral number (not bool) >= minimum."""
     if value is None and allow_none:

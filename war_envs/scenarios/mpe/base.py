@@ -355,22 +355,6 @@ class MPEBase(BatchedEnv):
             parts[g] = part[..., :s.action_space.shape[0]] if self.continuous_actions else part
         return parts
 
-    def _struct(self, worlds: slice | None):
-        """The world struct for a shard of worlds (its per-world arrays sliced to the shard)."""
-        if worlds is None or (worlds.start == 0 and worlds.stop == self.num_envs):
-            return self._w
-        key = (worlds.start, worlds.stop)
-        shard = self._shard_structs.get(key)
-        if shard is None:
-            shard = self._Struct()
-            for name in self._Struct.vars:
-                value = getattr(self._w, name)
-                if isinstance(value, wp.array) and id(value) in self._world_ids and value.size:
-                    value = value[worlds]
-                setattr(shard, name, value)
-            self._shard_structs[key] = shard
-        return shard
-
     def _state_arrays(self) -> dict[str, wp.array]:
         arrays = {
             "agent_pos": self.agent_pos,
@@ -393,10 +377,6 @@ class MPEBase(BatchedEnv):
             raise ValueError("state['agent_accel']: expected values >= 0")
 
     # ------------------------------------------------------------------ launches
-    def _launch_world(self, kernel, worlds: slice | None, *extra) -> None:
-        n = self.num_envs if worlds is None else worlds.stop - worlds.start
-        wp.launch(kernel, dim=n, inputs=[self._struct(worlds), *extra], device=self.device)
-
     def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
         self._launch_world(self._observe, worlds, int(write_final))
 

@@ -26,21 +26,8 @@ ACTION_TYPES = ("discrete", "continuous")
 MOVE_NAMES = ("move north (+y)", "move east (+x)", "move south (-y)", "move west (-x)", "stop")
 
 
-class _Default:
-    """The default of an argument the caller did not pass (so a map can set it); it shows as
-    its value in signatures and help()."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return repr(self.value)
-
-
-def _d(name: str) -> _Default:
-    return _Default(SMAX_DEFAULTS[name])
+def _d(name: str) -> v.Default:
+    return v.Default(SMAX_DEFAULTS[name])
 
 
 def _won(info: dict) -> torch.Tensor:
@@ -195,7 +182,7 @@ class SMAX(BatchedEnv):
     def __init__(
         self,
         *,
-        map_name: str | None = _Default("3m"),
+        map_name: str | None = v.Default("3m"),
         enemy: str = "heuristic",
         attack_mode: str = "closest",
         enemy_shoots: bool = True,
@@ -227,9 +214,9 @@ class SMAX(BatchedEnv):
         **kwargs,
     ) -> None:
         args = {k: val for k, val in locals().items() if k in SMAX_DEFAULTS}
-        given = {k for k, val in args.items() if not isinstance(val, _Default)}
-        args = {k: (val.value if isinstance(val, _Default) else val) for k, val in args.items()}
-        map_name = map_name.value if isinstance(map_name, _Default) else map_name
+        given = {k for k, val in args.items() if not isinstance(val, v.Default)}
+        args = {k: (val.value if isinstance(val, v.Default) else val) for k, val in args.items()}
+        map_name = map_name.value if isinstance(map_name, v.Default) else map_name
         self._check_args(map_name, enemy, attack_mode, enemy_shoots, unit_types, unit_type_names,
                          unit_type_shorthands, args, given)
         super().__init__(**kwargs)
@@ -493,26 +480,6 @@ class SMAX(BatchedEnv):
         return self._masks
 
     # ------------------------------------------------------------------ launches
-    def _struct(self, worlds: slice | None):
-        """The world struct for a shard of worlds (its per-world arrays sliced to the shard)."""
-        if worlds is None or (worlds.start == 0 and worlds.stop == self.num_envs):
-            return self._w
-        key = (worlds.start, worlds.stop)
-        shard = self._shard_structs.get(key)
-        if shard is None:
-            shard = self._Struct()
-            for name in self._Struct.vars:
-                value = getattr(self._w, name)
-                if isinstance(value, wp.array) and id(value) in self._world_ids and value.size:
-                    value = value[worlds]
-                setattr(shard, name, value)
-            self._shard_structs[key] = shard
-        return shard
-
-    def _launch_world(self, kernel, worlds: slice | None, *extra) -> None:
-        n = self.num_envs if worlds is None else worlds.stop - worlds.start
-        wp.launch(kernel, dim=n, inputs=[self._struct(worlds), *extra], device=self.device)
-
     def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
         self._launch_world(self._observe_kernel, worlds, int(write_final))
 

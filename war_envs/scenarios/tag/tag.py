@@ -116,21 +116,8 @@ def tag_metrics(num_taggers: int, num_runners: int, runners_exit: bool) -> tuple
     )
 
 
-class _Default:
-    """The default of an argument the caller did not pass (so a preset can replace it); it
-    shows as its value in signatures and help()."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return repr(self.value)
-
-
-def _d(name: str) -> _Default:
-    return _Default(TAG_DEFAULTS[name])
+def _d(name: str) -> v.Default:
+    return v.Default(TAG_DEFAULTS[name])
 
 
 class Tag(BatchedEnv):
@@ -281,7 +268,7 @@ class Tag(BatchedEnv):
         observe_egocentric: bool = False,
         **kwargs,
     ) -> None:
-        given = {k: val for k, val in locals().items() if k in TAG_DEFAULTS and not isinstance(val, _Default)}
+        given = {k: val for k, val in locals().items() if k in TAG_DEFAULTS and not isinstance(val, v.Default)}
         if preset is not None:
             v.check_choice("preset", preset, list(PRESETS))
         args = {**TAG_DEFAULTS, **(PRESETS[preset] if preset is not None else {}), **given}
