@@ -208,16 +208,27 @@ def write_unit_features(w: Any, e: int, i: int, j: int, out: Any, row: int, col:
     out[e, row, col + 5] = wp.float32(att)
     cd = wp.clamp(w.cooldown[e, j] / w.weapon_cooldown[tj], zero, type(w.tps)(1.0))
     out[e, row, col + 6] = wp.float32(cd)
+    for t in range(NUM_UNIT_TYPES):
+        out[e, row, col + 7 + t] = wp.float32(0.0)
     out[e, row, col + 7 + tj] = wp.float32(1.0)
+
+
+@wp.func
+def write_zeros(out: Any, e: int, row: int, col: int, n: int):
+    for c in range(n):
+        out[e, row, col + c] = wp.float32(0.0)
 
 
 @wp.func
 def write_own_features(w: Any, e: int, i: int, out: Any, row: int, col: int):
     """JaxMARL's ``_get_own_features`` (zeros once dead), 10 values at ``col``."""
     if not w.alive[e, i]:
+        write_zeros(out, e, row, col, OWN_FEATURES)
         return
     ti = w.types[e, i]
     zero = type(w.tps)(0.0)
+    for t in range(NUM_UNIT_TYPES):
+        out[e, row, col + 4 + t] = wp.float32(0.0)
     out[e, row, col + 0] = wp.float32(w.health[e, i] / w.max_health[ti])
     out[e, row, col + 1] = wp.float32(w.pos[e, i, 0] / w.map_w)
     out[e, row, col + 2] = wp.float32(w.pos[e, i, 1] / w.map_h)
@@ -243,17 +254,19 @@ def unit_list_index(w: Any, i: int, jj: int):
 
 @wp.func
 def observe_unit_list(w: Any, e: int, i: int, out: Any, row: int):
+    """Every block written once: a unit's features where unit i sees it, zeros elsewhere."""
     A = w.num_units
-    for c in range(w.obs_dim):
-        out[e, row, c] = wp.float32(0.0)
-    if w.alive[e, i]:
-        sight = w.sight[w.types[e, i]]
-        for jj in range(A - 1):
-            j = unit_list_index(w, i, jj)
-            if w.alive[e, j]:
-                d = dist2d(w.pos[e, j, 0], w.pos[e, j, 1], w.pos[e, i, 0], w.pos[e, i, 1])
-                if d < sight:
-                    write_unit_features(w, e, i, j, out, row, jj * UNIT_FEATURES)
+    alive = w.alive[e, i]
+    sight = w.sight[w.types[e, i]]
+    for jj in range(A - 1):
+        j = unit_list_index(w, i, jj)
+        seen = False
+        if alive and w.alive[e, j]:
+            seen = dist2d(w.pos[e, j, 0], w.pos[e, j, 1], w.pos[e, i, 0], w.pos[e, i, 1]) < sight
+        if seen:
+            write_unit_features(w, e, i, j, out, row, jj * UNIT_FEATURES)
+        else:
+            write_zeros(out, e, row, jj * UNIT_FEATURES, UNIT_FEATURES)
     write_own_features(w, e, i, out, row, (A - 1) * UNIT_FEATURES)
 
 
@@ -583,10 +596,10 @@ def world_step(w: Any, e: int, s: int, key: wp.uint32):
                 d = dist2d(w.pos[e, i, 0], w.pos[e, i, 1], w.pos[e, target, 0], w.pos[e, target, 1])
                 if d < w.attack_range[ti]:
                     valid = True
-        u = uniform_draw(w, e, key, w.cooldown_slot + s * A + i)
-        deviation = wp.max(w.cd_lo, u * (w.cd_hi - w.cd_lo) + w.cd_lo)
         cd = w.cooldown[e, i]
-        if valid:
+        if valid:  # the jitter is drawn by its slot, so only attacks need it
+            u = uniform_draw(w, e, key, w.cooldown_slot + s * A + i)
+            deviation = wp.max(w.cd_lo, u * (w.cd_hi - w.cd_lo) + w.cd_lo)
             w.health[e, target] = w.health[e, target] - w.attack[ti]
             w.cooldown[e, i] = cd + ((w.weapon_cooldown[ti] + deviation) - cd)
         else:
@@ -614,27 +627,44 @@ def world_step(w: Any, e: int, s: int, key: wp.uint32):
 @wp.func
 def push_units_away(w: Any, e: int):
     """JaxMARL's ``_push_units_away`` (firmness 1): living units that overlap push each other
-    apart by half the overlap each."""
+    apart by half the overlap each.
+
+    Each pair is worked out once: unit j's term from unit i is exactly minus i's term from j
+    (``pos_j - pos_i == -(pos_i - pos_j)`` in IEEE arithmetic), and with i ascending every
+    unit's sum still gathers its terms in JaxMARL's order (by ascending partner)."""
     A = w.num_units
     zero = type(w.tps)(0.0)
     one = type(w.tps)(1.0)
     eps = type(w.tps)(1e-6)
     two = type(w.tps)(2.0)
+    far = type(w.tps)(1.0001)  # d^2 > 1.0001 reach^2 means |d| + 1e-6 > reach despite rounding
     for i in range(A):
-        sx = zero
-        sy = zero
+        w.scratch[e, i, 0] = zero
+        w.scratch[e, i, 1] = zero
+    for i in range(A):
         if w.alive[e, i]:
             ri = w.radius[w.types[e, i]]
-            for j in range(A):
-                if j != i and w.alive[e, j]:
-                    dx = w.pos[e, i, 0] - w.pos[e, j, 0]
-                    dy = w.pos[e, i, 1] - w.pos[e, j, 1]
-                    dist = (wp.sqrt(dx * dx + dy * dy) + zero) + eps
-                    overlap = wp.max((ri + w.radius[w.types[e, j]]) / dist - one, zero)
-                    sx = sx + dx * overlap
-                    sy = sy + dy * overlap
-        w.scratch[e, i, 0] = sx
-        w.scratch[e, i, 1] = sy
+            xi = w.pos[e, i, 0]
+            yi = w.pos[e, i, 1]
+            sx = w.scratch[e, i, 0]  # the terms from units before i, in order
+            sy = w.scratch[e, i, 1]
+            for j in range(i + 1, A):
+                if w.alive[e, j]:
+                    dx = xi - w.pos[e, j, 0]
+                    dy = yi - w.pos[e, j, 1]
+                    d2 = dx * dx + dy * dy
+                    reach = ri + w.radius[w.types[e, j]]
+                    # apart by more than reach: the overlap is exactly 0 and adding dx * 0
+                    # leaves a sum as it is (the sums are never -0), so skip sqrt and divide
+                    if not (d2 > reach * reach * far):
+                        dist = (wp.sqrt(d2) + zero) + eps
+                        overlap = wp.max(reach / dist - one, zero)
+                        sx = sx + dx * overlap
+                        sy = sy + dy * overlap
+                        w.scratch[e, j, 0] = w.scratch[e, j, 0] + (-dx) * overlap
+                        w.scratch[e, j, 1] = w.scratch[e, j, 1] + (-dy) * overlap
+            w.scratch[e, i, 0] = sx
+            w.scratch[e, i, 1] = sy
     for i in range(A):
         if w.alive[e, i]:
             w.pos[e, i, 0] = w.pos[e, i, 0] + (one * w.scratch[e, i, 0]) / two
