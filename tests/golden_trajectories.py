@@ -1,6 +1,7 @@
 """Golden trajectories: Spread-v0, PredatorPrey-v0, Command-v0 and Tag-v0 episodes recorded
-before the one-file scenario refactor (commit cb9a33e's kernels), kept as per-step SHA-256
-digests of every returned tensor (observations, rewards, flags, info, full state) in
+before the one-file scenario refactor (commit cb9a33e's kernels), and SMAX-v0 episodes recorded
+before its kernel speed-up (commit 270abfd's kernels), kept as per-step SHA-256 digests of every
+returned tensor (observations, rewards, flags, info, full state) in
 ``tests/golden/trajectories.json``.  A refactor must reproduce them bitwise.
 
 ``python tests/golden_trajectories.py`` prints the digests of the current code (to compare, or
@@ -42,6 +43,23 @@ def tag_cases() -> list[dict]:
     return [dict(use_full_observation=full, autoreset_mode=ar, precision=prec)
             for full, ar, prec in itertools.product([True, False], ["same_step", "next_step"],
                                                     ["float32", "float64"])]
+
+
+#: SMAX-v0 maps and options: unit-list and conic observations, discrete and continuous actions,
+#: the heuristic enemy in both attack modes and self-play, SMACv2 starts
+SMAX_CASES = [
+    {"map_name": "3m"},
+    {"map_name": "2s3z", "attack_mode": "random"},
+    {"map_name": "smacv2_5_units", "observation_type": "conic"},
+    {"map_name": "5m_vs_6m", "action_type": "continuous"},
+    {"map_name": "3s5z", "enemy": "self_play"},
+]
+
+
+def smax_cases() -> list[dict]:
+    return [dict(extra, precision=prec, autoreset_mode=ar)
+            for extra in SMAX_CASES
+            for prec, ar in itertools.product(["float32", "float64"], ["same_step", "next_step"])]
 
 
 def _clone(x):
@@ -86,6 +104,25 @@ def record_tag(n: int, kw: dict) -> list:
     return rec
 
 
+def record_smax(n: int, kw: dict) -> list:
+    import war_envs
+
+    env = war_envs.make("SMAX-v0", num_envs=6, seed=5 + n, max_steps=30, **kw)
+    obs = env.reset()
+    gen = torch.Generator().manual_seed(n)
+    rec = [_clone(obs)]
+    for _ in range(70):  # a few episodes each (they last at most max_steps + 1 steps)
+        if env.has_action_mask:  # random available actions
+            acts = {g: torch.argmax(torch.rand(m.shape, generator=gen) + m, -1) for g, m in env.action_mask().items()}
+        else:
+            acts = {g: torch.rand(6, s.n_agents, 4, generator=gen) for g, s in env.groups.items()}
+        o, r, te, tr, info = env.step(acts)
+        rec.append({"obs": _clone(o), "rew": _clone(r), "term": _clone(te), "trunc": _clone(tr),
+                    "info": _clone(info), "state": _clone(env.get_state())})
+    env.close()
+    return rec
+
+
 def _feed(h, x) -> None:
     if isinstance(x, dict):
         for k in sorted(x):
@@ -116,6 +153,8 @@ def current_digests() -> dict[str, list[str]]:
         digests[f"mpe/{n}/{env_id}/{json.dumps(kw, sort_keys=True)}"] = step_digests(record_mpe(n, env_id, kw))
     for n, kw in enumerate(tag_cases()):
         digests[f"tag/{n}/Tag-v0/{json.dumps(kw, sort_keys=True)}"] = step_digests(record_tag(n, kw))
+    for n, kw in enumerate(smax_cases()):
+        digests[f"smax/{n}/SMAX-v0/{json.dumps(kw, sort_keys=True)}"] = step_digests(record_smax(n, kw))
     return digests
 
 

@@ -1,5 +1,6 @@
 """Spread-v0, PredatorPrey-v0, Command-v0 and Tag-v0 reproduce, bitwise, the trajectories recorded
-before the one-file scenario refactor (see tests/golden_trajectories.py)."""
+before the one-file scenario refactor, SMAX-v0 those recorded before its kernel speed-up (see
+tests/golden_trajectories.py)."""
 
 import json
 
@@ -26,3 +27,12 @@ def test_tag_trajectories_are_bitwise_the_recorded_ones(n):
     got = G.step_digests(G.record_tag(n, kw))
     first = next((t for t, (a, b) in enumerate(zip(expected, got)) if a != b), None)
     assert first is None and len(got) == len(expected), f"Tag-v0 {kw}: differs from step {first}"
+
+
+@pytest.mark.parametrize("n", range(len(G.smax_cases())))
+def test_smax_trajectories_are_bitwise_the_recorded_ones(n):
+    kw = G.smax_cases()[n]
+    expected = GOLDEN[f"smax/{n}/SMAX-v0/{json.dumps(kw, sort_keys=True)}"]
+    got = G.step_digests(G.record_smax(n, kw))
+    first = next((t for t, (a, b) in enumerate(zip(expected, got)) if a != b), None)
+    assert first is None and len(got) == len(expected), f"SMAX-v0 {kw}: differs from step {first}"
