@@ -68,6 +68,18 @@ def _clone(x):
     return x.clone()
 
 
+def _record(env, draw, steps: int, obs) -> list:
+    """The reset's observations, then ``steps`` steps of ``draw()``'s actions: each step's
+    observations, rewards, flags, info and full state (copies)."""
+    rec = [_clone(obs)]
+    for _ in range(steps):
+        o, r, te, tr, info = env.step(draw())
+        rec.append({"obs": _clone(o), "rew": _clone(r), "term": _clone(te), "trunc": _clone(tr),
+                    "info": _clone(info), "state": _clone(env.get_state())})
+    env.close()
+    return rec
+
+
 def record_mpe(n: int, env_id: str, kw: dict) -> list:
     import war_envs
 
@@ -76,15 +88,12 @@ def record_mpe(n: int, env_id: str, kw: dict) -> list:
     if kw.get("curriculum"):
         env.set_curriculum_stage(1)
     gen = torch.Generator().manual_seed(n)
-    rec = [_clone(obs)]
-    for _ in range(30):
-        acts = {g: (torch.rand(7, s.n_agents, 5, generator=gen) if kw["continuous_actions"]
+
+    def draw():
+        return {g: (torch.rand(7, s.n_agents, 5, generator=gen) if kw["continuous_actions"]
                     else torch.randint(0, 5, (7, s.n_agents), generator=gen)) for g, s in env.groups.items()}
-        o, r, te, tr, info = env.step(acts)
-        rec.append({"obs": _clone(o), "rew": _clone(r), "term": _clone(te), "trunc": _clone(tr),
-                    "info": _clone(info), "state": _clone(env.get_state())})
-    env.close()
-    return rec
+
+    return _record(env, draw, 30, obs)
 
 
 def record_tag(n: int, kw: dict) -> list:
@@ -110,17 +119,18 @@ def record_smax(n: int, kw: dict) -> list:
     env = war_envs.make("SMAX-v0", num_envs=6, seed=5 + n, max_steps=30, **kw)
     obs = env.reset()
     gen = torch.Generator().manual_seed(n)
-    rec = [_clone(obs)]
-    for _ in range(70):  # a few episodes each (they last at most max_steps + 1 steps)
+
+    def draw():
         if env.has_action_mask:  # random available actions
-            acts = {g: torch.argmax(torch.rand(m.shape, generator=gen) + m, -1) for g, m in env.action_mask().items()}
-        else:
-            acts = {g: torch.rand(6, s.n_agents, 4, generator=gen) for g, s in env.groups.items()}
-        o, r, te, tr, info = env.step(acts)
-        rec.append({"obs": _clone(o), "rew": _clone(r), "term": _clone(te), "trunc": _clone(tr),
-                    "info": _clone(info), "state": _clone(env.get_state())})
-    env.close()
-    return rec
+            return {g: torch.argmax(torch.rand(m.shape, generator=gen) + m, -1) for g, m in env.action_mask().items()}
+        return {g: torch.rand(6, s.n_agents, 4, generator=gen) for g, s in env.groups.items()}
+
+    return _record(env, draw, 70, obs)  # a few episodes each (at most max_steps + 1 steps)
+
+
+def key(family: str, n: int, env_id: str, kw: dict) -> str:
+    """A case's entry in the digests file."""
+    return f"{family}/{n}/{env_id}/{json.dumps(kw, sort_keys=True)}"
 
 
 def _feed(h, x) -> None:
@@ -150,11 +160,11 @@ def step_digests(rec: list) -> list[str]:
 def current_digests() -> dict[str, list[str]]:
     digests = {}
     for n, (env_id, kw) in enumerate(mpe_cases()):
-        digests[f"mpe/{n}/{env_id}/{json.dumps(kw, sort_keys=True)}"] = step_digests(record_mpe(n, env_id, kw))
+        digests[key("mpe", n, env_id, kw)] = step_digests(record_mpe(n, env_id, kw))
     for n, kw in enumerate(tag_cases()):
-        digests[f"tag/{n}/Tag-v0/{json.dumps(kw, sort_keys=True)}"] = step_digests(record_tag(n, kw))
+        digests[key("tag", n, "Tag-v0", kw)] = step_digests(record_tag(n, kw))
     for n, kw in enumerate(smax_cases()):
-        digests[f"smax/{n}/SMAX-v0/{json.dumps(kw, sort_keys=True)}"] = step_digests(record_smax(n, kw))
+        digests[key("smax", n, "SMAX-v0", kw)] = step_digests(record_smax(n, kw))
     return digests
 
 
