@@ -2,7 +2,7 @@
 
 ``benchmarks/war_real.py``'s parallel model runs the commander's and the sentries' policy calls
 (``WarPolicy.act``: actor, sampling, critic, over one worker's worlds) on two lane threads, each
-pinned to its own core, as ``war_envs.war.Collector(lane_threads=...)`` does — torch's kernels
+pinned to its own core, as ``war_train.war_collector.Collector(lane_threads=...)`` does — torch's kernels
 release the GIL, so the two calls can overlap.  This measures by how much: per commander width,
 the median seconds of the commander's call alone (``a``), the sentries' call alone (``b``), and
 both submitted at once to the pinned lane threads (``both``).  Reported: the serial time
@@ -59,7 +59,7 @@ def measure(width: int, worlds: int, repeats: int, cpus: list[int]) -> dict:
 
     import war_envs
     import war_train
-    from war_envs.war.collector import _pin_thread
+    from war_train.war_collector import _pin_thread
     from war_train.policy import build_policies
     from war_train.war_loop import WarPolicy
 

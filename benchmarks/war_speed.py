@@ -29,7 +29,7 @@ from real MAPPO updates (``--learn-updates``) of each arm.
 overlap (learning on the previous batch runs during this collection; its collection *is*
 sync's).  DD-PPO (Wijmans et al. 2020): once 60 % of the workers are done, workers that have
 done >= 25 % of their window stop.  ``steal``: a worker done early takes over worlds of the
-straggler (``war_envs.war.baselines``: env state, carried fragments and episode statistics
+straggler (``war_train.war_rounds``: env state, carried fragments and episode statistics
 move to a guest env on the thief); its batch is sync's, nothing dropped; ``stolen`` counts the
 worlds moved per batch, ``move ms`` the *measured* copy time of those moves (out and back),
 which the modelled batch time includes.

@@ -9,7 +9,7 @@ import torch
 
 import war_envs
 import war_train
-from war_envs.war import group_balancing_weights, weighted_group_mean
+from war_train.weights import group_balancing_weights, weighted_group_mean
 from war_train import losses
 from war_train.policy import build_policies, load_policies
 from war_train.ppo import GroupBatch, Learner, Member, ppo_update_shared

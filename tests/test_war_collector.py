@@ -8,8 +8,9 @@ import pytest
 import torch
 
 import war_envs
-from war_envs.war import (Collector, CostProfile, InferenceCost, Trigger, VirtualClock, collect_round, plan,
-                          stitch, with_episode_starts)
+from war_envs.war import CostProfile, InferenceCost, VirtualClock, plan, with_episode_starts
+from war_train.war_collector import Collector, Trigger, stitch
+from war_train.war_rounds import collect_round
 from war_train import losses
 
 torch.set_num_threads(1)

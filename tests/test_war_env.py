@@ -5,7 +5,8 @@ import pytest
 import torch
 
 import war_envs
-from war_envs.war import Collector, Schedule, Trigger, WarEnv, plan, with_episode_starts
+from war_envs.war import Schedule, WarEnv, plan, with_episode_starts
+from war_train.war_collector import Collector, Trigger
 from test_war_collector import AGENTS, ARTICLE, FrozenPolicy, article_schedule
 
 torch.set_num_threads(1)

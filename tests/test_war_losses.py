@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from war_envs.war import group_balancing_weights, staleness_summary, weighted_group_loss
+from war_train.weights import group_balancing_weights, staleness_summary, weighted_group_loss
 from war_train import losses
 
 

@@ -8,7 +8,9 @@ import pytest
 import torch
 
 import war_envs
-from war_envs.war import Collector, CostProfile, InferenceCost, Trigger, collect_round, concat_workers
+from war_envs.war import CostProfile, InferenceCost
+from war_train.war_collector import Collector, Trigger, concat_workers
+from war_train.war_rounds import collect_round
 from war_train.metrics import EpisodeStats
 
 torch.set_num_threads(1)

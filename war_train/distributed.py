@@ -102,7 +102,7 @@ def rank_weights(counts: list[int], worlds: list[int], mode: str) -> list[float]
     its lock-step share ``E_r / Σ E`` of the total weight (``group_balancing_weights``)."""
     if mode == "samples":
         return [1.0] * len(counts)
-    from war_envs.war.weights import group_balancing_weights
+    from war_train.weights import group_balancing_weights
 
     keys = [str(r) for r in range(len(counts))]
     total = sum(worlds)
@@ -381,7 +381,7 @@ class DataParallel(Local):
         return self._steps, sum(counts)
 
     def _rank_metrics(self, steps, preempted, counts, weights, wait_s) -> dict:
-        from war_envs.war.weights import staleness_summary
+        from war_train.weights import staleness_summary
 
         A = sum(self.n_agents.values())
         N = sum(counts) * A                                   # agent-transitions of the batch

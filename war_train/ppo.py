@@ -195,11 +195,11 @@ def ppo_update_shared(members: dict[str, Member], actor_opt, *, cfg, entropy_coe
     ``ppo_update``).  Each member keeps its own value normalizer, advantage normalization,
     critic and minibatches (``num_minibatches`` of its own rows); minibatch j of the actor is
     every member's j-th, its loss the members' losses combined by
-    ``war_envs.war.weights.weighted_group_mean`` with ``Member.weight`` per transition — with
+    ``war_train.weights.weighted_group_mean`` with ``Member.weight`` per transition — with
     group-balancing weights each group weighs its lock-step share whatever its data share, and
     with weights 1 (lock-step batches) it is the plain mean over all the groups' transitions.
     Returns each group's diagnostics (``grad_norm_actor``: the shared actor's)."""
-    from war_envs.war.weights import weighted_group_mean
+    from war_train.weights import weighted_group_mean
 
     fail = fail or (lambda what, hint: FloatingPointError(f"{what}; {hint}"))
     prep, diags, sums = {}, {}, {}

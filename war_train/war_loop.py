@@ -3,10 +3,10 @@ the WAR mode of ``war_train.train`` (``train(env, config, war=WarConfig(...))``)
 
 ``WarTrainer(config, war)`` owns the learner (``ppo.Learner``, built as ``mappo.train`` builds
 it: one actor and one centralized critic per group), the rollout workers
-(``war_envs.war.Collector``, one per shard of the worlds) and a modelled clock.  Each
+(``war_train.war_collector.Collector``, one per shard of the worlds) and a modelled clock.  Each
 ``update()``:
 
-1. collects one round (``war_envs.war.baselines.collect_round``): a window per worker, lock-step
+1. collects one round (``war_train.war_rounds.collect_round``): a window per worker, lock-step
    for ``sync``/``ddppo``/``overlap``/``steal`` (idle workers take over a straggler's worlds),
    workload-aware for ``war``;
 2. per group: drops transitions more than ``max_lag`` versions old, computes SMDP GAE
@@ -53,13 +53,8 @@ import gymnasium
 import torch
 
 import war_envs
-from war_envs.war import CostModel, CostProfile, VirtualClock, WallClock, group_balancing_weights, kish_ess, plan
-from war_envs.war.baselines import Round, collect_round
-from war_envs.war.collector import (DRAFT, Collector, InferenceCost, Trigger, WindowBatch, concat_workers,
-                                    lockstep_schedule)
-from war_envs.war.collector import GroupBatch as WindowGroupBatch
-from war_envs.war.scheduler import Schedule, with_episode_starts
-from war_envs.war.weights import staleness_summary
+from war_envs.war import (CostModel, CostProfile, InferenceCost, Schedule, VirtualClock, WallClock,
+                          every_step_schedule, plan, with_episode_starts)
 from war_train import distributed, losses
 from war_train.checkpoint import WAR_RESUMABLE, malformed_entries
 from war_train.config import TrainConfig, config_to_dict
@@ -71,7 +66,10 @@ from war_train.policy import env_signature
 from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, Member, ppo_update, ppo_update_shared
 from war_train.presets import DECLARED_WAR_COSTS
 from war_train.seeding import run_world_seeds
+from war_train.war_collector import DRAFT, Collector, GroupTransitions, Trigger, WindowBatch, concat_workers
 from war_train.war_config import WarConfig, war_config_to_dict
+from war_train.war_rounds import Round, collect_round
+from war_train.weights import group_balancing_weights, kish_ess, staleness_summary
 
 __all__ = ["WarTrainer", "WarPolicy", "war_columns", "make_worker_envs", "refuse_action_masks"]
 
@@ -194,7 +192,7 @@ class WarTrainer:
         if war.cost_mode == "real":
             table = {}
         self.profiles = {g: (CostProfile(mode=war.cost_mode, **table[g]) if g in table else None) for g in self.groups}
-        self.schedule = lockstep_schedule(self.groups)
+        self.schedule = every_step_schedule(self.groups)
         self.cost_models = {g: CostModel(beta=war.cost_beta, prior=self.profiles[g]) for g in self.groups}
         self.episode_length = getattr(env0, "max_cycles", None)
         if war.arm == "war":
@@ -277,7 +275,7 @@ class WarTrainer:
     def _plan(self):
         war, cfg = self.war, self.cfg
         if any(self.cost_models[g].per_decision(self.n_agents[g] * self.E_worker) <= 0 for g in self.groups):
-            return lockstep_schedule(self.groups)  # a measured cost not observed yet: lock-step until it is
+            return every_step_schedule(self.groups)  # a measured cost not observed yet: lock-step until it is
         per_call = {}
         for g in self.groups:
             a, b = self.cost_models[g].coefficients
@@ -582,7 +580,7 @@ def _round_state(rnd: Round) -> dict:
 
 
 def _round_from_state(state: dict, device) -> Round:
-    windows = [WindowBatch(**{**w, "groups": {g: WindowGroupBatch(**{k: t.to(device) for k, t in b.items()})
+    windows = [WindowBatch(**{**w, "groups": {g: GroupTransitions(**{k: t.to(device) for k, t in b.items()})
                                               for g, b in w["groups"].items()}})
                for w in state["windows"]]
     return Round(**{**state, "windows": windows})

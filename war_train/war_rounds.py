@@ -58,7 +58,7 @@ import time
 import torch
 
 from war_envs.core import validation as v
-from war_envs.war.collector import Collector, Trigger, WindowBatch
+from war_train.war_collector import Collector, Trigger, WindowBatch
 
 __all__ = ["ARMS", "Round", "collect_round"]
 

@@ -44,130 +44,17 @@ import dataclasses
 import os
 import time
 
-import numpy as np
 import torch
 
 from war_envs.core import validation as v
-from war_envs.war.costs import CostModel, VirtualClock, WallClock, spend_real
-from war_envs.war.env import WarEnv, every_step_schedule
+from war_envs.war.costs import RESOURCES, CostModel, InferenceCost
+from war_envs.war.env import WarEnv
 from war_envs.war.scheduler import Schedule
 
-__all__ = ["RESOURCES", "InferenceCost", "Trigger", "GroupBatch", "WindowBatch", "Collector", "stitch",
-           "concat_workers", "lockstep_schedule", "DRAFT"]
+__all__ = ["Trigger", "GroupTransitions", "WindowBatch", "Collector", "stitch", "concat_workers", "DRAFT"]
 
-RESOURCES = ("parallel", "shared")
 #: suffix of a group's draft-policy lane (``"commander" + DRAFT``)
 DRAFT = "/draft"
-
-
-# ----------------------------------------------------------------------------- time
-class InferenceCost:
-    """Seconds of one step's policy calls under a resource model, spent on a clock.
-
-    ``profiles[lane]``: a ``CostProfile`` (declared) or ``None`` (measured: the real call time
-    is the cost).  ``lanes[lane]``: agents per world of that lane (a group, or its draft).
-    ``jitter`` j multiplies every declared call by U(1-j, 1+j) (seeded ``seed``); ``scale``
-    multiplies every declared cost (quotas are scale-invariant, so benchmarks may shrink sleeps).
-    """
-
-    def __init__(self, profiles: dict, lanes: dict[str, int], *, resource: str = "parallel", clock=None,
-                 jitter: float = 0.0, seed: int = 0, scale: float = 1.0) -> None:
-        self.resource = v.check_choice("resource", resource, RESOURCES)
-        self.jitter = v.check_float("jitter", jitter, low=0.0, high=0.99)
-        self.scale = v.check_float("scale", scale, low=0.0)
-        self.profiles = dict(profiles)
-        self.lanes = dict(lanes)
-        missing = set(self.lanes) - set(self.profiles)
-        if missing:
-            raise ValueError(f"profiles: no entry for lanes {sorted(missing)} (use None for measured costs)")
-        modes = {p.mode for p in self.profiles.values() if p is not None}
-        if len(modes) > 1:
-            raise ValueError(f"profiles: expected one mode for every declared cost, got {sorted(modes)}")
-        self.mode = modes.pop() if modes else "measured"
-        if clock is None:
-            clock = VirtualClock() if self.mode in ("virtual", "measured") else WallClock()
-        if self.mode == "virtual" and not isinstance(clock, VirtualClock):
-            raise TypeError("clock: 'virtual' cost profiles need a VirtualClock")
-        if self.mode in ("busy", "sleep") and not isinstance(clock, WallClock):
-            raise TypeError(f"clock: '{self.mode}' cost profiles spend real time; use a WallClock")
-        if self.mode == "busy" and self.resource == "parallel":
-            raise ValueError("resource: 'busy' costs cannot run in parallel here (Python threads burning CPU "
-                             "hold the GIL); use 'sleep' costs for the parallel model, or resource='shared'")
-        self.clock = clock
-        self._rng = np.random.default_rng(seed)
-        self._pool = None  # sleep costs: background threads, made on first use
-
-    @property
-    def virtual(self) -> bool:
-        return isinstance(self.clock, VirtualClock)
-
-    def _factor(self) -> float:
-        return float(self._rng.uniform(1 - self.jitter, 1 + self.jitter)) if self.jitter else 1.0
-
-    def call_seconds(self, lane: str, worlds: int, measured: float = 0.0) -> tuple[float, float]:
-        """``(per-lane seconds, all-lanes seconds)`` of one call over ``worlds`` worlds (a
-        declared call draws its jitter here)."""
-        profile = self.profiles[lane]
-        if worlds <= 0:
-            return 0.0, 0.0
-        if profile is None:
-            return measured, measured
-        f = self._factor() * self.scale
-        return profile.seconds(worlds) * f, profile.seconds(worlds * self.lanes[lane]) * f
-
-    def begin(self, calls: dict[str, int]) -> dict:
-        """Start paying for one step's calls (``calls[lane]``: deciding worlds).  ``sleep`` costs
-        start sleeping now, on background threads (the caller's own work — e.g. the real policy
-        forward this cost stands for — overlaps them, as a client of remote inference would);
-        ``end`` waits for them."""
-        token = {"calls": {lane: n for lane, n in calls.items() if n > 0}, "costs": {}, "futures": []}
-        for lane, n in token["calls"].items():
-            if self.profiles[lane] is not None:
-                token["costs"][lane] = self.call_seconds(lane, n)
-        if self.mode == "sleep" and token["costs"]:
-            if self._pool is None:
-                self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(self.lanes)),
-                                                                   thread_name_prefix="war-lane")
-            if self.resource == "parallel":
-                token["futures"] = [self._pool.submit(spend_real, "sleep", c[0]) for c in token["costs"].values()]
-            else:
-                total = sum(c[1] for c in token["costs"].values())
-                token["futures"] = [self._pool.submit(spend_real, "sleep", total)]
-        return token
-
-    def end(self, token: dict, measured: dict[str, float] | None = None) -> tuple[float, dict]:
-        """Finish paying (``measured[lane]``: real call seconds, the cost of undeclared lanes).
-        Returns the step's seconds under the resource model and each lane's call cost (all its
-        lanes together)."""
-        measured = measured or {}
-        costs = dict(token["costs"])
-        for lane in token["calls"]:
-            if lane not in costs:
-                m = measured.get(lane, 0.0)
-                costs[lane] = (m, m)
-        if not costs:
-            return 0.0, {}
-        if self.resource == "parallel":
-            seconds = max(c[0] for c in costs.values())
-        else:
-            seconds = sum(c[1] for c in costs.values())
-        if self.virtual:
-            self.clock.advance(seconds)
-        elif self.mode == "sleep":
-            for fut in token["futures"]:
-                fut.result()
-        elif self.mode == "busy":  # one device: the declared calls run in turn (shared only)
-            spend_real("busy", sum(c[1] for c in token["costs"].values()))
-        return seconds, {lane: c[1] for lane, c in costs.items()}
-
-    def spend(self, calls: dict[str, int], measured: dict[str, float] | None = None) -> tuple[float, dict]:
-        """``begin`` then ``end``: pay for one step's calls at once."""
-        return self.end(self.begin(calls), measured)
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
 
 
 class Trigger:
@@ -206,16 +93,13 @@ class Trigger:
         return True
 
 
-lockstep_schedule = every_step_schedule
-
-
 # ----------------------------------------------------------------------------- batches
 _ROW_FIELDS = ("obs", "state", "actions", "logp", "values", "next_values", "rewards", "k", "terminated",
                "truncated", "valid", "version", "traj", "start", "draft", "fragment_end")
 
 
 @dataclasses.dataclass
-class GroupBatch:
+class GroupTransitions:
     """One group's transitions of a window, time-major ``[T, E, ...]`` by the step they end at.
 
     ``values``/``next_values`` are raw critic outputs (normalized units when the trainer
@@ -257,7 +141,7 @@ class GroupBatch:
 class WindowBatch:
     """One worker's window: per-group transitions and what the window cost."""
 
-    groups: dict[str, GroupBatch]
+    groups: dict[str, GroupTransitions]
     steps: int                      # env steps of every world in this window
     num_envs: int
     clock_seconds: float            # elapsed on the worker's clock (modelled or real)
@@ -295,7 +179,7 @@ class WindowBatch:
         return sum(b.agent_transitions for b in self.groups.values())
 
 
-def stitch(batches: list[GroupBatch]) -> GroupBatch:
+def stitch(batches: list[GroupTransitions]) -> GroupTransitions:
     """Consecutive windows of one worker and group joined along time: fragments of the same
     trajectory become one sequence again (only the last window's fragment ends remain)."""
     if not batches:
@@ -305,7 +189,7 @@ def stitch(batches: list[GroupBatch]) -> GroupBatch:
     frag = torch.zeros_like(fields["fragment_end"])
     frag[-T:] = batches[-1].fragment_end
     fields["fragment_end"] = frag
-    return GroupBatch(**fields)
+    return GroupTransitions(**fields)
 
 
 # ----------------------------------------------------------------------------- collector
@@ -579,7 +463,7 @@ class Collector:
             else:
                 fields = {name: torch.zeros((0, *val.shape), dtype=val.dtype, device=self.device)
                           for name, val in self._empty_row(g).items()}
-            batch = GroupBatch(**fields)
+            batch = GroupTransitions(**fields)
             _mark_fragment_ends(batch)
             batches[g] = batch
         out = WindowBatch(groups=batches, steps=T, num_envs=self.E, clock_seconds=self.elapsed,
@@ -669,7 +553,7 @@ class Collector:
         what the policy said at that decision (``pending``; the trajectory id as its episode
         number — the world part is the holder's), episode step counters and ids, and the global
         step ``t``.  ``import_worlds`` on another collector of the same scenario continues them
-        exactly (``war_envs.war.baselines``' work stealing)."""
+        exactly (``war_train.war_rounds``' work stealing)."""
         idx = torch.as_tensor(worlds, dtype=torch.long, device=self.device)
         host = idx.cpu().numpy()
         env_state = self.env.get_state()
@@ -754,7 +638,7 @@ def _pin_thread(cpus) -> None:
         os.sched_setaffinity(0, set(cpus))
 
 
-def _mark_fragment_ends(batch: GroupBatch) -> None:
+def _mark_fragment_ends(batch: GroupTransitions) -> None:
     """``fragment_end`` on each world's last transition of the window when it did not end its
     episode (the trajectory continues in the next window)."""
     T = batch.valid.shape[0]
@@ -771,7 +655,7 @@ def _mark_fragment_ends(batch: GroupBatch) -> None:
     batch.fragment_end[t[open_end], e[open_end]] = True
 
 
-def concat_workers(windows: list[WindowBatch]) -> dict[str, GroupBatch]:
+def concat_workers(windows: list[WindowBatch]) -> dict[str, GroupTransitions]:
     """One batch per group over every worker's window: worlds side by side (worker order),
     shorter windows (preempted workers) padded with invalid rows."""
     if not windows:
@@ -791,7 +675,7 @@ def concat_workers(windows: list[WindowBatch]) -> dict[str, GroupBatch]:
                 fields[name] = x
             parts.append(fields)
         if len(parts) == 1:
-            out[g] = GroupBatch(**parts[0])
+            out[g] = GroupTransitions(**parts[0])
         else:
-            out[g] = GroupBatch(**{name: torch.cat([p[name] for p in parts], dim=1) for name in _ROW_FIELDS})
+            out[g] = GroupTransitions(**{name: torch.cat([p[name] for p in parts], dim=1) for name in _ROW_FIELDS})
     return out
