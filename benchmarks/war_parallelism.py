@@ -61,7 +61,7 @@ def measure(width: int, worlds: int, repeats: int, cpus: list[int]) -> dict:
     import war_train
     from war_train.war_collector import _pin_thread
     from war_train.policy import build_policies
-    from war_train.war_loop import WarPolicy
+    from war_train.war_mode import WarPolicy
 
     cfg = war_train.preset_config("relay", num_envs=worlds, torch_threads=1,
                                   group_network={"commander": {"hidden_size": width, "num_layers": 2}})

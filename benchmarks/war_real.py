@@ -116,7 +116,7 @@ def calibrate(args, ratios) -> dict:
 
     import war_envs
     from war_train.policy import build_policies
-    from war_train.war_loop import WarPolicy
+    from war_train.war_mode import WarPolicy
 
     env = war_envs.make("Relay-v0", num_envs=args.worlds, seed=0)
     obs = env.reset(seed=0)
@@ -148,7 +148,8 @@ def calibrate(args, ratios) -> dict:
 def run(args, arm: str, resource: str, width: int, seed: int) -> dict:
     """One training run; per update: real seconds, the return, WAR's diagnostics."""
     from war_train.war_config import WarConfig
-    from war_train.war_loop import WarTrainer
+    from war_train.loop import update
+    from war_train.war_mode import WarMode
 
     cpus = sorted(os.sched_getaffinity(0))
     lane_cpus = {"commander": [cpus[0]], "sentry": [cpus[-1]]} if resource == "parallel" else {}
@@ -158,11 +159,11 @@ def run(args, arm: str, resource: str, width: int, seed: int) -> dict:
         # the article's floor K = 3 fragments per 10 worlds (as benchmarks/war_learning.py scales it)
         war = WarConfig(arm=arm, cost_mode="real", resource=resource, lane_cpus=lane_cpus,
                         workers=2 if arm == "ddppo" else 1, floor=max(1, round(3 * args.worlds / 10)))
-        tr = WarTrainer(train_config(args, seed, width), war)
+        tr = WarMode(train_config(args, seed, width), war)
         rows, wall = [], 0.0
         while tr.update_idx < tr.cfg.num_updates:
             t0 = time.perf_counter()
-            row = tr.update()
+            row = update(tr)
             wall += time.perf_counter() - t0
             row["wall_s"] = wall
             rows.append(row)

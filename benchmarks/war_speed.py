@@ -99,13 +99,13 @@ def train_config(args, workers: int, worlds: int):
 
 def trainer(args, arm: str, ratio: float, resource: str, *, workers=None, worlds=None, mode="virtual", scale=1.0):
     from war_train.war_config import WarConfig
-    from war_train.war_loop import WarTrainer
+    from war_train.war_mode import WarMode
 
     workers = args.workers if workers is None else workers
     worlds = args.worlds_per_worker if worlds is None else worlds
     war = WarConfig(arm=arm, costs=costs(ratio), resource=resource, workers=workers, cost_mode=mode,
                     cost_scale=scale, straggler=args.straggler if workers > 1 else 1.0)
-    return WarTrainer(train_config(args, workers, worlds), war)
+    return WarMode(train_config(args, workers, worlds), war)
 
 
 def timing(args, arm: str, ratio: float, resource: str) -> dict:
@@ -123,11 +123,11 @@ def timing(args, arm: str, ratio: float, resource: str) -> dict:
         c.policy = policy
     scales = [c.cost.scale for c in tr.collectors]
     profiles = {lane: tr.profiles[lane] for lane in tr.lanes}
-    tr._collect()  # warm-up (first kernel launches)
+    tr._collect_round()  # warm-up (first kernel launches)
     for _ in range(args.repeats):
         per = {resource: [], other: []}
         for _ in range(args.batches):
-            rnd = tr._collect()
+            rnd = tr._collect_round()
             per[resource].append(rnd.seconds)
             if arm not in CLOCKED:
                 per[other].append(max(w.recost(profiles, tr.lanes, other, scale=sc)
@@ -148,8 +148,10 @@ def timing(args, arm: str, ratio: float, resource: str) -> dict:
 
 def learning(args, arm: str, ratio: float) -> dict:
     """Data and learning-time columns from real MAPPO updates of the arm (parallel model)."""
+    from war_train.loop import update
+
     tr = trainer(args, arm, ratio, "parallel")
-    rows = [tr.update() for _ in range(args.learn_updates)]
+    rows = [update(tr) for _ in range(args.learn_updates)]
     tr.close()
     tail = rows[1:] if len(rows) > 1 else rows  # overlap's first update is on-policy
     med = lambda key: statistics.median(r[key] for r in tail)  # noqa: E731
@@ -166,7 +168,7 @@ def real_timing(args, mode: str, resource: str, scale: float) -> dict:
     trainers = {arm: trainer(args, arm, 10, resource, workers=1, worlds=10, mode=mode, scale=scale)
                 for arm in ("sync", "war")}
     for tr in trainers.values():
-        tr._collect()
+        tr._collect_round()
     times = {arm: [] for arm in trainers}
     medians = {arm: [] for arm in trainers}
     overhead = {arm: [] for arm in trainers}
@@ -174,7 +176,7 @@ def real_timing(args, mode: str, resource: str, scale: float) -> dict:
         per = {arm: [] for arm in trainers}
         for _ in range(args.real_batches):
             for arm, tr in trainers.items():
-                rnd = tr._collect()
+                rnd = tr._collect_round()
                 w = rnd.windows[0]
                 per[arm].append(rnd.seconds)
                 overhead[arm].append((rnd.seconds - w.inference_seconds) / max(w.steps, 1))

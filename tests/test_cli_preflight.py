@@ -168,7 +168,7 @@ def test_the_parser_and_config_need_neither_torch_nor_warp():
         heavy = sorted(m for m in ("torch", "warp", "war_envs", "numpy") if m in sys.modules)
         assert not heavy, heavy
         assert callable(war_train.train) and "torch" in sys.modules   # the trainer on first use
-        from war_train.mappo import train
+        from war_train.loop import train
         assert war_train.train is train and all(getattr(war_train, name) for name in war_train.__all__)
         print("ok")
     """)

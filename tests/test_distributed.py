@@ -19,7 +19,7 @@ import war_train
 from war_envs.war import CostProfile
 from war_train import distributed
 from war_train.checkpoint import load_checkpoint
-from war_train.run import make_env
+from war_train.envs import make_env
 
 torch.set_num_threads(1)
 pytestmark = pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),

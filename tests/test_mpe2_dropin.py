@@ -21,7 +21,8 @@ from pettingzoo.utils.wrappers import (AssertOutOfBoundsWrapper, ClipOutOfBounds
 import war_envs  # noqa: E402
 import war_envs.mpe2  # noqa: E402
 from mpe2_reference import copy_world_into_reference  # noqa: E402
-from war_envs.mpe2._factory import MODULES, make_parallel  # noqa: E402
+from war_envs.mpe2._envs import make_parallel  # noqa: E402
+from war_envs.mpe2._factory import MODULES  # noqa: E402
 
 ALL = list(MODULES)
 EXPECTED_IDS = {

@@ -14,7 +14,8 @@ import war_envs  # noqa: E402
 from mpe2_reference import copy_world_into_reference  # noqa: E402
 from test_mpe2_dropin import copy_extra, reference, registered  # noqa: E402
 from war_envs.frontends.pettingzoo import CheckedActionWrapper  # noqa: E402
-from war_envs.mpe2._factory import MODULES, make_parallel  # noqa: E402
+from war_envs.mpe2._envs import make_parallel  # noqa: E402
+from war_envs.mpe2._factory import MODULES  # noqa: E402
 
 ALL = list(MODULES)
 IN_RANGE = 1  # the agent (index) whose actions are in the box

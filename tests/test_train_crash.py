@@ -23,7 +23,7 @@ import war_envs
 import war_train
 from war_train.checkpoint import load_checkpoint, save_checkpoint
 from war_train.cli import main as cli_main
-from war_train.mappo import load_policies
+from war_train.policy import load_policies
 from war_train.run import run_training
 from war_train.stopping import NonFiniteTraining
 

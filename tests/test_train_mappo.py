@@ -9,7 +9,7 @@ import torch
 import war_envs
 import war_train
 from war_train.checkpoint import load_checkpoint
-from war_train.mappo import joint_state
+from war_train.policy import joint_state
 from war_train.metrics import EpisodeStats, onpolicy_step_reward
 
 torch.set_num_threads(1)
@@ -250,20 +250,20 @@ def test_every_action_space_trains_and_is_reproducible(variant):
 def test_tag_logs_its_declared_metrics_and_masks_tagged_runners(tmp_path):
     cfg = smoke(scenario="Tag-v0", env_kwargs=SMALL_TAG, total_env_steps=16 * 30 * 2, rollout_length=30)
     seen = []
-    import war_train.mappo as mappo
+    import war_train.learn as learn_step
 
-    real = mappo.ppo_update
+    real = learn_step.ppo_update
 
     def spy(policy, *args, **kw):
         seen.append(args[3].mask)   # the GroupBatch's mask
         return real(policy, *args, **kw)
 
-    mappo.ppo_update = spy
+    learn_step.ppo_update = spy
     try:
         with make(cfg) as env:
             result = war_train.train(env, cfg, run_dir=tmp_path)
     finally:
-        mappo.ppo_update = real
+        learn_step.ppo_update = real
     header = (tmp_path / "metrics.csv").read_text().splitlines()[0].split(",")
     for col in ("tags", "runners_left", "survival", "episode_return/tagger", "episode_return/runner"):
         assert col in header

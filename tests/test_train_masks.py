@@ -274,11 +274,11 @@ def test_walled_spread_refuses_unavailable_actions():
 def spy_batches(monkeypatch):
     """Every ``ppo_update`` call's (policy, batch), before the update changes the policy: the
     batch's log-probs and entropies recomputed there."""
-    import war_train.mappo as mappo
+    import war_train.learn as learn_step
     from war_train.ppo import _evaluate
 
     seen = []
-    real = mappo.ppo_update
+    real = learn_step.ppo_update
 
     def spy(policy, *args, **kw):
         batch = args[3]   # (views of the rollout buffers, which the next rollout overwrites: copied)
@@ -291,7 +291,7 @@ def spy_batches(monkeypatch):
                          "unmasked_entropy": _evaluate(policy, unmasked, mb)[1]})
         return real(policy, *args, **kw)
 
-    monkeypatch.setattr(mappo, "ppo_update", spy)
+    monkeypatch.setattr(learn_step, "ppo_update", spy)
     return seen
 
 
@@ -337,11 +337,11 @@ def test_all_true_masks_train_exactly_as_no_masks():
 
 def test_unmasked_env_has_no_mask_buffers():
     from war_train import distributed
-    from war_train.mappo import Lockstep
+    from war_train.lockstep import LockstepMode
 
     cfg = smoke()
     with make(Spread, cfg) as env:
-        trainer = Lockstep(env, cfg, distributed.Local())
+        trainer = LockstepMode(env, cfg, distributed.Local())
         assert trainer.buffers.action_mask is None and trainer.carry.action_mask is None
         assert "action_mask" not in trainer.checkpoint_payload(0.0)
 

@@ -8,7 +8,8 @@ import war_envs
 import war_train
 from war_train import losses
 from war_train.war_config import WarConfig
-from war_train.war_loop import WarTrainer
+from war_train.loop import update
+from war_train.war_mode import WarMode
 
 torch.set_num_threads(1)
 EQUAL = {"commander": {"per_decision_ms": 5.0}, "sentry": {"per_decision_ms": 5.0}}
@@ -23,7 +24,7 @@ def config(**kw):
 
 
 def mappo_run(cfg, monkeypatch):
-    """mappo.train, recording what its GAE and PPO losses see."""
+    """war_train.train (lock-step), recording what its GAE and PPO losses see."""
     seen = {"gae": [], "loss": []}
     gae, policy_loss, value_loss = losses.gae, losses.policy_loss, losses.value_loss
 
@@ -62,7 +63,7 @@ def strip(rows, extra=()):
 
 def war_captures(monkeypatch):
     """What the WAR harness's SMDP GAE (valid rows) and PPO losses see, in call order."""
-    import war_train.war_loop as war_loop
+    import war_train.war_mode as war_mode
 
     caps, smdp_gae, policy_loss, value_loss = [], losses.smdp_gae, losses.policy_loss, losses.value_loss
 
@@ -83,7 +84,7 @@ def war_captures(monkeypatch):
         caps[-1]["losses"].append(float(out.detach()))
         return out
 
-    monkeypatch.setattr(war_loop.losses, "smdp_gae", gae_spy)
+    monkeypatch.setattr(war_mode.losses, "smdp_gae", gae_spy)
     monkeypatch.setattr(losses, "policy_loss", pg_spy)
     monkeypatch.setattr(losses, "value_loss", v_spy)
     return caps
@@ -94,10 +95,10 @@ def test_equal_costs_reproduce_lockstep_mappo(arm, monkeypatch):
     cfg = config()
     ref, seen = mappo_run(cfg, monkeypatch)
 
-    trainer = WarTrainer(cfg, WarConfig(arm=arm, costs=EQUAL))
+    trainer = WarMode(cfg, WarConfig(arm=arm, costs=EQUAL))
     assert set(trainer.schedule.interval.values()) == {1.0}    # equal costs: everyone decides every step
     caps = war_captures(monkeypatch)
-    rows = [trainer.update() for _ in range(cfg.num_updates)]
+    rows = [update(trainer) for _ in range(cfg.num_updates)]
     monkeypatch.undo()
     trainer.close()
 

@@ -10,7 +10,8 @@ import war_train
 from war_train.cli import main
 from war_train.runlog import read_metrics
 from war_train.war_config import ARTICLE_COSTS, WarConfig, war_config_from_dict
-from war_train.war_loop import WarTrainer
+from war_train.loop import update
+from war_train.war_mode import WarMode
 
 torch.set_num_threads(1)
 
@@ -22,10 +23,10 @@ def config(**kw):
 
 
 def run(cfg, war, updates=None, env_time=False):
-    trainer = WarTrainer(cfg, war)
+    trainer = WarMode(cfg, war)
     for c in trainer.collectors:
         c.env_time = env_time  # modelled time from the declared costs only: deterministic
-    rows = [trainer.update() for _ in range(updates or cfg.num_updates)]
+    rows = [update(trainer) for _ in range(updates or cfg.num_updates)]
     trainer.close()
     return trainer, rows
 
@@ -111,9 +112,9 @@ def test_war_config_validation():
     with pytest.raises(ValueError, match="unknown WAR config"):
         war_config_from_dict({"quota": 3})
     with pytest.raises(ValueError, match="use_gru"):
-        WarTrainer(config(use_gru=True), WarConfig())
+        WarMode(config(use_gru=True), WarConfig())
     with pytest.raises(ValueError, match="unknown groups"):
-        WarTrainer(config(), WarConfig(costs={"scout": {"per_decision_ms": 1}}))
+        WarMode(config(), WarConfig(costs={"scout": {"per_decision_ms": 1}}))
 
 
 def test_war_mode_writes_metrics_and_staleness(tmp_path):
@@ -189,11 +190,11 @@ def test_real_costs_with_a_wide_commander_on_its_own_lane():
     """cost_mode=real: nothing declared, the wall clock, the commander's (wide) policy and the
     sentries' on threads of their own; the measured costs drive the plan."""
     cfg = config(group_network={"commander": {"hidden_size": 256, "num_layers": 3}})
-    trainer = WarTrainer(cfg, WarConfig(arm="war", cost_mode="real", resource="parallel"))
+    trainer = WarMode(cfg, WarConfig(arm="war", cost_mode="real", resource="parallel"))
     assert trainer.policies["commander"].actor.head.in_features == 256
     assert trainer.policies["sentry"].actor.head.in_features == cfg.hidden_size
     assert all(c._lane_pools for c in trainer.collectors)
-    rows = [trainer.update() for _ in range(2)]
+    rows = [update(trainer) for _ in range(2)]
     trainer.close()
     for r in rows:
         assert r["collect_s"] > 0 and r["tau_ms/commander"] > 0 and r["tau_ms/sentry"] > 0
@@ -201,8 +202,8 @@ def test_real_costs_with_a_wide_commander_on_its_own_lane():
     with pytest.raises(ValueError, match="cost_mode=real measures every policy call"):
         WarConfig(cost_mode="real", costs=ARTICLE_COSTS).validate()
     with pytest.raises(ValueError, match="lane_cpus: unknown lanes"):
-        WarTrainer(config(), WarConfig(cost_mode="real", lane_cpus={"nobody": [0]}))
+        WarMode(config(), WarConfig(cost_mode="real", lane_cpus={"nobody": [0]}))
     with pytest.raises(ValueError, match="group_network: unknown groups"):
-        WarTrainer(config(group_network={"nobody": {"hidden_size": 8}}), WarConfig())
+        WarMode(config(group_network={"nobody": {"hidden_size": 8}}), WarConfig())
     with pytest.raises(ValueError, match="group_network: expected"):
         config(group_network={"commander": {"width": 8}})

@@ -20,7 +20,8 @@ import war_train
 from war_train.checkpoint import load_checkpoint, save_checkpoint
 from war_train.runlog import read_metrics
 from war_train.war_config import ARTICLE_COSTS, WarConfig
-from war_train.war_loop import WarTrainer
+from war_train.loop import update
+from war_train.war_mode import WarMode
 
 torch.set_num_threads(1)
 N, K = 4, 2
@@ -163,13 +164,13 @@ def test_measured_costs_resume_from_the_saved_estimates(tmp_path):
     war_train.train(None, config(updates=K), run_dir=tmp_path, war=war)
     ckpt = load_checkpoint(tmp_path)
     assert all(m["count"] > 0 for m in ckpt["cost_models"].values())
-    trainer = WarTrainer(config(), war)
+    trainer = WarMode(config(), war)
     try:
         trainer.load_state_dict(ckpt)
         assert {lane: m.state_dict() for lane, m in trainer.cost_models.items()} == ckpt["cost_models"]
         assert all(c.schedule.interval == ckpt["schedule"]["interval"] for c in trainer.collectors)
         assert trainer.update_idx == K and trainer.env_steps == ckpt["env_steps"]
-        row = trainer.update()
+        row = update(trainer)
         assert row["update"] == K + 1 and row["env_steps"] == ckpt["env_steps"] + 4 * 8
     finally:
         trainer.close()

@@ -126,17 +126,18 @@ def test_steal_validation():
 def test_steal_arm_of_the_trainer_learns_on_all_of_the_stragglers_data():
     import war_train
     from war_train.war_config import ARTICLE_COSTS, WarConfig
-    from war_train.war_loop import WarTrainer
+    from war_train.loop import update
+    from war_train.war_mode import WarMode
 
     cfg = war_train.preset_config("smoke", scenario="Command-v0", num_envs=10, total_env_steps=10 * 25 * 2, epochs=2)
     rows = {}
     for arm in ("sync", "ddppo", "steal"):
         # (DD-PPO with 2 workers: preempt once one of them is done)
-        trainer = WarTrainer(cfg, WarConfig(arm=arm, costs=ARTICLE_COSTS, workers=2, straggler=1.5,
+        trainer = WarMode(cfg, WarConfig(arm=arm, costs=ARTICLE_COSTS, workers=2, straggler=1.5,
                                             ddppo_sync_frac=0.5))
         for c in trainer.collectors:
             c.env_time = False  # modelled time from the declared costs only
-        rows[arm] = [trainer.update() for _ in range(2)]
+        rows[arm] = [update(trainer) for _ in range(2)]
         trainer.close()
     for s, d, st in zip(rows["sync"], rows["ddppo"], rows["steal"]):
         # 2 workers x 5 worlds: 25 steps at 0.25 s, the straggler at 0.375 s a step

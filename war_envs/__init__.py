@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from war_envs._extras import MissingExtraError
-from war_envs.registry import register, registered_ids
+from war_envs.registry import registered_ids
 
 if TYPE_CHECKING:
     from war_envs.core.batched_env import AutoresetMode, BatchedEnv, GroupSpec
@@ -67,6 +67,7 @@ def env(id: str, render_mode: str | None = None, **kwargs):
     return aec_env(id, render_mode=render_mode, **kwargs)
 
 
+from war_envs.frontends.registration import register  # noqa: E402
 from war_envs.frontends.registration import register_gymnasium as _register_gymnasium  # noqa: E402
 from war_envs.frontends.registration import register_pettingzoo as _register_pettingzoo  # noqa: E402
 

@@ -26,19 +26,14 @@ _SCENARIOS: dict[str, str] = {
 }
 
 
-def register(env_id: str, entry_point: str, *, overwrite: bool = False) -> None:
-    """Register a scenario class under ``env_id`` (``"package.module:Class"``), for
-    ``war_envs.make`` and as ``war_envs/<env_id>`` with Gymnasium and PettingZoo."""
+def add(env_id: str, entry_point: str, *, overwrite: bool = False) -> None:
+    """Add scenario class ``entry_point`` (``"package.module:Class"``) as ``env_id`` for
+    ``war_envs.make`` (``war_envs.register`` also registers it with Gymnasium and PettingZoo)."""
     if not isinstance(env_id, str) or not env_id:
         raise TypeError(f"env_id: expected a non-empty str, got {env_id!r}")
     if env_id in _SCENARIOS and not overwrite:
         raise ValueError(f"env_id: {env_id!r} is already registered (pass overwrite=True)")
     _SCENARIOS[env_id] = entry_point
-    # make the new id available through gym.make / pettingzoo.make too
-    from war_envs.frontends.registration import register_gymnasium, register_pettingzoo
-
-    register_gymnasium()
-    register_pettingzoo([env_id])
 
 
 def registered_ids() -> list[str]:

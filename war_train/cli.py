@@ -270,7 +270,7 @@ def _cmd_eval(args) -> int:
 
     from war_train.checkpoint import load_checkpoint
     from war_train.evaluate import evaluation_suite
-    from war_train.mappo import load_policies
+    from war_train.policy import load_policies
     from war_train.run import format_eval
 
     if args.episodes < 1:
@@ -295,7 +295,7 @@ def _cmd_render(args) -> int:
     import torch
 
     from war_train.evaluate import render_gif
-    from war_train.mappo import load_policies
+    from war_train.policy import load_policies
     from war_train.run import missing_package
 
     why = missing_package("gif")

@@ -17,7 +17,18 @@ from typing import Any
 
 from war_train.presets.onpolicy import PRESET as _ONPOLICY
 
-__all__ = ["TrainConfig", "config_fields", "config_from_dict", "config_to_dict"]
+__all__ = ["TrainConfig", "Coefficients", "config_fields", "config_from_dict", "config_to_dict"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Coefficients:
+    """The scheduled coefficients of one update (``TrainConfig.schedule``): what the learn step
+    (``war_train.learn``) applies.  A new coefficient with a schedule is a field here, its
+    schedule in ``TrainConfig.schedule`` and its use in the loss."""
+
+    lr: float            # actor learning rate (before a group's ``group_lr_scale``)
+    critic_lr: float     # critic learning rate (likewise)
+    entropy_coef: float  # entropy bonus
 
 
 def _f(default, help: str, **kw):
@@ -127,15 +138,21 @@ class TrainConfig:
     def num_updates(self) -> int:
         return max(1, self.total_env_steps // self.batch_env_steps)
 
-    def schedule(self, update: int) -> tuple[float, float, float]:
-        """``(lr, critic_lr, entropy_coef)`` for update ``update`` (1-based): constant, or decayed
-        linearly to 0 over the run with ``anneal_lr`` / ``anneal_entropy``."""
+    def schedule(self, update: int) -> Coefficients:
+        """The coefficients of update ``update`` (1-based): constant, or decayed linearly to 0
+        over the run with ``anneal_lr`` / ``anneal_entropy``."""
         frac = 1.0 - (update - 1) / self.num_updates
         lr_frac = frac if self.anneal_lr else 1.0
-        return lr_frac * self.lr, lr_frac * self.critic_lr, self.entropy_coef * (frac if self.anneal_entropy else 1.0)
+        return Coefficients(lr_frac * self.lr, lr_frac * self.critic_lr,
+                            self.entropy_coef * (frac if self.anneal_entropy else 1.0))
 
     def validate(self) -> "TrainConfig":
         """Raise ``ValueError`` naming the first bad field."""
+        self._validate_numbers()
+        self._validate_choices()
+        return self
+
+    def _validate_numbers(self) -> None:
         positive_int = ("num_envs", "rollout_length", "total_env_steps", "torch_threads", "epochs",
                         "num_minibatches", "hidden_size", "num_layers", "frame_stack")
         for name in positive_int:
@@ -162,6 +179,15 @@ class TrainConfig:
             raise ValueError(f"clip_coef: expected a number > 0, got {self.clip_coef!r}")
         if not 0 < self.value_norm_beta <= 1:
             raise ValueError(f"value_norm_beta: expected a number in (0, 1], got {self.value_norm_beta!r}")
+        if not isinstance(self.init_log_std, (int, float)) or isinstance(self.init_log_std, bool) or \
+                not math.isfinite(self.init_log_std):
+            raise ValueError(f"init_log_std: expected a finite number, got {self.init_log_std!r}")
+        for name in ("dist_sync_frac", "dist_min_frac"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 < value <= 1.0:
+                raise ValueError(f"{name}: expected a number in (0, 1], got {value!r}")
+
+    def _validate_choices(self) -> None:
         if self.critic_input not in ("state", "local"):
             raise ValueError(f"critic_input: expected 'state' or 'local', got {self.critic_input!r}")
         if self.frame_stack > 1 and self.use_gru:
@@ -177,9 +203,6 @@ class TrainConfig:
                                      f"rate for every group beside per-group state critics; use {why}")
         if self.critic_input == "local" and self.use_gru:
             raise ValueError("critic_input: a 'local' critic is feed-forward; use use_gru=False or critic_input='state'")
-        if not isinstance(self.init_log_std, (int, float)) or isinstance(self.init_log_std, bool) or \
-                not math.isfinite(self.init_log_std):
-            raise ValueError(f"init_log_std: expected a finite number, got {self.init_log_std!r}")
         if self.activation not in ("tanh", "relu"):
             raise ValueError(f"activation: expected 'tanh' or 'relu', got {self.activation!r}")
         if self.precision not in ("float32", "float64"):
@@ -188,10 +211,6 @@ class TrainConfig:
             raise ValueError(f"dist_straggler: expected 'off', 'preempt' or 'war', got {self.dist_straggler!r}")
         if self.dist_rank_weights not in ("samples", "balanced"):
             raise ValueError(f"dist_rank_weights: expected 'samples' or 'balanced', got {self.dist_rank_weights!r}")
-        for name in ("dist_sync_frac", "dist_min_frac"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 < value <= 1.0:
-                raise ValueError(f"{name}: expected a number in (0, 1], got {value!r}")
         if not isinstance(self.group_lr_scale, dict) or not all(
                 isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
                 and math.isfinite(v) for k, v in self.group_lr_scale.items()):
@@ -214,7 +233,6 @@ class TrainConfig:
         if self.num_minibatches > (self.num_envs if self.use_gru else samples):
             unit = "worlds (minibatches split worlds when use_gru)" if self.use_gru else "samples per batch"
             raise ValueError(f"num_minibatches: expected at most the {unit}, got {self.num_minibatches}")
-        return self
 
 
 def config_fields() -> list[dataclasses.Field]:

@@ -1,6 +1,6 @@
 """Data-parallel MAPPO on ``torch.distributed`` (launched by ``torchrun``), with straggler handling.
 
-``war_train.mappo.train`` calls a small set of hooks on a *context*; this module provides two:
+``war_train.train`` (the lock-step mode, ``war_train.lockstep``, and the learn step) calls a small set of hooks on a *context*; this module provides two:
 
 - ``Local``: one process.  Every hook is the identity, so ``train`` computes exactly what it
   computed before distributed training existed.

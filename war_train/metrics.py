@@ -20,7 +20,19 @@ from war_envs.core.validation import check_int
 # re-exported: this function lived here before scenarios declared their metrics
 from war_envs.scenarios.mpe.spread import onpolicy_step_reward
 
-__all__ = ["EpisodeStats", "onpolicy_step_reward", "summarize"]
+__all__ = ["EpisodeStats", "onpolicy_step_reward", "summarize", "metric_columns"]
+
+
+def metric_columns(env, groups) -> list[str]:
+    """``metrics.csv``'s columns of every mode: counters, the episode statistics the env
+    declares, learning rates and per-group diagnostics."""
+    from war_train.ppo import DIAGNOSTICS
+
+    cols = ["update", "env_steps", "agent_steps", "wall_s", "env_steps_per_s", "episodes"]
+    cols += EpisodeStats.columns(env)
+    cols += ["lr", "critic_lr"]
+    cols += [f"{g}/{d}" for g in groups for d in DIAGNOSTICS]
+    return cols
 
 _F64 = torch.float64
 

@@ -1,5 +1,6 @@
-"""One PPO update, used by every training path: lock-step MAPPO (``war_train.mappo``), the WAR
-harness (``war_train.war_loop``) and data-parallel training (through the reducer).
+"""One PPO update, used by every training path: the learn step of every mode
+(``war_train.learn``: lock-step MAPPO, the WAR harness) and data-parallel training (through the
+reducer).
 
 ``ppo_update(policy, opt, vnorm, batch, ...)`` takes one group's batch with GAE already done
 (behaviour log-probs and values, denormalized returns and advantages) and runs, in order:
@@ -124,6 +125,8 @@ class GroupBatch:
     actor_h0: torch.Tensor | None = None    # recurrent: [E, n, H]
     critic_h0: torch.Tensor | None = None   # recurrent: [E, H]
     action_mask: torch.Tensor | None = None  # [N, n, n_actions] bool, available actions (env.has_action_mask)
+    shape: tuple[int, int] | None = None    # (T, E) of a lock-step rollout (minibatches of the global
+    #                                         batch under torchrun); None: N independent rows
 
     @property
     def recurrent(self) -> bool:
@@ -147,17 +150,14 @@ def _take(x: torch.Tensor, mb: torch.Tensor, dim: int = 0) -> torch.Tensor:
 
 
 def ppo_update(policy, actor_opt, critic_opt, vnorm, batch: GroupBatch, *, cfg, entropy_coef: float,
-               generator: torch.Generator, reducer, shape: tuple[int, int] | None = None, group: str = "",
+               generator: torch.Generator, reducer, group: str = "",
                fail: Callable[[str, str], Exception] | None = None) -> dict[str, float]:
     """Train ``policy`` (a ``GroupPolicy``) on ``batch``; returns the group's diagnostics (means
-    over minibatches, ``DIAGNOSTICS``).
-
-    ``shape``: ``(T, E)`` of a lock-step rollout (the reducer draws minibatches of the global
-    batch under torchrun), else ``(N, 1)``.  A non-finite gradient norm raises
-    ``fail(what, hint)`` (the caller's exception type, e.g. one naming the update and the last
-    checkpoint); ``group`` names the group in that message.
+    over minibatches, ``DIAGNOSTICS``).  A non-finite gradient norm raises ``fail(what, hint)``
+    (the caller's exception type, e.g. one naming the update and the last checkpoint); ``group``
+    names the group in that message.
     """
-    return ppo_update_shared({group: Member(policy, critic_opt, vnorm, batch, shape)}, actor_opt, cfg=cfg,
+    return ppo_update_shared({group: Member(policy, critic_opt, vnorm, batch)}, actor_opt, cfg=cfg,
                              entropy_coef=entropy_coef, generator=generator, reducer=reducer, fail=fail)[group]
 
 
@@ -169,7 +169,6 @@ class Member:
     critic_opt: torch.optim.Optimizer       # its own critic's
     vnorm: object                           # its own value normalizer
     batch: GroupBatch
-    shape: tuple[int, int] | None = None    # as ``ppo_update``'s
     weight: float = 1.0                     # its per-transition weight in the actor's loss
 
 
@@ -199,89 +198,116 @@ def ppo_update_shared(members: dict[str, Member], actor_opt, *, cfg, entropy_coe
     group-balancing weights each group weighs its lock-step share whatever its data share, and
     with weights 1 (lock-step batches) it is the plain mean over all the groups' transitions.
     Returns each group's diagnostics (``grad_norm_actor``: the shared actor's)."""
-    from war_train.weights import weighted_group_mean
-
     fail = fail or (lambda what, hint: FloatingPointError(f"{what}; {hint}"))
-    prep, diags, sums = {}, {}, {}
+    prep, diags = {}, {}
     for g, m in members.items():
-        batch, mask = m.batch, m.batch.mask
-        with torch.no_grad():
-            reducer.update_valuenorm(m.vnorm, _select(batch.returns, mask))   # (statistics of every rank's returns)
-            targets = m.vnorm.normalize(batch.returns)
-            advantages = batch.advantages
-            if cfg.norm_advantages:
-                advantages = reducer.normalize_advantages(advantages, mask)
-            diags[g] = {"explained_variance": reducer.explained_variance(_select(batch.values_denorm, mask),
-                                                                        _select(batch.returns, mask)),
-                        "value_mean": reducer.mean(_select(batch.values_denorm, mask))}
-        prep[g] = (targets, advantages)
-        sums[g] = {k: 0.0 for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac",
-                                    "grad_norm_actor", "grad_norm_critic")}
+        prep[g], diags[g] = _prepare(m, cfg, reducer)
+    sums = {g: dict.fromkeys(_SUMMED, 0.0) for g in members}
     actor_params = list(next(iter(members.values())).policy.actor.parameters())
     n_mb = 0
     for epoch in range(cfg.epochs):
-        # minibatches split worlds (GRU) or rows; under torchrun each rank's part of them
-        streams = [reducer.minibatches(*(m.shape if m.shape is not None else (m.batch.units, 1)), m.batch.recurrent,
-                                       cfg.num_minibatches, generator, m.batch.obs.device) for m in members.values()]
-        if len(streams) > 1:   # every member's j-th minibatch together: as many of them for each
-            streams = [list(chunks) for chunks in streams]
-            k = min(len(chunks) for chunks in streams)
-            if any(len(chunks) != k for chunks in streams):   # (members of different sizes: WAR batches)
-                streams = [torch.cat(chunks).tensor_split(k) for chunks in streams]
-        for j, mbs in enumerate(zip(*streams)):
+        for j, mbs in enumerate(zip(*_minibatch_streams(members, cfg, generator, reducer))):
             where = f"epoch {epoch + 1}, minibatch {j + 1}"
-            parts = {}
-            for (g, m), mb in zip(members.items(), mbs):
-                batch = m.batch
-                new_logp, entropy, new_values, dim = _evaluate(m.policy, batch, mb)
-                mb_mask = None if batch.mask is None else _take(batch.mask, mb, dim)
-                count = new_logp.numel() if mb_mask is None else int(mb_mask.sum())
-                pg_loss, pg_stats = losses.policy_loss(new_logp, _take(batch.logp, mb, dim),
-                                                       _take(prep[g][1], mb, dim), cfg.clip_coef, mb_mask)
-                ent = losses.masked_mean(entropy, mb_mask)
-                parts[g] = _Part(mb, dim, mb_mask, count, new_values, pg_loss, pg_stats, ent,
-                                 pg_loss - entropy_coef * ent)
-            if len(parts) == 1:
-                actor_loss, count = parts[g].actor_loss, parts[g].count
-            else:
-                actor_loss = weighted_group_mean({g: p.actor_loss for g, p in parts.items()},
-                                                 {g: p.count for g, p in parts.items()},
-                                                 {g: m.weight for g, m in members.items()})
-                count = sum(p.count for p in parts.values())
-            actor_opt.zero_grad(set_to_none=True)
-            actor_loss.backward()
-            reducer.reduce_grads(actor_params, count)   # all-reduce before clipping
-            # (norms of all-reduced gradients: every rank stops on the same minibatch)
-            who = f"group {g!r}" if len(parts) == 1 else f"groups {list(parts)}"
-            gn_a = _finite_clip_grad(actor_params, cfg.max_grad_norm, actor_loss, fail,
-                                     f"{who}, {where}: the actor's", "--lr")
-            actor_opt.step()
-
+            parts = {g: _actor_part(m, mb, prep[g][1], cfg, entropy_coef) for (g, m), mb in zip(members.items(), mbs)}
+            gn_a = _actor_step(parts, members, actor_opt, actor_params, cfg, reducer, fail, where)
             for g, m in members.items():
-                mb, dim, mb_mask, count, new_values, pg_loss, pg_stats, ent, _ = parts[g]
-                batch = m.batch
-                v_loss = losses.value_loss(new_values, _take(batch.values, mb, dim), _take(prep[g][0], mb, dim),
-                                           cfg.clip_coef, cfg.use_huber_loss, cfg.huber_delta, cfg.clip_value_loss,
-                                           mb_mask)
-                m.critic_opt.zero_grad(set_to_none=True)
-                (cfg.value_coef * v_loss).backward()
-                reducer.reduce_grads(m.policy.critic.parameters(), count)
-                gn_c = _finite_clip_grad(m.policy.critic.parameters(), cfg.max_grad_norm, v_loss, fail,
-                                         f"group {g!r}, {where}: the critic's", "--critic-lr")
-                m.critic_opt.step()
-                s = sums[g]
-                s["policy_loss"] += reducer.share(pg_loss.detach())   # (this rank's share of the minibatch)
-                s["value_loss"] += reducer.share(v_loss.detach())
-                s["entropy"] += reducer.share(ent.detach())
-                s["approx_kl"] += reducer.share(pg_stats["approx_kl"])
-                s["clipfrac"] += reducer.share(pg_stats["clipfrac"])
-                s["grad_norm_actor"] += gn_a
-                s["grad_norm_critic"] += gn_c
+                _critic_step(g, m, parts[g], prep[g][0], gn_a, sums[g], cfg, reducer, fail, where)
             n_mb += 1
     for g in members:
         total = reducer.sum_stats(sums[g], skip=("grad_norm_actor", "grad_norm_critic"))
         diags[g].update({k: v / n_mb for k, v in total.items()})
     return diags
+
+
+#: diagnostics summed over minibatches (then averaged)
+_SUMMED = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "grad_norm_actor", "grad_norm_critic")
+
+
+@torch.no_grad()
+def _prepare(m: Member, cfg, reducer) -> tuple[tuple[torch.Tensor, torch.Tensor], dict]:
+    """A member's ``(value targets, advantages)`` and its batch diagnostics: the value
+    normalizer's update on the returns, advantage normalization, explained variance."""
+    batch, mask = m.batch, m.batch.mask
+    reducer.update_valuenorm(m.vnorm, _select(batch.returns, mask))   # (statistics of every rank's returns)
+    targets = m.vnorm.normalize(batch.returns)
+    advantages = batch.advantages
+    if cfg.norm_advantages:
+        advantages = reducer.normalize_advantages(advantages, mask)
+    diag = {"explained_variance": reducer.explained_variance(_select(batch.values_denorm, mask),
+                                                            _select(batch.returns, mask)),
+            "value_mean": reducer.mean(_select(batch.values_denorm, mask))}
+    return (targets, advantages), diag
+
+
+def _minibatch_streams(members: dict[str, Member], cfg, generator, reducer) -> list:
+    """Each member's minibatches of one epoch (worlds for GRU sequences, else rows; under torchrun
+    each rank's part of them), as many for each member."""
+    streams = [reducer.minibatches(*(m.batch.shape if m.batch.shape is not None else (m.batch.units, 1)),
+                                   m.batch.recurrent, cfg.num_minibatches, generator, m.batch.obs.device)
+               for m in members.values()]
+    if len(streams) > 1:   # every member's j-th minibatch together: as many of them for each
+        streams = [list(chunks) for chunks in streams]
+        k = min(len(chunks) for chunks in streams)
+        if any(len(chunks) != k for chunks in streams):   # (members of different sizes: WAR batches)
+            streams = [torch.cat(chunks).tensor_split(k) for chunks in streams]
+    return streams
+
+
+def _actor_part(m: Member, mb: torch.Tensor, advantages: torch.Tensor, cfg, entropy_coef: float) -> _Part:
+    """The actor's pass over a member's minibatch ``mb``: its policy loss minus entropy bonus."""
+    batch = m.batch
+    new_logp, entropy, new_values, dim = _evaluate(m.policy, batch, mb)
+    mb_mask = None if batch.mask is None else _take(batch.mask, mb, dim)
+    count = new_logp.numel() if mb_mask is None else int(mb_mask.sum())
+    pg_loss, pg_stats = losses.policy_loss(new_logp, _take(batch.logp, mb, dim), _take(advantages, mb, dim),
+                                           cfg.clip_coef, mb_mask)
+    ent = losses.masked_mean(entropy, mb_mask)
+    return _Part(mb, dim, mb_mask, count, new_values, pg_loss, pg_stats, ent, pg_loss - entropy_coef * ent)
+
+
+def _actor_step(parts: dict[str, _Part], members: dict[str, Member], actor_opt, actor_params, cfg, reducer, fail,
+                where: str) -> float:
+    """One gradient step of the (shared) actor on the members' parts; returns its gradient norm."""
+    from war_train.weights import weighted_group_mean
+
+    if len(parts) == 1:
+        (g, part), = parts.items()
+        actor_loss, count = part.actor_loss, part.count
+    else:
+        actor_loss = weighted_group_mean({g: p.actor_loss for g, p in parts.items()},
+                                         {g: p.count for g, p in parts.items()},
+                                         {g: m.weight for g, m in members.items()})
+        count = sum(p.count for p in parts.values())
+    actor_opt.zero_grad(set_to_none=True)
+    actor_loss.backward()
+    reducer.reduce_grads(actor_params, count)   # all-reduce before clipping
+    # (norms of all-reduced gradients: every rank stops on the same minibatch)
+    who = f"group {next(iter(parts))!r}" if len(parts) == 1 else f"groups {list(parts)}"
+    gn_a = _finite_clip_grad(actor_params, cfg.max_grad_norm, actor_loss, fail, f"{who}, {where}: the actor's", "--lr")
+    actor_opt.step()
+    return gn_a
+
+
+def _critic_step(g: str, m: Member, part: _Part, targets: torch.Tensor, gn_a: float, sums: dict, cfg, reducer, fail,
+                 where: str) -> None:
+    """One gradient step of member ``g``'s critic; adds the minibatch's diagnostics to ``sums``."""
+    mb, dim, mb_mask, count, new_values, pg_loss, pg_stats, ent, _ = part
+    batch = m.batch
+    v_loss = losses.value_loss(new_values, _take(batch.values, mb, dim), _take(targets, mb, dim), cfg.clip_coef,
+                               cfg.use_huber_loss, cfg.huber_delta, cfg.clip_value_loss, mb_mask)
+    m.critic_opt.zero_grad(set_to_none=True)
+    (cfg.value_coef * v_loss).backward()
+    reducer.reduce_grads(m.policy.critic.parameters(), count)
+    gn_c = _finite_clip_grad(m.policy.critic.parameters(), cfg.max_grad_norm, v_loss, fail,
+                             f"group {g!r}, {where}: the critic's", "--critic-lr")
+    m.critic_opt.step()
+    sums["policy_loss"] += reducer.share(pg_loss.detach())   # (this rank's share of the minibatch)
+    sums["value_loss"] += reducer.share(v_loss.detach())
+    sums["entropy"] += reducer.share(ent.detach())
+    sums["approx_kl"] += reducer.share(pg_stats["approx_kl"])
+    sums["clipfrac"] += reducer.share(pg_stats["clipfrac"])
+    sums["grad_norm_actor"] += gn_a
+    sums["grad_norm_critic"] += gn_c
 
 
 def _evaluate(policy, batch: GroupBatch, mb: torch.Tensor):

@@ -24,17 +24,17 @@ import pathlib
 import sys
 import time
 
-import war_envs
 from war_envs._extras import MissingExtraError, needs_extra
 from war_train import distributed
 from war_train.config import TrainConfig
 from war_train.evaluate import evaluation_suite, render_gif
-from war_train.mappo import train
+from war_train.envs import make_env, make_probe_env
+from war_train.loop import train
 from war_train.plot import plot_learning_curve
 from war_train.runlog import read_metrics
 from war_train.stopping import TrainingInterrupted
 
-__all__ = ["make_env", "new_run_dir", "preflight", "missing_package", "run_training", "finish_run", "format_eval"]
+__all__ = ["new_run_dir", "preflight", "missing_package", "run_training", "finish_run", "format_eval"]
 
 #: optional output -> (the module that must import, what it writes, the option that turns it off)
 OPTIONAL_OUTPUTS = {"plot": ("matplotlib", "the learning-curve PNG", None),
@@ -91,28 +91,6 @@ def preflight(config: TrainConfig, require=()) -> tuple[TrainConfig, bool, list[
     return (dataclasses.replace(config, **off) if off else config), plot, warnings
 
 
-def make_env(config: TrainConfig, dist=None):
-    """The batched env ``config`` trains on (``num_envs`` worlds; on rank r of K (``dist``), its
-    ``num_envs / K`` worlds on the rank's device).  The trainer resets it with the run's world
-    streams (``war_train.seeding``), whatever seed it is made with."""
-    dist = distributed.Local() if dist is None else dist
-    worlds = dist.worlds(config.num_envs)
-    return _make(config, num_envs=len(worlds), seed=config.seed + worlds.start, device=str(dist.device(config.device)))
-
-
-def _make(config: TrainConfig, **settings):
-    """``war_envs.make`` with the config's scenario arguments; a bad one is an error naming them."""
-    taken = sorted(set(config.env_kwargs) & {*settings, "precision"})
-    if taken:
-        raise ValueError(f"env_kwargs: {taken} are set by the config's own fields (num_envs, seed, device, "
-                         f"precision), not scenario arguments; drop them from env_kwargs")
-    try:
-        return war_envs.make(config.scenario, precision=config.precision, **settings, **config.env_kwargs)
-    except (TypeError, ValueError) as exc:
-        kind = TypeError if isinstance(exc, TypeError) else ValueError
-        raise kind(f"env_kwargs: cannot make {config.scenario} with {json.dumps(config.env_kwargs)}: {exc}") from exc
-
-
 def new_run_dir(out, config: TrainConfig) -> pathlib.Path:
     """``<out>/<scenario>__<seed>__<YYYYmmdd-HHMMSS>`` (suffixed if it exists already)."""
     base = pathlib.Path(out) / f"{config.scenario}__{config.seed}__{time.strftime('%Y%m%d-%H%M%S')}"
@@ -146,9 +124,9 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
         env = make_env(config, dist) if war is None else None
         try:
             if war is not None:
-                from war_train.war_loop import refuse_action_masks
+                from war_train.war_mode import refuse_action_masks
 
-                with _make(config, num_envs=1, seed=config.seed, device=str(dist.device(config.device))) as probe:
+                with make_probe_env(config, dist) as probe:
                     refuse_action_masks(probe)
             if dist.is_main:   # (after every check that can refuse the run)
                 for line in warnings:

@@ -16,12 +16,13 @@ SIGKILL cannot be caught: a killed run resumes from its last complete checkpoint
 
 from __future__ import annotations
 
+import pathlib
 import signal
 import sys
 import threading
 import time
 
-__all__ = ["StopRequests", "TrainingInterrupted", "NonFiniteTraining"]
+__all__ = ["StopRequests", "TrainingInterrupted", "NonFiniteTraining", "non_finite"]
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: a signal this soon after the first is the same request delivered twice (under torchrun, Ctrl-C
@@ -45,6 +46,15 @@ class TrainingInterrupted(Exception):
 
 class NonFiniteTraining(FloatingPointError):
     """NaN/inf met during training; nothing after the last good checkpoint was saved."""
+
+
+def non_finite(update: int, checkpoint, what: str, hint: str) -> NonFiniteTraining:
+    """The error of update ``update`` meeting ``what`` (non-finite values), naming the last good
+    ``checkpoint`` (or that none was written) and ``hint``."""
+    kept = (f"the last good checkpoint is {checkpoint} (resume with `war-train train --resume "
+            f"{pathlib.Path(checkpoint).parent}`)" if checkpoint is not None else "no checkpoint was written yet")
+    return NonFiniteTraining(f"training stopped in update {update}: {what}; nothing from this update was "
+                             f"saved, {kept}; {hint}")
 
 
 class StopRequests:

@@ -287,7 +287,7 @@ class Collector:
 
     # -------------------------------------------------------------- helpers
     def _joint(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
-        """``env.state()`` from group observations (``war_train.mappo.joint_state``)."""
+        """``env.state()`` from group observations (``war_train.policy.joint_state``)."""
         first = next(iter(obs.values()))
         return torch.cat([o.reshape(first.shape[0], -1) for o in obs.values()], dim=1)
 

@@ -178,7 +178,7 @@ def add_war_options(parser) -> None:
 
     group = parser.add_argument_group(
         "WAR harness (Workload-Aware Rollouts; WarConfig fields)",
-        "--war (or any of these options) trains with war_train.war_loop instead of mappo.train; see docs/war.md.")
+        "--war (or any of these options) trains in the WAR mode (war_train.war_mode) instead of lock-step; see docs/war.md.")
     group.add_argument("--war", action="store_true", default=argparse.SUPPRESS,
                        help="train on WAR batches (arm war unless --arm says otherwise)")
     defaults = WarConfig()

@@ -12,6 +12,14 @@ _ENTRY_POINT = "war_envs.frontends.gymnasium:JointEnv"
 _VECTOR_ENTRY_POINT = "war_envs.frontends.gymnasium:VectorEnv"
 
 
+def register(env_id: str, entry_point: str, *, overwrite: bool = False) -> None:
+    """Register a scenario class under ``env_id`` (``"package.module:Class"``), for
+    ``war_envs.make`` and as ``war_envs/<env_id>`` with Gymnasium and PettingZoo."""
+    registry.add(env_id, entry_point, overwrite=overwrite)
+    register_gymnasium()
+    register_pettingzoo([env_id])
+
+
 def gymnasium_id(scenario_id: str) -> str:
     """``"Spread-v0"`` -> ``"war_envs/Spread-v0"``."""
     return scenario_id if scenario_id.startswith(f"{NAMESPACE}/") else f"{NAMESPACE}/{scenario_id}"

@@ -6,6 +6,7 @@ of each module's ``raw_env``).  torch and Warp load when an env is built, not at
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from gymnasium.utils import EzPickle
@@ -19,7 +20,7 @@ with needs_extra("pettingzoo", "war_envs.mpe2 (the mpe2 drop-in: PettingZoo envs
 
 from war_envs.mpe2 import _factory
 
-__all__ = ["Mpe2ParallelEnv", "Mpe2RawEnv", "wrap_aec"]
+__all__ = ["Mpe2ParallelEnv", "Mpe2RawEnv", "wrap_aec", "make_parallel", "build"]
 
 
 def _parallel_class():
@@ -126,3 +127,37 @@ def wrap_aec(raw: Mpe2RawEnv):
 
     clip = raw.continuous_actions and not raw.strict_actions
     return OrderEnforcingWrapper(ClippedActionWrapper(raw) if clip else CheckedActionWrapper(raw))
+
+
+def make_parallel(module: str, extra: dict | None = None, *, strict_actions: bool = False, **kwargs: Any):
+    """``<module>.parallel_env(**kwargs)`` whose batched env also gets ``extra`` (``seed``,
+    ``precision``, ``device``: arguments of ``war_envs.make`` that mpe2 does not have)."""
+    return _parallel_class()(module, _factory._bind(module, (), kwargs), extra, strict_actions=strict_actions)
+
+
+def build(module: str):
+    """``(env, parallel_env, raw_env)`` for mpe2 module ``module``, with mpe2's signatures."""
+    qual = f"war_envs.mpe2.{module}"
+
+    raw_env = type("raw_env", (Mpe2RawEnv,), {
+        "__module__": qual, "__qualname__": "raw_env", "mpe2_module": module,
+        "__signature__": _factory.public_raw_signature(module),
+        "__doc__": _factory._doc(module, f"``{module}.raw_env``: the unwrapped AEC env (as mpe2's raw_env).")})
+
+    def env(**kwargs) -> Any:
+        return wrap_aec(raw_env(**kwargs))
+
+    def parallel_env(**kwargs) -> Any:
+        return make_parallel(module, None, **kwargs)
+
+    env.__signature__ = _factory.keyword_signature(module, "AECEnv")
+    env.__doc__ = _factory._doc(module, f"``{module}.env``: the AEC env: ``raw_env`` wrapped as mpe2's "
+                               "``make_env`` does (action check / clip, then order enforcing).")
+    parallel_env.__signature__ = _factory.keyword_signature(module, inspect.Signature.empty)
+    parallel_env.__doc__ = _factory._doc(module, f"``{module}.parallel_env``: the PettingZoo ParallelEnv "
+                                        "(war-envs' native one, not an AEC-to-parallel conversion; "
+                                        "it checks and clips actions as mpe2's wrappers do).")
+    for fn in (env, parallel_env):
+        fn.__module__ = qual
+        fn.__qualname__ = fn.__name__
+    return env, parallel_env, raw_env

@@ -1,25 +1,25 @@
-"""MAPPO on the war_envs batch API, top to bottom.
+"""Lock-step MAPPO, the default mode of ``war_train.train`` (``war_train.loop``), top to bottom.
 
-``train(env, config)`` trains one policy per agent group (parameters shared by the group's
-agents; ``war_train.policy``) on any action space the env has (Discrete, MultiDiscrete, Box;
-``war_train.distributions``).  Read it like CleanRL's ``ppo.py``; each update is:
+Every agent decides at every step of every world.  One policy per agent group (parameters
+shared by the group's agents; ``war_train.policy``) on any action space the env has (Discrete,
+MultiDiscrete, Box; ``war_train.distributions``).  Read it like CleanRL's ``ppo.py``; each
+update is:
 
-1. **rollout** (``collect``): ``rollout_length`` steps of every world, on the env's device with
-   no host synchronization: actions are sampled, handed to the env through its trusted path
-   (``env.step(actions, trusted=True)``: they come from the action space by construction),
-   episode statistics accumulate on the device (``war_train.metrics``), and V(final state) is
-   evaluated from ``info["final_obs"]`` for all worlds (SAME_STEP autoreset) and used where the
-   step truncated an episode — on a GPU every step, with no host-side branch on
-   ``trunc.any()``; on the CPU, where that question costs nothing, only on steps that truncate;
-2. **bootstrap**: V of the state after the last step;
-3. **advantages**: GAE on denormalized values, termination and truncation kept apart, per agent
-   (Tag-v0's runners terminate one by one);
-4. **update**: ``war_train.ppo.ppo_update`` per group (value normalizer, advantage
-   normalization, PPO epochs): the one PPO update every training path uses.  Agents out of
-   the game (``env.agents_can_leave``: Tag-v0's tagged runners) are masked out of every loss
-   and statistic;
-5. **log** (one host transfer of the update's episode statistics) and **checkpoint**
-   (exactly resumable).
+1. **rollout** (``LockstepMode.collect`` -> ``collect``): ``rollout_length`` steps of every
+   world, on the env's device with no host synchronization: actions are sampled, handed to the
+   env through its trusted path (``env.step(actions, trusted=True)``: they come from the action
+   space by construction), episode statistics accumulate on the device (``war_train.metrics``),
+   and V(final state) is evaluated from ``info["final_obs"]`` for all worlds (SAME_STEP
+   autoreset) and used where the step truncated an episode — on a GPU every step, with no
+   host-side branch on ``trunc.any()``; on the CPU, where that question costs nothing, only on
+   steps that truncate;
+2. **bootstrap** and **advantages** (``LockstepMode.batches``): V of the state after the last
+   step; GAE on denormalized values, termination and truncation kept apart, per agent (Tag-v0's
+   runners terminate one by one); one ``GroupBatch`` per group (rows, or sequences for a GRU);
+3. **learn** (``war_train.learn``, the run loop calls it): the one PPO update every mode uses.
+   Agents out of the game (``env.agents_can_leave``: Tag-v0's tagged runners) are masked out
+   of every loss and statistic;
+4. **row** (``LockstepMode.row``): one host transfer of the update's episode statistics.
 
 Action masks (``env.has_action_mask``: SMAX's unavailable moves and attacks): the rollout reads
 ``env.action_mask()`` after the reset and ``info["action_mask"]`` after each step (copied: they
@@ -27,12 +27,6 @@ are views), samples from the masked distribution (``war_train.distributions``: u
 actions are never drawn), stores each step's mask beside its observation, and the PPO update
 computes the log-prob ratio and the entropy of the same masked distribution; the checkpoint
 holds the current masks.  Without ``has_action_mask`` none of this exists (no buffer, no copy).
-
-Phases 1-4 are ``Lockstep.update``; step 5 is the run loop (``_run``: history, ``metrics.csv``,
-TensorBoard, progress bar, stop requests, checkpoints, resume), the same for every mode of the
-trainer: ``train(env, config, war=WarConfig(...))`` runs the WAR mode instead
-(``war_train.war_loop.WarTrainer``: a decision schedule and online cost models in the rollout,
-macro-step fragments, SMDP advantages, the same ``ppo_update``).
 
 Data parallelism (torchrun) is the ``reducer`` (``war_train.distributed``): it says which worlds
 this rank steps, draws the sampling noise of every world and keeps its own rows, owns part of
@@ -52,53 +46,25 @@ each on its own group's rewards.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import json
-import pathlib
 import time
-from collections.abc import Callable
 
 import torch
 
-from war_envs.core.validation import check_action_mask
-from war_train import distributed, losses
-from war_train.checkpoint import RESUMABLE, load_checkpoint, malformed_entries, save_checkpoint
+from war_train import losses
 from war_train.config import TrainConfig, config_to_dict
-from war_train.metrics import EpisodeStats, summarize
-from war_train.policy import (GroupPolicy, build_policies, env_signature, first_action_mask, joint_state,
-                              load_policies, step_action_mask)
-from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, Member, ppo_update, ppo_update_shared
+from war_train.metrics import EpisodeStats, metric_columns, summarize
+from war_train.policy import env_signature, first_action_mask, joint_state, step_action_mask
+from war_train.learn import Batches
+from war_train.ppo import GroupBatch, Learner
+from war_train.resume import check_lockstep_resume
 from war_train.seeding import run_world_seeds
-from war_train.stopping import NonFiniteTraining, StopRequests
+from war_train.stopping import NonFiniteTraining, non_finite
 
-__all__ = ["train", "TrainResult", "GroupPolicy", "build_policies", "joint_state", "load_policies",
-           "env_signature", "DIAGNOSTICS", "metric_columns"]
+__all__ = ["LockstepMode", "Rollout", "Carry", "collect", "advantages", "group_batch", "PHASES"]
 
 #: per-update phase times logged with ``config.profile``
 PHASES = ("env", "policy", "learn", "other")
-
-
-@dataclasses.dataclass
-class TrainResult:
-    policies: dict[str, GroupPolicy]
-    history: list[dict]
-    config: TrainConfig
-    run_dir: pathlib.Path | None
-    checkpoint: pathlib.Path | None
-    stopped_early: bool
-    #: the signal (SIGINT/SIGTERM number) that stopped the run after its checkpoint, else None
-    interrupted_by: int | None = None
-
-
-def metric_columns(env, groups) -> list[str]:
-    """``metrics.csv``'s columns: counters, the episode statistics the env declares, learning rates
-    and per-group diagnostics."""
-    cols = ["update", "env_steps", "agent_steps", "wall_s", "env_steps_per_s", "episodes"]
-    cols += EpisodeStats.columns(env)
-    cols += ["lr", "critic_lr"]
-    cols += [f"{g}/{d}" for g in groups for d in DIAGNOSTICS]
-    return cols
 
 
 # ----------------------------------------------------------------------------- rollout storage
@@ -199,7 +165,7 @@ def _check_env(env, cfg: TrainConfig, dist) -> None:
     n = len(dist.worlds(cfg.num_envs))
     if env.num_envs != n and dist.active:
         raise ValueError(f"num_envs: rank {dist.rank} of {dist.world_size} steps {n} of the config's {cfg.num_envs} "
-                         f"worlds but its env has {env.num_envs}; make it with war_train.run.make_env(config, dist)")
+                         f"worlds but its env has {env.num_envs}; make it with war_train.envs.make_env(config, dist)")
     if env.num_envs != cfg.num_envs and not dist.active:
         raise ValueError(f"num_envs: the env has {env.num_envs} worlds but config.num_envs is {cfg.num_envs}; "
                          f"make the env with num_envs={cfg.num_envs} (or set config.num_envs={env.num_envs})")
@@ -216,13 +182,20 @@ def _check_env(env, cfg: TrainConfig, dist) -> None:
 
 
 # ----------------------------------------------------------------------------- the phases
+def host_reads_are_free(device: torch.device) -> bool:
+    """Whether the rollout may branch on a device value (``bool(trunc.any())``): on the CPU the
+    read costs nothing; on a GPU it would synchronize with the host every step, so the rollout
+    takes the branch-free path there (``tests/test_host_sync.py`` forces that path on the CPU)."""
+    return device.type == "cpu"
+
+
 @torch.no_grad()
 def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStats, dist, gen, T: int,
             timer: PhaseTimer) -> int:
     """Fill ``buf`` with up to ``T`` steps of every world from ``carry`` (updated in place);
     returns the steps collected (fewer when a straggler mode stops this rank early)."""
     groups = env.groups
-    host_checks_free = buf.starts.device.type == "cpu"
+    host_checks_free = host_reads_are_free(buf.starts.device)
     state = joint_state(carry.obs) if buf.state is not None else None   # == env.state() (see tests)
     for t in range(T):
         if dist.stop_collecting(t):
@@ -289,27 +262,29 @@ def advantages(vnorm, buf: Rollout, g: str, last_value: torch.Tensor, gamma: flo
 def group_batch(policy, buf: Rollout, g: str, values, returns, adv, h0) -> GroupBatch:
     """Group ``g``'s ``GroupBatch``: rollout rows flattened (feed-forward) or sequences (GRU)."""
     avail = None if buf.action_mask is None else buf.action_mask[g]
+    shape = tuple(buf.starts.shape)   # (T, E)
     if policy.recurrent:
         return GroupBatch(buf.obs[g], buf.state, buf.actions[g], buf.logp[g], buf.values[g], returns, adv, values,
-                          None if buf.mask is None else buf.mask[g], buf.starts, h0[0], h0[1], action_mask=avail)
+                          None if buf.mask is None else buf.mask[g], buf.starts, h0[0], h0[1], action_mask=avail,
+                          shape=shape)
 
     def flat(x):
         return None if x is None else x.reshape(-1, *x.shape[2:])
 
     return GroupBatch(flat(buf.obs[g]), flat(buf.state), flat(buf.actions[g]), flat(buf.logp[g]),
                       flat(buf.values[g]), flat(returns), flat(adv), flat(values),
-                      None if buf.mask is None else flat(buf.mask[g]), action_mask=flat(avail))
+                      None if buf.mask is None else flat(buf.mask[g]), action_mask=flat(avail), shape=shape)
 
 
-# ----------------------------------------------------------------------------- lock-step MAPPO
-#: row columns the run loop (``train``) writes, not a mode's ``update``
+
+#: row columns the run loop writes, not a mode's ``row``
 LOOP_COLUMNS = ("wall_s", "env_steps_per_s")
 
 
-class Lockstep:
-    """Lock-step MAPPO, ``train``'s default mode: every agent decides at every step of every
-    world of ``env`` (this rank's worlds under torchrun).  ``update()`` is one update, phases 1-4
-    of the module docstring, and returns its metrics row; ``train``'s run loop logs and
+class LockstepMode:
+    """Lock-step MAPPO, a ``war_train.loop.Mode``: every agent decides at every step of every
+    world of ``env`` (this rank's worlds under torchrun).  The run loop calls ``collect``,
+    ``batches``, the learn step and ``row`` (phases 1-4 of the module docstring) every update,
     checkpoints it (``checkpoint_payload``) and resumes it (``restore``)."""
 
     def __init__(self, env, cfg: TrainConfig, dist, *, owns_env: bool = False) -> None:
@@ -350,71 +325,58 @@ class Lockstep:
         self.label, self.progress_key = env.env_id or "train", env.progress_metric
         self.run_files: dict[str, str] = {}    # extra files of the run folder
         self.side_logs: dict[str, tuple[str, str]] = {}   # row entries logged to JSON-lines files
+        self.learn_generator = None   # (the learner's)
 
     def fail(self, what: str, hint: str) -> NonFiniteTraining:
-        return _non_finite(self.update_idx, self.checkpoint, what, hint)
+        return non_finite(self.update_idx, self.checkpoint, what, hint)
 
-    def update(self) -> dict:
+    # ------------------------------------------------------------------ 1. rollout
+    def collect(self) -> tuple[Rollout, dict]:
+        """``(rollout, h0)``: this update's rows of the buffers and the carried GRU states / frame
+        stacks at its start."""
         cfg, dist, env, carry, timer = self.cfg, self.dist, self.env, self.carry, self.timer
-        policies, groups, learner = self.policies, self.groups, self.learner
-        E = env.num_envs
-        self.update_idx += 1
         timer.start()
-        lr, critic_lr, entropy_coef = cfg.schedule(self.update_idx)
-        learner.set_learning_rates(lr, critic_lr, cfg.group_lr_scale)
         h0 = {g: (None if carry.actor_h[g] is None else carry.actor_h[g].clone(),
-                  None if carry.critic_h[g] is None else carry.critic_h[g].clone()) for g in groups}
-
-        # -------------------------------------------------------------------- 1. rollout
+                  None if carry.critic_h[g] is None else carry.critic_h[g].clone()) for g in self.groups}
         # (a straggler mode may change this rank's rollout length: WAR quota, DD-PPO preemption)
-        T = collect(env, policies, learner.vnorm, self.buffers, carry, self.stats, dist, learner.generator,
-                    dist.begin_rollout(cfg.rollout_length), timer)
-        T, batch_steps = dist.end_rollout(E)   # steps this rank collected, env steps of all ranks
+        T = collect(env, self.policies, self.learner.vnorm, self.buffers, carry, self.stats, dist,
+                    self.learner.generator, dist.begin_rollout(cfg.rollout_length), timer)
+        T, batch_steps = dist.end_rollout(env.num_envs)   # steps this rank collected, env steps of all ranks
         buf = self.buffers if T == self.cap else self.buffers.head(T)
         self.env_steps += batch_steps
         for what, bufs in (("rewards", buf.rewards), ("observations", buf.obs)):
-            bad = [g for g in groups if not bool(torch.isfinite(bufs[g]).all())]
+            bad = [g for g in self.groups if not bool(torch.isfinite(bufs[g]).all())]
             if dist.any(bool(bad)):
                 raise self.fail(f"the env returned non-finite {what}" + (f" for group {bad[0]!r}" if bad else
                                                                          " on another rank"),
                                 "check the scenario (e.g. agents placed at the same position) and its arguments")
+        return buf, h0
 
-        # -------------------------------------------------------------------- 2. bootstrap
-        with torch.no_grad():
-            state = joint_state(carry.obs) if buf.state is not None else None
-            last_value = {g: p.value(state, p.observed(carry.actor_h[g], carry.obs[g], carry.starts),
-                                     carry.critic_h[g], carry.starts)[0] for g, p in policies.items()}
-        timer.split("policy")
+    # ------------------------------------------------------------------ 2. bootstrap, advantages
+    @torch.no_grad()
+    def batches(self, data) -> Batches:
+        """V of the state after the rollout, then each group's GAE and ``GroupBatch``."""
+        buf, h0 = data
+        carry, cfg = self.carry, self.cfg
+        state = joint_state(carry.obs) if buf.state is not None else None
+        out = {}
+        for g, p in self.policies.items():
+            last = p.value(state, p.observed(carry.actor_h[g], carry.obs[g], carry.starts), carry.critic_h[g],
+                           carry.starts)[0]
+            values, returns, adv = advantages(self.learner.vnorm[g], buf, g, last, cfg.gamma, cfg.gae_lambda)
+            out[g] = group_batch(p, buf, g, values, returns, adv, h0[g])
+        self.timer.split("policy")
+        return Batches(out)
 
-        # -------------------------------------------------------------------- 3. advantages, 4. update
-        row_diag: dict[str, float] = {}
-        members = {}
-        for g, p in policies.items():
-            with torch.no_grad():
-                values, returns, adv = advantages(learner.vnorm[g], buf, g, last_value[g], cfg.gamma, cfg.gae_lambda)
-            batch = group_batch(p, buf, g, values, returns, adv, h0[g])
-            if cfg.share_actor:   # (one update of the shared actor over every group, below)
-                members[g] = Member(p, learner.critic_opt[g], learner.vnorm[g], batch, (T, E))
-                continue
-            diag = ppo_update(p, learner.actor_opt[g], learner.critic_opt[g], learner.vnorm[g], batch, cfg=cfg,
-                              entropy_coef=entropy_coef, generator=learner.generator, reducer=dist, shape=(T, E),
-                              group=g, fail=self.fail)
-            row_diag.update({f"{g}/{k}": v for k, v in diag.items()})
-        if members:   # lock-step batches: every transition weighs 1 (the plain mean over all groups' agents)
-            diags = ppo_update_shared(members, learner.actor_opt[next(iter(members))], cfg=cfg,
-                                      entropy_coef=entropy_coef, generator=learner.generator, reducer=dist,
-                                      fail=self.fail)
-            row_diag.update({f"{g}/{k}": v for g, d in diags.items() for k, v in d.items()})
-        bad = [name for g, p in policies.items() for name, t in p.named_parameters(prefix=g)
-               if not bool(torch.isfinite(t).all())]
-        if bad:   # (parameters are equal on every rank)
-            raise self.fail(f"parameter {bad[0]} became non-finite after the optimizer step", "lower the learning rates")
+    # ------------------------------------------------------------------ 4. the row
+    def row(self, data, batches: Batches, diag: dict, learn_s: float) -> dict:
+        """The update's metrics row: counters, finished episodes (every rank's), learning rates,
+        the learn step's diagnostics, the reducer's entries and, with ``profile``, phase times."""
+        timer, learner = self.timer, self.learner
         timer.split("learn")
-
-        # -------------------------------------------------------------------- the row
-        ep = summarize(dist.gather_episodes(self.stats.pop()))   # every rank's finished episodes
-        row_diag.update(dist.metrics())
-        first = next(iter(groups))
+        ep = summarize(self.dist.gather_episodes(self.stats.pop()))   # every rank's finished episodes
+        row_diag = {**diag, **self.dist.metrics()}
+        first = next(iter(self.groups))
         row = {"update": self.update_idx, "env_steps": self.env_steps,
                "agent_steps": self.env_steps * self.n_agents_total,
                "lr": learner.actor_opt[first].param_groups[0]["lr"],
@@ -450,7 +412,7 @@ class Lockstep:
 
     def restore(self, ckpt: dict, path) -> None:
         """Continue from ``ckpt`` (``checkpoint_payload``'s, read from ``path``) exactly."""
-        _check_resume(ckpt, path, self.cfg, self.env)
+        check_lockstep_resume(ckpt, path, self.cfg, self.env)
         ckpt = self.dist.local_checkpoint(ckpt)   # this rank's worlds (and generator)
         self.learner.load_state_dict(ckpt)
         carry, device = self.carry, self.device
@@ -474,174 +436,3 @@ class Lockstep:
             self.env.close()
 
 
-# ----------------------------------------------------------------------------- train
-def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] | None = None, *,
-          run_dir=None, resume=None, dist=None, war=None) -> TrainResult:
-    """Train MAPPO on ``env`` (a war_envs batched env with ``config.num_envs`` worlds, SAME_STEP
-    autoreset, on ``config.device``; it is reset with ``config.seed``; ``None``: made from the
-    config and closed at the end).
-
-    ``war``: a ``war_train.war_config.WarConfig`` trains in that WAR mode instead of lock-step
-    (``war_train.war_loop.WarTrainer``: a decision schedule and cost models in the rollout,
-    fragments, SMDP advantages, the same PPO update); ``env`` is then ``None``, one env
-    (``war.workers == 1``) or a list of ``war.workers`` worker envs holding the worlds together.
-
-    ``progress_fn(row)`` is called after every update with that update's metrics; returning
-    ``False`` stops training after writing a checkpoint (as a preemption would).  With
-    ``run_dir``, writes ``config.json`` (once a resume is accepted), ``metrics.csv``, TensorBoard events under ``tb/`` and
-    ``checkpoint.pt`` there (every ``config.checkpoint_every`` updates, at the end and when
-    stopped, SIGINT/SIGTERM included), plus the mode's own files (WAR: ``war_config.json``,
-    ``staleness.jsonl``); nothing is written without it.  ``resume``: a checkpoint (or a run
-    folder) of the same mode to continue from exactly; its config must equal ``config`` except
-    for ``RESUMABLE_CHANGES`` (and a WAR run's WAR config must equal ``war``).
-
-    ``dist``: a ``war_train.distributed`` reducer (default: ``distributed.current()``, i.e. the
-    torchrun rank this process is, or one process).  Under torchrun every rank calls ``train``
-    with the same arguments and its own env (``war_train.run.make_env(config, dist)``).
-    """
-    cfg = config.validate()
-    dist = distributed.current() if dist is None else dist
-    if war is None:
-        owns = env is None
-        if owns:
-            from war_train.run import make_env
-
-            env = make_env(cfg, dist)
-        try:
-            trainer = Lockstep(env, cfg, dist, owns_env=owns)
-        except BaseException:
-            if owns:
-                env.close()
-            raise
-    else:
-        from war_train.war_loop import WarTrainer
-
-        if dist.active:
-            raise ValueError("war: WAR modes run in one process; under torchrun use dist_straggler='war' for "
-                             "rank-level WAR quotas")
-        trainer = WarTrainer(cfg, war, envs=[env] if hasattr(env, "num_envs") else env)
-    try:
-        wall_before = 0.0
-        if resume is not None:
-            path = pathlib.Path(resume)
-            path = path / "checkpoint.pt" if path.is_dir() else path
-            ckpt = load_checkpoint(path)
-            trainer.restore(ckpt, path)
-            trainer.checkpoint, wall_before = path, float(ckpt["wall_s"])
-        return _run(trainer, progress_fn, None if run_dir is None else pathlib.Path(run_dir),
-                    resumed=resume is not None, wall_before=wall_before)
-    finally:
-        trainer.close()
-
-
-def _run(trainer, progress_fn, run_dir: pathlib.Path | None, *, resumed: bool, wall_before: float) -> TrainResult:
-    """The run loop of every mode: ``trainer.update()`` until ``config.num_updates``, each row
-    logged (history, ``metrics.csv``, TensorBoard, progress bar, side logs), checkpoints, stops."""
-    from war_train.runlog import MetricsCSV, ProgressBar, TensorBoard, open_jsonl
-
-    cfg, dist = trainer.cfg, trainer.dist
-    columns, key = trainer.columns, trainer.progress_key
-    bar = ProgressBar(cfg.num_updates * cfg.batch_env_steps, trainer.label, enabled=cfg.progress and dist.is_main)
-    history: list[dict] = []
-    stopped_early = False
-    session_steps = 0
-    t_start = time.perf_counter()
-    # SIGINT/SIGTERM: finish the update, checkpoint, return (only when there is a run folder to write to)
-    stops = StopRequests(enabled=run_dir is not None)
-    with stops, contextlib.ExitStack() as cleanup:   # (outputs closed on errors too)
-        cleanup.callback(bar.close)
-        csv_log = tb = None
-        side = {}
-        if run_dir is not None and dist.is_main:
-            keep = trainer.update_idx if resumed else None   # a resumed run keeps the rows up to its update
-            run_dir.mkdir(parents=True, exist_ok=True)
-            # (written once a resume has been accepted: a refused resume leaves the run folder as it was)
-            files = {"config.json": json.dumps(config_to_dict(cfg), indent=2) + "\n", **trainer.run_files}
-            for name, text in files.items():
-                (run_dir / name).write_text(text)
-            csv_log = MetricsCSV(run_dir / "metrics.csv", columns, keep_until=keep)
-            cleanup.callback(csv_log.close)
-            tb = TensorBoard(run_dir / "tb", cfg.tensorboard, purge_step=trainer.env_steps + 1 if resumed else None)
-            cleanup.callback(tb.close)
-            for entry, (name, _) in trainer.side_logs.items():
-                side[entry] = open_jsonl(run_dir / name, keep)
-                cleanup.callback(side[entry].close)
-        while trainer.update_idx < cfg.num_updates:
-            before = trainer.env_steps
-            row = trainer.update()
-            session_steps += trainer.env_steps - before
-            extra = {entry: row.pop(entry) for entry in trainer.side_logs}
-            elapsed = time.perf_counter() - t_start
-            row["wall_s"] = wall_before + elapsed
-            row["env_steps_per_s"] = session_steps / max(elapsed, 1e-9)
-            for c in columns:
-                row.setdefault(c, float("nan"))
-            history.append(row)
-            if csv_log is not None:   # (before the checkpoint: a resumed run keeps the rows up to its update)
-                csv_log.write(row)
-                tb.write(row, trainer.env_steps)
-                for entry, f in side.items():
-                    f.write(json.dumps({"update": row["update"], trainer.side_logs[entry][1]: extra[entry]}) + "\n")
-                    f.flush()
-            bar.update(trainer.env_steps, session_steps, row.get(key), key.replace("_", " "))
-            stop = dist.any((progress_fn(row) is False if progress_fn is not None else False) or stops.requested)
-
-            last = trainer.update_idx >= cfg.num_updates
-            if run_dir is not None and (last or stop or (cfg.checkpoint_every and
-                                                         trainer.update_idx % cfg.checkpoint_every == 0)):
-                payload = trainer.checkpoint_payload(wall_before + (time.perf_counter() - t_start))
-                if payload is not None:
-                    trainer.checkpoint = save_checkpoint(run_dir / "checkpoint.pt", payload)
-            if stop:
-                stopped_early = not last
-                break
-
-    return TrainResult(policies=trainer.policies, history=history, config=cfg, run_dir=run_dir,
-                       checkpoint=trainer.checkpoint, stopped_early=stopped_early, interrupted_by=stops.signum)
-
-
-def _non_finite(update: int, checkpoint, what: str, hint: str) -> NonFiniteTraining:
-    kept = (f"the last good checkpoint is {checkpoint} (resume with `war-train train --resume "
-            f"{pathlib.Path(checkpoint).parent}`)" if checkpoint is not None else "no checkpoint was written yet")
-    return NonFiniteTraining(f"training stopped in update {update}: {what}; nothing from this update was "
-                             f"saved, {kept}; {hint}")
-
-
-#: config fields that may differ between a checkpoint and the run resuming it
-RESUMABLE_CHANGES = ("total_env_steps", "checkpoint_every", "progress", "tensorboard", "gif", "eval_episodes",
-                     "profile")
-
-
-def config_changes(saved: dict, now: dict, default: dict, allowed=()) -> list[str]:
-    """``field=saved (now value)`` for each field of ``now`` but ``allowed`` that differs from
-    ``saved`` (a field newer than the checkpoint has its ``default`` there)."""
-    return [f"{k}={saved.get(k)!r} (now {now[k]!r})" for k in sorted(now)
-            if k not in allowed and saved.get(k, default[k]) != now[k]]
-
-
-def _check_resume(ckpt: dict, path, cfg: TrainConfig, env) -> None:
-    name = repr(str(path))
-    if isinstance(ckpt.get("war"), dict):
-        raise ValueError(f"resume: {name} is a WAR run's checkpoint (arm {ckpt['war'].get('arm')!r}); resume it with "
-                         f"war_train.train(..., war=its WarConfig, resume=...) or `war-train train --resume RUN_DIR`")
-    missing = malformed_entries(ckpt, RESUMABLE)
-    if missing:
-        raise ValueError(f"resume: {name} holds networks only (no {', '.join(missing)}); "
-                         f"it can be evaluated and rendered but not resumed")
-    diff = config_changes(ckpt["config"], config_to_dict(cfg), config_to_dict(TrainConfig()), RESUMABLE_CHANGES)
-    if diff:
-        raise ValueError(f"resume: {name} was trained with a different config: " + ", ".join(diff))
-    sig = env_signature(env, cfg)
-    if ckpt["env"] != sig:
-        raise ValueError(f"resume: {name} was trained on the env {ckpt['env']}, not this one {sig}")
-    if env.agents_can_leave and not isinstance(ckpt.get("alive"), dict):
-        raise ValueError(f"resume: {name} has no 'alive' masks, which this env's agents (who can leave the "
-                         "game) need")
-    if env.has_action_mask:
-        masks = ckpt.get("action_mask")
-        if not isinstance(masks, dict):
-            raise ValueError(f"resume: {name} has no 'action_mask' entry, which this env (has_action_mask: some "
-                             "actions are unavailable at times) needs")
-        for g, s in env.groups.items():
-            check_action_mask(f"resume: {name}'s action_mask[{g!r}]", masks.get(g),
-                              (cfg.num_envs, s.n_agents, int(s.action_space.n)))

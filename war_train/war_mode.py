@@ -1,22 +1,25 @@
 """MAPPO on WAR batches, and the baselines of the same harness (docs/war.md, "Learning on WAR batches"):
-the WAR mode of ``war_train.train`` (``train(env, config, war=WarConfig(...))``).
+the WAR mode of ``war_train.train`` (``train(env, config, war=WarConfig(...))``), a
+``war_train.loop.Mode`` beside lock-step's.
 
-``WarTrainer(config, war)`` owns the learner (``ppo.Learner``, built as ``mappo.train`` builds
-it: one actor and one centralized critic per group), the rollout workers
-(``war_train.war_collector.Collector``, one per shard of the worlds) and a modelled clock.  Each
-``update()``:
+``WarMode(config, war)`` owns the learner (``ppo.Learner``, built as lock-step builds it: one
+actor and one centralized critic per group), the rollout workers
+(``war_train.war_collector.Collector``, one per shard of the worlds) and a modelled clock.  In each
+update of the run loop:
 
-1. collects one round (``war_train.war_rounds.collect_round``): a window per worker, lock-step
-   for ``sync``/``ddppo``/``overlap``/``steal`` (idle workers take over a straggler's worlds),
-   workload-aware for ``war``;
-2. per group: drops transitions more than ``max_lag`` versions old, computes SMDP GAE
-   (``losses.smdp_gae``; V-trace when some transition is more than one version old), and trains
-   on the group's valid transitions with ``ppo.ppo_update``, the PPO update ``mappo.train``
-   uses (same losses, same minibatch order from the same generator);
+1. ``collect`` collects one round (``war_train.war_rounds.collect_round``): a window per
+   worker, lock-step for ``sync``/``ddppo``/``overlap``/``steal`` (idle workers take over a
+   straggler's worlds), workload-aware for ``war``;
+2. ``batches``, per group: drops transitions more than ``max_lag`` versions old, computes SMDP
+   GAE (``losses.smdp_gae``; V-trace when some transition is more than one version old), and
+   hands the group's valid transitions to the learn step (``war_train.learn``: the PPO update
+   lock-step uses, same losses, same minibatch order from the same generator), with the
+   group-balancing weights for a shared actor;
 3. ``overlap``: the round collected in step 1 is learned one update later (the behaviour
    policy is exactly one version behind, as in HTS-RL), and the update's duration is
    max(collection, learning);
-4. re-plans the quotas from the online cost estimates (``war``).
+4. ``row`` distills the drafts, re-plans the quotas from the online cost estimates (``war``)
+   and writes the metrics row.
 
 With equal costs (every group deciding at every step) and one worker, the batches, losses and
 gradients are lock-step MAPPO's (``tests/test_war_equivalence.py``).
@@ -27,7 +30,7 @@ the workers' clocks (declared inference under the resource model + measured env-
 spent), plus the measured learning time (overlapped with collection for ``overlap``).
 ``wall_s`` stays the real elapsed time of this process.
 
-**Checkpoints.**  ``WarTrainer.state_dict()`` is everything the rest of a run depends on between
+**Checkpoints.**  ``WarMode.state_dict()`` is everything the rest of a run depends on between
 two updates (learner, workers' worlds and carried fragments, clocks, cost estimates, schedule,
 drafts, counters, overlap's round in flight); ``war_train.train(..., war=...)``, whose run loop
 this trainer is the WAR mode of, writes it every ``checkpoint_every`` updates, at the end and
@@ -52,26 +55,27 @@ import time
 import gymnasium
 import torch
 
-import war_envs
 from war_envs.war import (CostModel, CostProfile, InferenceCost, Schedule, VirtualClock, WallClock,
                           every_step_schedule, plan, with_episode_starts)
 from war_train import distributed, losses
-from war_train.checkpoint import WAR_RESUMABLE, malformed_entries
 from war_train.config import TrainConfig, config_to_dict
 from war_train.distributions import Categorical
-from war_train.mappo import RESUMABLE_CHANGES, _non_finite, config_changes, metric_columns
-from war_train.metrics import EpisodeStats, summarize
+from war_train.envs import make_guest_env, make_worker_envs
+from war_train.learn import Batches
+from war_train.metrics import EpisodeStats, metric_columns, summarize
 from war_train.networks import Actor
 from war_train.policy import env_signature
-from war_train.ppo import DIAGNOSTICS, GroupBatch, Learner, Member, ppo_update, ppo_update_shared
+from war_train.ppo import GroupBatch, Learner
 from war_train.presets import DECLARED_WAR_COSTS
+from war_train.resume import check_war_resume
 from war_train.seeding import run_world_seeds
+from war_train.stopping import non_finite
 from war_train.war_collector import DRAFT, Collector, GroupTransitions, Trigger, WindowBatch, concat_workers
 from war_train.war_config import WarConfig, war_config_to_dict
 from war_train.war_rounds import Round, collect_round
 from war_train.weights import group_balancing_weights, kish_ess, staleness_summary
 
-__all__ = ["WarTrainer", "WarPolicy", "war_columns", "make_worker_envs", "refuse_action_masks"]
+__all__ = ["WarMode", "WarPolicy", "war_columns", "refuse_action_masks"]
 
 
 # ----------------------------------------------------------------------------- behaviour policy
@@ -104,16 +108,6 @@ class WarPolicy:
         return self.policies[group].value(state, None)[0]
 
 
-def make_worker_envs(cfg: TrainConfig, workers: int) -> list:
-    """``workers`` envs of ``num_envs / workers`` worlds; worker w's worlds are the run's worlds
-    ``w·E/W …`` (the collectors reset them with the run's world streams, war_train.seeding)."""
-    if cfg.num_envs % workers:
-        raise ValueError(f"workers: num_envs={cfg.num_envs} must be a multiple of workers={workers}")
-    per = cfg.num_envs // workers
-    return [war_envs.make(cfg.scenario, num_envs=per, seed=cfg.seed + w * per, device=cfg.device,
-                          precision=cfg.precision, **cfg.env_kwargs) for w in range(workers)]
-
-
 def war_columns(groups, lanes) -> list[str]:
     cols = ["model_s", "collect_s", "learn_s", "batch_s", "env_s", "window_steps", "transitions",
             "model_env_steps_per_s", "agent_transitions_per_s"]
@@ -135,56 +129,76 @@ def refuse_action_masks(env) -> None:
                          "a WAR config: war_train.train(env, config), or war-train train without --war/--arm)")
 
 
-class WarTrainer:
+class WarMode:
     """MAPPO with the WAR harness; ``update()`` runs one round and returns its metrics row."""
 
     def __init__(self, config: TrainConfig, war: WarConfig, envs: list | None = None) -> None:
         self.cfg = cfg = config.validate()
         self.war = war = war.validate()
-        if cfg.use_gru:
-            raise ValueError("use_gru: the WAR harness trains feed-forward policies (macro-steps and recurrent "
-                             "state do not mix here); use use_gru=False")
-        if cfg.frame_stack != 1:
-            raise ValueError("frame_stack: the WAR harness's collector hands policies single observations; use "
-                             "frame_stack=1")
-        if cfg.critic_input != "state":
-            raise ValueError("critic_input: the WAR harness's collector bootstraps from the state; use "
-                             "critic_input='state'")
+        _refuse_unsupported(cfg)
         torch.set_num_threads(cfg.torch_threads)
         self.device = torch.device(cfg.device)
         self.envs = envs if envs is not None else make_worker_envs(cfg, war.workers)
         self._own_envs = envs is None
+        try:
+            self._check_envs()
+        except ValueError:
+            self.close()
+            raise
+        env0 = self.envs[0]
+        self.groups = dict(env0.groups)
+        self.n_agents = {g: s.n_agents for g, s in self.groups.items()}
+        self.E_worker = env0.num_envs
+        self.real = war.cost_mode != "virtual"
+
+        # --- networks, optimizers, value normalizers, the sampling stream (as lock-step's)
+        self.learner = Learner.build(self.groups, env0.state_dim, cfg, self.device, cfg.seed)
+        self.policies, self.gen = self.learner.policies, self.learner.generator
+        self.gen_learn = self.gen  # a separate stream only when learning runs in its own thread
+        self.dist = distributed.Local()   # (WAR modes run in one process)
+        self._build_costs()
+        self._build_drafts()
+        self.lanes = {g: n for g, n in self.n_agents.items()}
+        self.lanes.update({g + DRAFT: self.n_agents[g] for g in self.drafts})
+        self._build_workers()
+
+        self.version = 0          # updates applied
+        self.update_idx = 0
+        self.env_steps = 0
+        self.model_s = 0.0
+        self._in_flight = None    # overlap: the round collected but not yet learned
+        self._next = None         # overlap: the round collected in this update (its thread, cost_mode="real")
+        self.checkpoint = None    # the last complete checkpoint (the run loop sets it; errors name it)
+
+        # --- what the run loop (war_train.loop) logs
+        self.columns = metric_columns(env0, self.groups)
+        self.columns += [c for c in war_columns(self.groups, self.lanes) if c not in self.columns]
+        self.label, self.progress_key = f"{cfg.scenario} [{war.arm}]", env0.progress_metric
+        self.run_files = {"war_config.json": json.dumps(war_config_to_dict(war), indent=2) + "\n"}
+        self.side_logs = {"staleness_hist": ("staleness.jsonl", "hist")}   # per update: lag -> transitions
+
+    @property
+    def learn_generator(self) -> torch.Generator:
+        """The minibatch stream of the learn step: the run's, or a learner thread's own."""
+        return self.gen_learn
+
+    # -------------------------------------------------------------- set-up
+    def _check_envs(self) -> None:
+        war, cfg = self.war, self.cfg
         if len(self.envs) != war.workers:
             raise ValueError(f"envs: expected {war.workers} worker envs, got {len(self.envs)}")
         if sum(e.num_envs for e in self.envs) != cfg.num_envs:
             raise ValueError(f"num_envs: the worker envs hold {sum(e.num_envs for e in self.envs)} worlds, "
                              f"config.num_envs is {cfg.num_envs}")
-        env0 = self.envs[0]
-        try:
-            refuse_action_masks(env0)
-        except ValueError:
-            if self._own_envs:
-                for e in self.envs:
-                    e.close()
-            raise
-        self.groups = dict(env0.groups)
-        for g, spec in self.groups.items():   # (the collector holds int64 [E, n] actions)
+        refuse_action_masks(self.envs[0])
+        for g, spec in self.envs[0].groups.items():   # (the collector holds int64 [E, n] actions)
             if not isinstance(spec.action_space, gymnasium.spaces.Discrete):
                 raise ValueError(f"group {g!r}: the WAR harness's collector takes Discrete actions, got "
                                  f"{spec.action_space}; train it lock-step with war_train.train")
-        self.n_agents = {g: s.n_agents for g, s in self.groups.items()}
-        self.E_worker = env0.num_envs
-        self.real = war.cost_mode != "virtual"
 
-        # --- networks, optimizers, value normalizers, the sampling stream (as mappo.train)
-        self.learner = Learner.build(self.groups, env0.state_dim, cfg, self.device, cfg.seed)
-        self.policies, self.actor_opt, self.critic_opt, self.vnorm, self.gen = (
-            self.learner.policies, self.learner.actor_opt, self.learner.critic_opt, self.learner.vnorm,
-            self.learner.generator)
-        self.gen_learn = self.gen  # a separate stream only when learning runs in its own thread
-        self.dist = distributed.Local()   # (WAR modes run in one process)
-
-        # --- costs: declared profiles (or None: measured) and online estimates per lane
+    def _build_costs(self) -> None:
+        """Declared profiles (or None: measured), the schedule and the online estimates per group."""
+        war, cfg = self.war, self.cfg
         table = war.costs or DECLARED_WAR_COSTS.get(cfg.scenario, {})
         unknown = set(table) - set(self.groups)
         if unknown:
@@ -194,37 +208,41 @@ class WarTrainer:
         self.profiles = {g: (CostProfile(mode=war.cost_mode, **table[g]) if g in table else None) for g in self.groups}
         self.schedule = every_step_schedule(self.groups)
         self.cost_models = {g: CostModel(beta=war.cost_beta, prior=self.profiles[g]) for g in self.groups}
-        self.episode_length = getattr(env0, "max_cycles", None)
+        self.episode_length = getattr(self.envs[0], "max_cycles", None)
         if war.arm == "war":
             self.schedule = self._plan()
-        # --- draft policies (fill="draft")
-        self.drafts, self.draft_opt = {}, {}
-        if war.fill == "draft":
-            names = war.draft_groups or [g for g, k in self.schedule.interval.items() if k > 1]
-            for g in names:
-                if g not in self.groups:
-                    raise ValueError(f"draft_groups: unknown group {g!r}")
-                spec = self.groups[g]
-                small = dataclasses.replace(cfg, hidden_size=war.draft_hidden)
-                with torch.random.fork_rng(devices=[]):
-                    torch.manual_seed(cfg.seed + 7919)
-                    # (the group actor's input: with share_actor padded and with the group id)
-                    in_dim = self.policies[g].actor_input(torch.zeros(1, spec.n_agents, spec.obs_dim)).shape[-1]
-                    self.drafts[g] = Actor(in_dim, Categorical(int(spec.action_space.n)), small).to(self.device)
-                self.draft_opt[g] = torch.optim.Adam(self.drafts[g].parameters(), lr=cfg.lr, eps=cfg.adam_eps)
-                declared = [p for p in self.profiles.values() if p is not None]
-                dspec = war.draft_costs.get(g)
-                if dspec is not None:
-                    self.profiles[g + DRAFT] = CostProfile(mode=war.cost_mode, **dspec)
-                elif declared:
-                    self.profiles[g + DRAFT] = min(declared, key=lambda p: p.seconds(1))
-                else:
-                    self.profiles[g + DRAFT] = None
-                self.cost_models[g + DRAFT] = CostModel(beta=war.cost_beta, prior=self.profiles[g + DRAFT])
-        self.lanes = {g: n for g, n in self.n_agents.items()}
-        self.lanes.update({g + DRAFT: self.n_agents[g] for g in self.drafts})
 
-        # --- workers
+    def _build_drafts(self) -> None:
+        """``fill="draft"``: a small actor per slow group, its optimizer, cost profile and model."""
+        war, cfg = self.war, self.cfg
+        self.drafts, self.draft_opt = {}, {}
+        if war.fill != "draft":
+            return
+        names = war.draft_groups or [g for g, k in self.schedule.interval.items() if k > 1]
+        for g in names:
+            if g not in self.groups:
+                raise ValueError(f"draft_groups: unknown group {g!r}")
+            spec = self.groups[g]
+            small = dataclasses.replace(cfg, hidden_size=war.draft_hidden)
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(cfg.seed + 7919)
+                # (the group actor's input: with share_actor padded and with the group id)
+                in_dim = self.policies[g].actor_input(torch.zeros(1, spec.n_agents, spec.obs_dim)).shape[-1]
+                self.drafts[g] = Actor(in_dim, Categorical(int(spec.action_space.n)), small).to(self.device)
+            self.draft_opt[g] = torch.optim.Adam(self.drafts[g].parameters(), lr=cfg.lr, eps=cfg.adam_eps)
+            declared = [p for p in self.profiles.values() if p is not None]
+            dspec = war.draft_costs.get(g)
+            if dspec is not None:
+                self.profiles[g + DRAFT] = CostProfile(mode=war.cost_mode, **dspec)
+            elif declared:
+                self.profiles[g + DRAFT] = min(declared, key=lambda p: p.seconds(1))
+            else:
+                self.profiles[g + DRAFT] = None
+            self.cost_models[g + DRAFT] = CostModel(beta=war.cost_beta, prior=self.profiles[g + DRAFT])
+
+    def _build_workers(self) -> None:
+        """The behaviour policy and one collector per worker env, each with its clock and costs."""
+        war, cfg = self.war, self.cfg
         lane_threads = war.cost_mode == "real" and war.resource == "parallel"
         unknown = set(war.lane_cpus) - set(self.lanes)
         if unknown:
@@ -250,21 +268,6 @@ class WarTrainer:
                                              if lane_threads else None))
         self.triggers = [self._trigger() for _ in self.collectors]
 
-        self.version = 0          # updates applied
-        self.update_idx = 0
-        self.entropy_coef = config.entropy_coef
-        self.env_steps = 0
-        self.model_s = 0.0
-        self._in_flight = None    # overlap: the round collected but not yet learned
-        self.checkpoint = None    # the last complete checkpoint (the run loop sets it; errors name it)
-
-        # --- what the run loop (mappo.train) logs
-        self.columns = metric_columns(env0, self.groups)
-        self.columns += [c for c in war_columns(self.groups, self.lanes) if c not in self.columns]
-        self.label, self.progress_key = f"{cfg.scenario} [{war.arm}]", env0.progress_metric
-        self.run_files = {"war_config.json": json.dumps(war_config_to_dict(war), indent=2) + "\n"}
-        self.side_logs = {"staleness_hist": ("staleness.jsonl", "hist")}   # per update: lag -> transitions
-
     # -------------------------------------------------------------- planning
     def _trigger(self) -> Trigger:
         war, T = self.war, self.cfg.rollout_length
@@ -286,81 +289,52 @@ class WarTrainer:
                         per_call=per_call)
         return with_episode_starts(schedule, self.episode_length)
 
-    # -------------------------------------------------------------- one update
-    def _collect(self):
+    # -------------------------------------------------------------- 1. collect
+    def _collect_round(self) -> Round:
         cfg, war = self.cfg, self.war
         ddppo = (war.ddppo_sync_frac, war.ddppo_min_frac) if war.arm == "ddppo" else None
-        steal = None
-        if war.arm == "steal":  # guest envs for moved worlds: the run's scenario, as many worlds as moved
-            def steal(n):
-                return war_envs.make(cfg.scenario, num_envs=n, device=cfg.device, precision=cfg.precision,
-                                     **cfg.env_kwargs)
+        steal = (lambda n: make_guest_env(cfg, n)) if war.arm == "steal" else None   # guest envs for moved worlds
         return collect_round(self.collectors, self.triggers, self.version, ddppo=ddppo, steal=steal,
                              threads=self.real and len(self.collectors) > 1)
 
-    def update(self) -> dict:
-        """One round: collect (and, for overlap, learn the previous round meanwhile), learn, re-plan."""
-        cfg, war = self.cfg, self.war
-        self.update_idx += 1
-        lr, critic_lr, self.entropy_coef = cfg.schedule(self.update_idx)
-        self.learner.set_learning_rates(lr, critic_lr, cfg.group_lr_scale)
-        if war.arm == "overlap":
-            if self._in_flight is None:  # the first round has nothing to overlap with
-                self._in_flight = self._collect()
-                self.model_s += self._in_flight.seconds
-            learned = self._in_flight
-            if self.real:
-                # learning in its own thread on the live networks; collection samples from a snapshot
-                self.gen_learn = self.gen_learn if self.gen_learn is not self.gen else _fork(self.gen)
-                snapshot = WarPolicy(copy.deepcopy(self.policies), self.gen, copy.deepcopy(self.drafts),
-                                     self.behaviour.lane_gens)
-                for c in self.collectors:
-                    c.policy = snapshot
-                box = {}
-                t0 = time.perf_counter()
-                th = threading.Thread(target=lambda: box.update(diag=self._learn(learned)), name="war-learner")
-                th.start()
-                nxt = self._collect()
-                th.join()
-                period = time.perf_counter() - t0
-                diag = box["diag"]
-                learn_s = diag.pop("_learn_s")
-            else:
-                nxt = self._collect()
-                diag = self._learn(learned)
-                learn_s = diag.pop("_learn_s")
-                period = max(nxt.seconds, learn_s)
-            collect_s = nxt.seconds
-            self._in_flight = nxt
-        else:
-            learned = self._collect()
-            diag = self._learn(learned)
-            learn_s = diag.pop("_learn_s")
-            collect_s = learned.seconds
-            period = collect_s + learn_s
-        self.model_s += period
-        self.version += 1
-        if war.arm == "war" and war.replan:
-            self.schedule = self._plan()
-            for c in self.collectors:
-                c.schedule = self.schedule
-        return self._row(learned, diag, collect_s, learn_s, period)
+    def collect(self) -> Round:
+        """The round to learn from this update: the one collected now, or (``overlap``) the one
+        collected in the previous update while the next is collected — after it here with virtual
+        costs, in a thread with a snapshot of the policies while the learn step runs with real
+        ones (``row`` waits for it)."""
+        if self.war.arm != "overlap":
+            return self._collect_round()
+        if self._in_flight is None:  # the first round has nothing to overlap with
+            self._in_flight = self._collect_round()
+            self.model_s += self._in_flight.seconds
+        learned = self._in_flight
+        if not self.real:
+            self._next = self._collect_round()
+            return learned
+        # learning in the main thread on the live networks; collection samples from a snapshot
+        self.gen_learn = self.gen_learn if self.gen_learn is not self.gen else _fork(self.gen)
+        snapshot = WarPolicy(copy.deepcopy(self.policies), self.gen, copy.deepcopy(self.drafts),
+                             self.behaviour.lane_gens)
+        for c in self.collectors:
+            c.policy = snapshot
+        box = {"t0": time.perf_counter()}
+        thread = threading.Thread(target=lambda: box.update(round=self._collect_round()), name="war-collector")
+        thread.start()
+        self._next = (thread, box)
+        return learned
 
-    # -------------------------------------------------------------- learning
-    def _learn(self, rnd) -> dict:
+    # -------------------------------------------------------------- 2. batches
+    @torch.no_grad()
+    def batches(self, rnd: Round) -> Batches:
+        """Each group's valid transitions no more than ``max_lag`` versions old, with SMDP GAE or
+        V-trace advantages; the group-balancing weights; data shares, ESS and staleness."""
         cfg, war = self.cfg, self.war
-        t0 = time.perf_counter()
         merged = concat_workers(rnd.windows)
-        gen = self.gen_learn
-        diag: dict[str, float] = {}
-        counts, lags, lag_w, ratios = {}, [], [], {}
-        dropped = total = 0
+        out, counts, ratios, lags, lag_w = {}, {}, {}, [], []
+        dropped = total = draft_n = 0
         vtrace_used = False
-        draft_n = 0
-        members, draft_obs = {}, {}   # share_actor: every group's part of the shared actor's update
         for g, p in self.policies.items():
-            b = merged[g]
-            n = p.n_agents
+            b, n = merged[g], p.n_agents
             lag = self.version - b.version
             keep = b.valid & (lag <= war.max_lag)
             dropped += int((b.valid & ~keep).sum()) * n
@@ -370,84 +344,81 @@ class WarTrainer:
             lag_w.append(torch.full((int(keep.sum()),), n, dtype=torch.long))
             draft_n += int((b.draft & keep).sum()) * n
             if counts[g] == 0:
-                diag.update({f"{g}/{d}": float("nan") for d in DIAGNOSTICS})
                 continue
-            obs_f, state_f, act_f = b.obs[keep], b.state[keep], b.actions[keep]
-            old_logp_f, old_values_f = b.logp[keep], b.values[keep]
-            with torch.no_grad():
-                values = self.vnorm[g].denormalize(b.values)
-                next_values = self.vnorm[g].denormalize(b.next_values)
-                off = (b.draft | (lag > 0)) & keep
-                cur_logp = None
-                if bool(off.any()) or war.vtrace == "always":
-                    out, _ = p.actor(p.actor_input(obs_f))
-                    cur_logp = p.dist.log_prob(out, act_f)
-                    ratios[g] = (cur_logp - old_logp_f).exp()
-                use_vtrace = war.vtrace == "always" or (war.vtrace == "auto" and bool((lag[keep] > 1).any()))
-                k, term, trunc = b.k[..., None], b.terminated[..., None], b.truncated[..., None]
-                if use_vtrace:
-                    vtrace_used = True
-                    log_rhos = torch.zeros_like(values)
-                    log_rhos[keep] = cur_logp - old_logp_f
-                    returns, advantages = losses.vtrace(log_rhos, b.rewards, values, next_values, k, term, trunc,
-                                                        cfg.gamma, valid=keep[..., None])
-                else:
-                    advantages, returns = losses.smdp_gae(b.rewards, values, next_values, k, term, trunc, cfg.gamma,
-                                                          cfg.gae_lambda, valid=keep[..., None])
-            # the PPO update every training path uses, on the group's valid transitions
-            batch = GroupBatch(obs_f, state_f, act_f, old_logp_f, old_values_f, returns[keep], advantages[keep],
-                               values[keep])
-            if cfg.share_actor:   # (one update of the shared actor over every group, below)
-                members[g] = Member(p, self.critic_opt[g], self.vnorm[g], batch)
-                draft_obs[g] = obs_f
-                continue
-            diag.update({f"{g}/{k_}": v_ for k_, v_ in ppo_update(
-                p, self.actor_opt[g], self.critic_opt[g], self.vnorm[g], batch, cfg=cfg,
-                entropy_coef=self.entropy_coef, generator=gen, reducer=self.dist, group=g,
-                fail=self._fail).items()})
-            if g in self.drafts:
-                self._distill(g, obs_f)
-
-        # --- group-balancing weights: each group weighs its lock-step share of the agents
+            out[g], ratio, used = self._group_batch(g, p, b, lag, keep)
+            vtrace_used |= used
+            if ratio is not None:
+                ratios[g] = ratio
+        # group-balancing weights: each group weighs its lock-step share of the agents
         N = sum(self.n_agents.values())
         share = {g: self.n_agents[g] / N for g in self.groups}
         gw = group_balancing_weights(counts, share) if sum(counts.values()) else {g: 0.0 for g in counts}
-        if members:   # share_actor: the weights multiply each group's transitions in the actor's loss
-            for g, m in members.items():
-                m.weight = gw[g]
-            for g, d in ppo_update_shared(members, self.actor_opt[next(iter(members))], cfg=cfg,
-                                          entropy_coef=self.entropy_coef, generator=gen, reducer=self.dist,
-                                          fail=self._fail).items():
-                diag.update({f"{g}/{k_}": v_ for k_, v_ in d.items()})
-            for g in members:
-                if g in self.drafts:
-                    self._distill(g, draft_obs[g])
-
-        # --- data share, ESS (the weights x importance ratios), staleness
-        weights = []
-        for g in self.groups:
-            if counts[g] == 0:
-                continue
-            w = torch.full((counts[g],), gw[g], dtype=torch.float64)
-            if g in ratios:
-                w = w * ratios[g].reshape(-1).to(torch.float64).clamp(0.1, 10.0)
-            weights.append(w)
-        w_all = torch.cat(weights) if weights else torch.zeros(0, dtype=torch.float64)
-        ess = kish_ess(w_all.numpy())
-        lag_all = torch.cat(lags) if lags else torch.zeros(0, dtype=torch.long)
-        st = staleness_summary(lag_all.cpu().numpy(), torch.cat(lag_w).numpy() if lag_w else None)
+        stats = _batch_stats(self.groups, counts, gw, ratios, lags, lag_w)
         kept = sum(counts.values())
-        diag.update({"ess": ess, "ess_frac": ess / kept if kept else float("nan"),
-                     "staleness_mean": st["mean"], "staleness_p95": st["p95"], "staleness_max": st["max"],
-                     "dropped_frac": dropped / total if total else 0.0, "vtrace": float(vtrace_used),
-                     "transitions": kept, "draft_frac": draft_n / kept if kept else 0.0})
-        diag.update({f"share/{g}": counts[g] / kept if kept else float("nan") for g in self.groups})
-        diag["_staleness_hist"] = st["hist"]
-        diag["_learn_s"] = time.perf_counter() - t0
-        return diag
+        stats.update({"dropped_frac": dropped / total if total else 0.0, "vtrace": float(vtrace_used),
+                      "draft_frac": draft_n / kept if kept else 0.0})
+        return Batches(out, weights=gw, stats=stats)
 
-    def _fail(self, what: str, hint: str) -> Exception:
-        return _non_finite(self.update_idx, self.checkpoint, what, hint)
+    def _group_batch(self, g: str, p, b: GroupTransitions, lag, keep):
+        """``(GroupBatch, importance ratios or None, V-trace used)`` of group ``g``'s kept transitions."""
+        cfg, war, vnorm = self.cfg, self.war, self.learner.vnorm[g]
+        obs_f, act_f, old_logp_f = b.obs[keep], b.actions[keep], b.logp[keep]
+        values = vnorm.denormalize(b.values)
+        next_values = vnorm.denormalize(b.next_values)
+        off = (b.draft | (lag > 0)) & keep
+        cur_logp = ratio = None
+        if bool(off.any()) or war.vtrace == "always":
+            out, _ = p.actor(p.actor_input(obs_f))
+            cur_logp = p.dist.log_prob(out, act_f)
+            ratio = (cur_logp - old_logp_f).exp()
+        use_vtrace = war.vtrace == "always" or (war.vtrace == "auto" and bool((lag[keep] > 1).any()))
+        k, term, trunc = b.k[..., None], b.terminated[..., None], b.truncated[..., None]
+        if use_vtrace:
+            log_rhos = torch.zeros_like(values)
+            log_rhos[keep] = cur_logp - old_logp_f
+            returns, advantages = losses.vtrace(log_rhos, b.rewards, values, next_values, k, term, trunc,
+                                                cfg.gamma, valid=keep[..., None])
+        else:
+            advantages, returns = losses.smdp_gae(b.rewards, values, next_values, k, term, trunc, cfg.gamma,
+                                                  cfg.gae_lambda, valid=keep[..., None])
+        batch = GroupBatch(obs_f, b.state[keep], act_f, old_logp_f, b.values[keep], returns[keep], advantages[keep],
+                           values[keep])
+        return batch, ratio, use_vtrace
+
+    def fail(self, what: str, hint: str) -> Exception:
+        return non_finite(self.update_idx, self.checkpoint, what, hint)
+
+    # -------------------------------------------------------------- 4. the row
+    def row(self, learned: Round, batches: Batches, diag: dict, learn_s: float) -> dict:
+        """Distill the drafts, close the update on the modelled clock (``overlap``: wait for the
+        round collected meanwhile), re-plan (``war``), and the metrics row."""
+        t0 = time.perf_counter()
+        for g in self.drafts:
+            if g in batches.groups:
+                self._distill(g, batches.groups[g].obs)
+        learn_s += time.perf_counter() - t0
+        war = self.war
+        if war.arm == "overlap":
+            if self.real:
+                thread, box = self._next
+                thread.join()
+                nxt, period = box["round"], time.perf_counter() - box["t0"]
+            else:
+                nxt = self._next
+                period = max(nxt.seconds, learn_s)
+            collect_s, self._in_flight, self._next = nxt.seconds, nxt, None
+        else:
+            collect_s = learned.seconds
+            period = collect_s + learn_s
+        self.model_s += period
+        self.version += 1
+        if war.arm == "war" and war.replan:
+            self.schedule = self._plan()
+            for c in self.collectors:
+                c.schedule = self.schedule
+        row = {**diag, **batches.stats}
+        row.update(self._counters(learned, collect_s, learn_s, period))
+        return row
 
     def _distill(self, g: str, obs: torch.Tensor, epochs: int = 5) -> None:
         """Fit the draft to the group's updated policy: minimize KL(π || draft) on the batch."""
@@ -462,37 +433,34 @@ class WarTrainer:
             loss.backward()
             self.draft_opt[g].step()
 
-    # -------------------------------------------------------------- metrics
-    def _row(self, rnd, diag, collect_s, learn_s, period) -> dict:
+    def _counters(self, rnd: Round, collect_s: float, learn_s: float, period: float) -> dict:
         steps = sum(w.env_steps for w in rnd.windows)
         self.env_steps += steps
         window_s = rnd.seconds  # rates per modelled second of this round's own collection
         decisions = {lane: sum(w.decisions.get(lane, 0) for w in rnd.windows) for lane in self.lanes}
         agent_tr = sum(w.agent_transitions for w in rnd.windows)
-        row = {k: v for k, v in diag.items() if not k.startswith("_")}
-        row.update({"update": self.update_idx, "env_steps": self.env_steps,
-                    "agent_steps": self.env_steps * sum(self.n_agents.values()),
-                    "model_s": self.model_s, "collect_s": collect_s, "learn_s": learn_s, "batch_s": period,
-                    "window_steps": max(w.steps for w in rnd.windows),
-                    "env_s": max(w.env_seconds for w in rnd.windows),
-                    "model_env_steps_per_s": steps / window_s if window_s > 0 else float("nan"),
-                    "agent_transitions_per_s": agent_tr / window_s if window_s > 0 else float("nan"),
-                    "preempted": rnd.preempted,
-                    "lr": self.actor_opt[next(iter(self.groups))].param_groups[0]["lr"],
-                    "critic_lr": self.critic_opt[next(iter(self.groups))].param_groups[0]["lr"]})
+        first = next(iter(self.groups))
+        row = {"update": self.update_idx, "env_steps": self.env_steps,
+               "agent_steps": self.env_steps * sum(self.n_agents.values()),
+               "model_s": self.model_s, "collect_s": collect_s, "learn_s": learn_s, "batch_s": period,
+               "window_steps": max(w.steps for w in rnd.windows),
+               "env_s": max(w.env_seconds for w in rnd.windows),
+               "model_env_steps_per_s": steps / window_s if window_s > 0 else float("nan"),
+               "agent_transitions_per_s": agent_tr / window_s if window_s > 0 else float("nan"),
+               "preempted": rnd.preempted,
+               "lr": self.learner.actor_opt[first].param_groups[0]["lr"],
+               "critic_lr": self.learner.critic_opt[first].param_groups[0]["lr"]}
         for lane in self.lanes:
             row[f"decisions_per_s/{lane}"] = decisions[lane] / window_s if window_s > 0 else float("nan")
             row[f"tau_ms/{lane}"] = 1e3 * self.cost_models[lane].per_decision(self.lanes[lane] * self.E_worker)
         for g in self.groups:
             row[f"interval/{g}"] = self.schedule.interval[g]
             row[f"quota/{g}"] = self.schedule.quota.get(g, 0)
-        episodes = [s.pop() for s in self.stats]
-        episodes = [e for e in episodes if e]
+        episodes = [e for e in (s.pop() for s in self.stats) if e]
         merged = {k: torch.cat([e[k] for e in episodes]) for k in episodes[0]} if episodes else {}
         ep = summarize(merged)
-        row.update({k: v for k, v in ep.items()})
+        row.update(ep)
         row["episodes"] = int(ep["episodes"])
-        row["staleness_hist"] = diag.get("_staleness_hist", {})
         return row
 
     # -------------------------------------------------------------- checkpoints
@@ -558,15 +526,50 @@ class WarTrainer:
     def restore(self, ckpt: dict, path) -> None:
         """Continue from ``ckpt`` (``checkpoint_payload``'s, read from ``path``) after checking it
         is this run's."""
-        _check_war_resume(ckpt, path, self)
+        check_war_resume(ckpt, path, self.cfg, self.war, self.envs[0])
         self.load_state_dict(ckpt)
 
     def close(self) -> None:
-        for c in self.collectors:
+        for c in getattr(self, "collectors", ()):   # (none yet when set-up refused the envs)
             c.close()
         if self._own_envs:
             for e in self.envs:
                 e.close()
+
+
+def _refuse_unsupported(cfg: TrainConfig) -> None:
+    if cfg.use_gru:
+        raise ValueError("use_gru: the WAR harness trains feed-forward policies (macro-steps and recurrent "
+                         "state do not mix here); use use_gru=False")
+    if cfg.frame_stack != 1:
+        raise ValueError("frame_stack: the WAR harness's collector hands policies single observations; use "
+                         "frame_stack=1")
+    if cfg.critic_input != "state":
+        raise ValueError("critic_input: the WAR harness's collector bootstraps from the state; use "
+                         "critic_input='state'")
+
+
+def _batch_stats(groups, counts: dict, gw: dict, ratios: dict, lags: list, lag_w: list) -> dict:
+    """Data shares, the Kish ESS of the weights x importance ratios, and staleness (with its
+    histogram, ``_staleness_hist``... logged to ``staleness.jsonl``)."""
+    weights = []
+    for g in groups:
+        if counts[g] == 0:
+            continue
+        w = torch.full((counts[g],), gw[g], dtype=torch.float64)
+        if g in ratios:
+            w = w * ratios[g].reshape(-1).to(torch.float64).clamp(0.1, 10.0)
+        weights.append(w)
+    w_all = torch.cat(weights) if weights else torch.zeros(0, dtype=torch.float64)
+    ess = kish_ess(w_all.numpy())
+    lag_all = torch.cat(lags) if lags else torch.zeros(0, dtype=torch.long)
+    st = staleness_summary(lag_all.cpu().numpy(), torch.cat(lag_w).numpy() if lag_w else None)
+    kept = sum(counts.values())
+    stats = {"ess": ess, "ess_frac": ess / kept if kept else float("nan"), "staleness_mean": st["mean"],
+             "staleness_p95": st["p95"], "staleness_max": st["max"], "transitions": kept,
+             "staleness_hist": st["hist"]}
+    stats.update({f"share/{g}": counts[g] / kept if kept else float("nan") for g in groups})
+    return stats
 
 
 def _round_state(rnd: Round) -> dict:
@@ -593,29 +596,3 @@ def _fork(gen: torch.Generator) -> torch.Generator:
 
 
 # ----------------------------------------------------------------------------- runs
-#: WarConfig fields that may differ between a checkpoint and the run resuming it (none: every one
-#: shapes the rollouts)
-WAR_RESUMABLE_CHANGES = ()
-
-
-def _check_war_resume(ckpt: dict, path, trainer: WarTrainer) -> None:
-    if not isinstance(ckpt.get("war"), dict):
-        raise ValueError(f"resume: {str(path)!r} is a lock-step MAPPO run's checkpoint (no WAR config); resume it "
-                         f"with war_train.train(env, config, resume=...) without war=, or `war-train train --resume "
-                         f"RUN_DIR`")
-    missing = malformed_entries(ckpt, WAR_RESUMABLE)
-    if missing:
-        raise ValueError(f"resume: {str(path)!r} holds networks only (no {', '.join(missing)}), e.g. a WAR run's "
-                         f"final checkpoint from before WAR runs resumed; it can be evaluated and rendered but not "
-                         f"resumed")
-    diff = config_changes(ckpt["config"], config_to_dict(trainer.cfg), config_to_dict(TrainConfig()),
-                          RESUMABLE_CHANGES)
-    if diff:
-        raise ValueError(f"resume: {str(path)!r} was trained with a different config: " + ", ".join(diff))
-    diff = config_changes(ckpt["war"], war_config_to_dict(trainer.war), war_config_to_dict(WarConfig()),
-                          WAR_RESUMABLE_CHANGES)
-    if diff:
-        raise ValueError(f"resume: {str(path)!r} was trained with a different WAR config: " + ", ".join(diff))
-    sig = env_signature(trainer.envs[0], trainer.cfg)
-    if ckpt["env"] != sig:
-        raise ValueError(f"resume: {str(path)!r} was trained on the env {ckpt['env']}, not this one {sig}")

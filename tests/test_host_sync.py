@@ -1,0 +1,173 @@
+"""The lock-step rollout never synchronizes with the host: the property WarpDrive's end-to-end
+promise needs on a GPU, checked here on the CPU.
+
+``NoHostSync`` fails on every torch op that would wait for the device on CUDA: reading a value
+(``.item()``, ``bool()``/``int()``/``float()`` of a tensor, ``.tolist()``, ``.numpy()``,
+``.cpu()``, ``torch.equal``) and data-dependent shapes (``nonzero``, boolean-mask indexing,
+``masked_select``, ``unique``); and it counts Warp's host synchronizations and device-to-host
+copies (``wp.synchronize*``, ``wp.array.numpy``/``list``, ``wp.copy`` to the CPU).  The rollout
+is run on the path a CUDA device takes: its CPU-only shortcut (``host_reads_are_free``: branch
+on ``bool(trunc.any())``) is switched off.  What it covers: sampling (masked and not), the env's
+trusted step, the episode statistics, the final-state bootstrap, GRU and frame-stack carries,
+agents leaving the game.  The once-per-update reads (the finiteness checks after the rollout,
+the row's episode summary, the PPO update's diagnostics) are outside it.
+"""
+
+import pytest
+import torch
+import warp as wp
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import war_train
+import war_train.lockstep as lockstep
+from war_train import distributed
+from war_train.envs import make_env
+
+torch.set_num_threads(1)
+
+
+class HostSync(AssertionError):
+    """An op in the rollout that would synchronize with the host on CUDA."""
+
+
+#: Python-level tensor methods that read device values into the host
+READS = {"item", "tolist", "numpy", "cpu", "__bool__", "__int__", "__float__", "__index__"}
+#: aten ops that synchronize (a value read, a data-dependent output size)
+SYNC_OPS = {"aten._local_scalar_dense", "aten.nonzero", "aten.masked_select", "aten.equal", "aten.is_nonzero",
+            "aten._unique2", "aten.unique_dim", "aten.unique_consecutive", "aten.allclose"}
+
+
+class NoHostSync(TorchFunctionMode):
+    """Context: raise ``HostSync`` on a host-synchronizing torch op (``count=True``: count them
+    in ``reads`` instead); count Warp's syncs/copies in ``warp``."""
+
+    def __init__(self, count: bool = False) -> None:
+        super().__init__()
+        self.count, self.reads = count, 0
+
+    def __enter__(self):
+        self.warp = {"synchronize": 0, "host_copies": 0}
+        self._dispatch = _DispatchGuard(self)
+        self._patches = pytest.MonkeyPatch()
+        for name in ("synchronize", "synchronize_device", "synchronize_stream", "synchronize_event"):
+            self._patches.setattr(wp, name, self._counting(getattr(wp, name), "synchronize"))
+        self._patches.setattr(wp.array, "numpy", self._counting(wp.array.numpy, "host_copies"))
+        self._patches.setattr(wp.array, "list", self._counting(wp.array.list, "host_copies"))
+        copy = wp.copy
+
+        def counted_copy(dest, src, *args, **kwargs):
+            if getattr(dest, "device", None) is not None and dest.device.is_cpu and not src.device.is_cpu:
+                self.warp["host_copies"] += 1
+            return copy(dest, src, *args, **kwargs)
+
+        self._patches.setattr(wp, "copy", counted_copy)
+        self._dispatch.__enter__()
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        self._dispatch.__exit__(*exc)
+        self._patches.undo()
+
+    def _counting(self, fn, key):
+        def counted(*args, **kwargs):
+            self.warp[key] += 1
+            return fn(*args, **kwargs)
+        return counted
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in READS:
+            self.found(f"Tensor.{name}() reads a device value on the host")
+        return func(*args, **(kwargs or {}))
+
+    def found(self, what: str) -> None:
+        if not self.count:
+            raise HostSync(what)
+        self.reads += 1
+
+
+class _DispatchGuard(TorchDispatchMode):
+    def __init__(self, owner: NoHostSync) -> None:
+        super().__init__()
+        self.owner = owner
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = str(func.overloadpacket)
+        if name in SYNC_OPS:
+            self.owner.found(f"{func} synchronizes with the host")
+        elif name == "aten.index" and any(isinstance(i, torch.Tensor) and i.dtype == torch.bool
+                                          for i in (args[1] if len(args) > 1 else ()) if i is not None):
+            self.owner.found(f"{func} with a boolean mask has a data-dependent shape")
+        return func(*args, **(kwargs or {}))
+
+
+def test_the_guard_catches_what_it_must():
+    x = torch.arange(6.0)
+    for bad in (lambda: x[0].item(), lambda: bool(x[1] > 0), lambda: x.tolist(), lambda: x.numpy(),
+                lambda: x.cpu(), lambda: x[x > 2], lambda: x.nonzero(), lambda: int(x[2]),
+                lambda: torch.equal(x, x), lambda: torch.unique(x), lambda: x.masked_select(x > 1)):
+        with pytest.raises(HostSync), NoHostSync():
+            bad()
+    with NoHostSync() as guard:   # what a rollout does: device-side selects, index tensors, reductions
+        torch.where(x > 2, x, 0.0)
+        x.index_select(0, torch.tensor([1, 2]))
+        (x > 2).any()
+        wp.synchronize()
+    assert guard.warp["synchronize"] == 1
+
+
+CASES = {
+    "spread": dict(scenario="Spread-v0"),
+    "spread-gru": dict(scenario="Spread-v0", use_gru=True),
+    "spread-frames-local": dict(scenario="Spread-v0", frame_stack=3, critic_input="local"),
+    "spread-box": dict(scenario="Spread-v0", env_kwargs={"continuous_actions": True}),
+    "tag": dict(scenario="Tag-v0", env_kwargs={"num_taggers": 2, "num_runners": 5, "episode_length": 12}),
+    "predator-prey-shared": dict(scenario="PredatorPrey-v0", share_actor=True),
+    "smax-masks": dict(scenario="SMAX-v0", env_kwargs={"map_name": "3m"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_lockstep_rollout_never_synchronizes(name, monkeypatch):
+    cfg = war_train.preset_config("smoke", **CASES[name], num_envs=4, rollout_length=30, total_env_steps=4 * 30 * 2,
+                                  gif=False, eval_episodes=0)
+    monkeypatch.setattr(lockstep, "host_reads_are_free", lambda device: False)   # the CUDA path
+    with make_env(cfg) as env:
+        mode = lockstep.LockstepMode(env, cfg, distributed.Local())
+        learner = mode.learner
+        ends = []
+        for _ in range(2):   # (the second rollout starts from the carried state)
+            with NoHostSync() as guard:
+                T = lockstep.collect(env, mode.policies, learner.vnorm, mode.buffers, mode.carry, mode.stats,
+                                     mode.dist, learner.generator, cfg.rollout_length, mode.timer)
+            assert T == cfg.rollout_length and guard.warp == {"synchronize": 0, "host_copies": 0}
+            g = next(iter(env.groups))
+            ends.append(mode.buffers.term[g].any() | mode.buffers.trunc[g].any())
+            mode.stats.pop()   # (the row's once-per-update read of the finished episodes)
+        assert any(bool(e) for e in ends), "the rollouts should cross an episode end (the autoreset path)"
+        mode.close()
+
+
+
+@pytest.mark.parametrize("name", ["spread", "tag", "smax-masks"])
+def test_a_whole_update_reads_the_host_a_fixed_number_of_times(name, monkeypatch):
+    """The reads left in an update (the finiteness checks after the rollout, the row's episode
+    summary, the PPO diagnostics per minibatch) do not grow with the rollout length: none is
+    per step."""
+    from war_train.loop import update
+
+    monkeypatch.setattr(lockstep, "host_reads_are_free", lambda device: False)
+    reads = {}
+    for T in (30, 60):   # (each update finishes some episode: the row summarizes them)
+        cfg = war_train.preset_config("smoke", **CASES[name], num_envs=4, rollout_length=T, total_env_steps=4 * T * 3,
+                                      epochs=1, num_minibatches=1, gif=False, eval_episodes=0)
+        with make_env(cfg) as env:
+            mode = lockstep.LockstepMode(env, cfg, distributed.Local())
+            update(mode)   # (the first update: lazy set-up, e.g. the optimizers' state)
+            with NoHostSync(count=True) as guard:
+                update(mode)
+            reads[T] = (guard.reads, guard.warp)
+            mode.close()
+    assert reads[30] == reads[60] and reads[30][0] > 0

@@ -1,0 +1,251 @@
+"""The trainer: ``train(env, config)``, one run loop for every mode of it.
+
+Each update of the loop (``update``) is the same four calls, whatever the mode:
+
+    data    = mode.collect()                       # rollouts (the mode's own way)
+    batches = mode.batches(data)                   # advantages -> one GroupBatch per group
+    diag    = learn(mode.learner, batches, cfg.schedule(update), reducer, ...)   # war_train.learn
+    row     = mode.row(data, batches, diag, learn_s)                             # metrics
+
+and the loop around them (``_run``) does the rest: history, ``metrics.csv``, TensorBoard, the
+progress bar, side logs, stop requests (SIGINT/SIGTERM, ``progress_fn``), checkpoints every
+``checkpoint_every`` updates, at the end and when stopped, and resuming.
+
+Two modes implement ``Mode``, side by side below the loop: lock-step MAPPO
+(``war_train.lockstep.LockstepMode``, the default; data parallel under torchrun through the
+reducer, ``war_train.distributed``) and the WAR harness (``war_train.war_mode.WarMode``, with
+``war=WarConfig(...)``: decision schedules and cost models in the rollout, macro-step
+fragments, SMDP advantages).  A new mode is a class with the attributes and methods of
+``Mode``; a new loss term goes into ``war_train.ppo`` (its coefficient, with a schedule, into
+``config.Coefficients``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import pathlib
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from war_train import distributed
+from war_train.checkpoint import load_checkpoint, save_checkpoint
+from war_train.config import TrainConfig, config_to_dict
+from war_train.learn import Batches, learn
+from war_train.ppo import Learner
+from war_train.stopping import NonFiniteTraining, StopRequests
+
+__all__ = ["train", "TrainResult", "Mode", "update"]
+
+
+class Mode(Protocol):
+    """What a training mode provides the run loop.
+
+    State the loop reads: ``cfg`` (the validated config), ``dist`` (the reducer), ``learner``
+    (``ppo.Learner``: policies, optimizers, value normalizers, generator), ``policies``
+    (``learner.policies``), ``update_idx`` (updates done; the loop increments it before each),
+    ``env_steps`` (env steps so far, all ranks), ``checkpoint`` (the last complete checkpoint
+    written or resumed; the loop sets it), ``learn_generator`` (the minibatch stream, None: the
+    learner's), ``columns`` (``metrics.csv``'s), ``label`` and ``progress_key`` (the progress
+    bar's), ``run_files`` (extra files of the run folder: name -> text) and ``side_logs`` (row
+    entry -> (JSON-lines file, key): entries popped from each row into their own log).
+    """
+
+    cfg: TrainConfig
+    dist: object
+    learner: Learner
+    policies: dict
+    update_idx: int
+    env_steps: int
+    checkpoint: pathlib.Path | None
+    learn_generator: object
+    columns: list[str]
+    label: str
+    progress_key: str | None
+    run_files: dict[str, str]
+    side_logs: dict[str, tuple[str, str]]
+
+    def collect(self):
+        """This update's rollouts (the mode's data; counts ``env_steps``)."""
+
+    def batches(self, data) -> Batches:
+        """Advantages and one ``GroupBatch`` per group to learn from ``data``."""
+
+    def row(self, data, batches: Batches, diag: dict, learn_s: float) -> dict:
+        """The update's metrics row, given the learn step's diagnostics and its seconds."""
+
+    def fail(self, what: str, hint: str) -> NonFiniteTraining:
+        """The error of a non-finite value met in this update (names the last checkpoint)."""
+
+    def checkpoint_payload(self, wall_s: float) -> dict | None:
+        """The run's checkpoint so far (None on ranks that do not write it)."""
+
+    def restore(self, ckpt: dict, path) -> None:
+        """Continue exactly from ``ckpt`` (read from ``path``), after checking it is this run's."""
+
+    def close(self) -> None:
+        """Release what the mode made (envs, threads)."""
+
+
+@dataclasses.dataclass
+class TrainResult:
+    policies: dict
+    history: list[dict]
+    config: TrainConfig
+    run_dir: pathlib.Path | None
+    checkpoint: pathlib.Path | None
+    stopped_early: bool
+    #: the signal (SIGINT/SIGTERM number) that stopped the run after its checkpoint, else None
+    interrupted_by: int | None = None
+
+
+def update(mode: Mode) -> dict:
+    """One update of ``mode``: collect, batches, the learn step, the row."""
+    mode.update_idx += 1
+    data = mode.collect()
+    t0 = time.perf_counter()
+    batches = mode.batches(data)
+    diag = learn(mode.learner, batches, mode.cfg.schedule(mode.update_idx), mode.dist, cfg=mode.cfg, fail=mode.fail,
+                 generator=mode.learn_generator)
+    return mode.row(data, batches, diag, time.perf_counter() - t0)
+
+
+def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] | None = None, *,
+          run_dir=None, resume=None, dist=None, war=None) -> TrainResult:
+    """Train MAPPO on ``env`` (a war_envs batched env with ``config.num_envs`` worlds, SAME_STEP
+    autoreset, on ``config.device``; it is reset with ``config.seed``; ``None``: made from the
+    config and closed at the end).
+
+    ``war``: a ``war_train.war_config.WarConfig`` trains in that WAR mode instead of lock-step
+    (``war_train.war_mode.WarMode``); ``env`` is then ``None``, one env (``war.workers == 1``)
+    or a list of ``war.workers`` worker envs holding the worlds together.
+
+    ``progress_fn(row)`` is called after every update with that update's metrics; returning
+    ``False`` stops training after writing a checkpoint (as a preemption would).  With
+    ``run_dir``, writes ``config.json`` (once a resume is accepted), ``metrics.csv``, TensorBoard
+    events under ``tb/`` and ``checkpoint.pt`` there (every ``config.checkpoint_every`` updates,
+    at the end and when stopped, SIGINT/SIGTERM included), plus the mode's own files (WAR:
+    ``war_config.json``, ``staleness.jsonl``); nothing is written without it.  ``resume``: a
+    checkpoint (or a run folder) of the same mode to continue from exactly; its config must equal
+    ``config`` except for ``war_train.resume.RESUMABLE_CHANGES`` (and a WAR run's WAR config must
+    equal ``war``).
+
+    ``dist``: a ``war_train.distributed`` reducer (default: ``distributed.current()``, i.e. the
+    torchrun rank this process is, or one process).  Under torchrun every rank calls ``train``
+    with the same arguments and its own env (``war_train.envs.make_env(config, dist)``).
+    """
+    cfg = config.validate()
+    dist = distributed.current() if dist is None else dist
+    mode = _make_mode(env, cfg, dist, war)
+    try:
+        wall_before = 0.0
+        if resume is not None:
+            path = pathlib.Path(resume)
+            path = path / "checkpoint.pt" if path.is_dir() else path
+            ckpt = load_checkpoint(path)
+            mode.restore(ckpt, path)
+            mode.checkpoint, wall_before = path, float(ckpt["wall_s"])
+        return _run(mode, progress_fn, None if run_dir is None else pathlib.Path(run_dir),
+                    resumed=resume is not None, wall_before=wall_before)
+    finally:
+        mode.close()
+
+
+def _make_mode(env, cfg: TrainConfig, dist, war) -> Mode:
+    if war is not None:
+        from war_train.war_mode import WarMode
+
+        if dist.active:
+            raise ValueError("war: WAR modes run in one process; under torchrun use dist_straggler='war' for "
+                             "rank-level WAR quotas")
+        return WarMode(cfg, war, envs=[env] if hasattr(env, "num_envs") else env)
+    from war_train.envs import make_env
+    from war_train.lockstep import LockstepMode
+
+    owns = env is None
+    env = make_env(cfg, dist) if owns else env
+    try:
+        return LockstepMode(env, cfg, dist, owns_env=owns)
+    except BaseException:
+        if owns:
+            env.close()
+        raise
+
+
+def _open_outputs(mode: Mode, run_dir: pathlib.Path, resumed: bool, cleanup: contextlib.ExitStack):
+    """``(metrics.csv, TensorBoard, side logs)`` of the run folder (rank 0), closed by ``cleanup``;
+    the run's files written (once a resume has been accepted: a refused resume leaves the run
+    folder as it was)."""
+    from war_train.runlog import MetricsCSV, TensorBoard, open_jsonl
+
+    cfg = mode.cfg
+    keep = mode.update_idx if resumed else None   # a resumed run keeps the rows up to its update
+    run_dir.mkdir(parents=True, exist_ok=True)
+    files = {"config.json": json.dumps(config_to_dict(cfg), indent=2) + "\n", **mode.run_files}
+    for name, text in files.items():
+        (run_dir / name).write_text(text)
+    csv_log = MetricsCSV(run_dir / "metrics.csv", mode.columns, keep_until=keep)
+    cleanup.callback(csv_log.close)
+    tb = TensorBoard(run_dir / "tb", cfg.tensorboard, purge_step=mode.env_steps + 1 if resumed else None)
+    cleanup.callback(tb.close)
+    side = {}
+    for entry, (name, _) in mode.side_logs.items():
+        side[entry] = open_jsonl(run_dir / name, keep)
+        cleanup.callback(side[entry].close)
+    return csv_log, tb, side
+
+
+def _run(mode: Mode, progress_fn, run_dir: pathlib.Path | None, *, resumed: bool, wall_before: float) -> TrainResult:
+    """The run loop of every mode: ``update(mode)`` until ``config.num_updates``, each row
+    logged (history, ``metrics.csv``, TensorBoard, progress bar, side logs), checkpoints, stops."""
+    from war_train.runlog import ProgressBar
+
+    cfg, dist = mode.cfg, mode.dist
+    columns, key = mode.columns, mode.progress_key
+    bar = ProgressBar(cfg.num_updates * cfg.batch_env_steps, mode.label, enabled=cfg.progress and dist.is_main)
+    history: list[dict] = []
+    stopped_early = False
+    session_steps = 0
+    t_start = time.perf_counter()
+    # SIGINT/SIGTERM: finish the update, checkpoint, return (only when there is a run folder to write to)
+    stops = StopRequests(enabled=run_dir is not None)
+    with stops, contextlib.ExitStack() as cleanup:   # (outputs closed on errors too)
+        cleanup.callback(bar.close)
+        csv_log = tb = None
+        side = {}
+        if run_dir is not None and dist.is_main:
+            csv_log, tb, side = _open_outputs(mode, run_dir, resumed, cleanup)
+        while mode.update_idx < cfg.num_updates:
+            before = mode.env_steps
+            row = update(mode)
+            session_steps += mode.env_steps - before
+            extra = {entry: row.pop(entry) for entry in mode.side_logs}
+            elapsed = time.perf_counter() - t_start
+            row["wall_s"] = wall_before + elapsed
+            row["env_steps_per_s"] = session_steps / max(elapsed, 1e-9)
+            for c in columns:
+                row.setdefault(c, float("nan"))
+            history.append(row)
+            if csv_log is not None:   # (before the checkpoint: a resumed run keeps the rows up to its update)
+                csv_log.write(row)
+                tb.write(row, mode.env_steps)
+                for entry, f in side.items():
+                    f.write(json.dumps({"update": row["update"], mode.side_logs[entry][1]: extra[entry]}) + "\n")
+                    f.flush()
+            bar.update(mode.env_steps, session_steps, row.get(key), key.replace("_", " "))
+            stop = dist.any((progress_fn(row) is False if progress_fn is not None else False) or stops.requested)
+
+            last = mode.update_idx >= cfg.num_updates
+            if run_dir is not None and (last or stop or (cfg.checkpoint_every and
+                                                         mode.update_idx % cfg.checkpoint_every == 0)):
+                payload = mode.checkpoint_payload(wall_before + (time.perf_counter() - t_start))
+                if payload is not None:
+                    mode.checkpoint = save_checkpoint(run_dir / "checkpoint.pt", payload)
+            if stop:
+                stopped_early = not last
+                break
+
+    return TrainResult(policies=mode.policies, history=history, config=cfg, run_dir=run_dir,
+                       checkpoint=mode.checkpoint, stopped_early=stopped_early, interrupted_by=stops.signum)
