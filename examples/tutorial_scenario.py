@@ -34,20 +34,11 @@ import war_envs
 from war_envs.core import validation as v
 from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.mpe import world as W
-from war_envs.scenarios.mpe.base import DEFAULT_SENSITIVITY, NO_SPEED_CAP, Layout, MPEBase, info, param
+from war_envs.scenarios.mpe.base import Layout, MPEBase, info, param
+from war_envs.scenarios.mpe.common import uniform_reset
 
 
 # ------------------------------------------------------------------ Warp functions (w: the world struct)
-@wp.func
-def rendezvous_reset(w: Any, e: int):
-    """Agents ~ U[-1, 1)², drawn from world e's own stream (velocities are already zero)."""
-    rng = wp.rand_init(w.world_seed[e], w.episode[e])
-    one = type(w.radius)(1.0)
-    for i in range(w.agent_pos.shape[1]):
-        w.agent_pos[e, i, 0] = W.uniform(wp.randf(rng), -one, one)
-        w.agent_pos[e, i, 1] = W.uniform(wp.randf(rng), -one, one)
-
-
 @wp.func
 def rendezvous_reward(w: Any, e: int):
     """r_i = -|p_i - centroid|; info ``spread`` = max_i |p_i - centroid|; terminal once it is
@@ -76,12 +67,6 @@ def rendezvous_observe(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)
     W.write_relative_positions(out, e, i, o, i, w.agent_pos[e, i, 0], w.agent_pos[e, i, 1], w.agent_pos, w.agent_k)
 
 
-@wp.func
-def rendezvous_clear_info(w: Any, e: int):
-    """NEXT_STEP's reset-only step reports no spread."""
-    w.spread[e] = type(w.radius)(0.0)
-
-
 def spread_metric(step_info: dict):
     """The episode metric's per-step value: ``info["spread"]`` ([E])."""
     return step_info["spread"]
@@ -96,10 +81,10 @@ class Rendezvous(MPEBase):
     ``autoreset_mode``, ``num_threads``).  Info: ``spread [E]``."""
 
     env_id = "Rendezvous-v0"
-    reset_world = rendezvous_reset
+    reset_world = uniform_reset  # agents (then landmarks: none here) ~ U[-1, 1)², from world e's stream
     reward_world = rendezvous_reward
     observe_agent = rendezvous_observe
-    clear_info = rendezvous_clear_info
+    options = {"terminate_on_success", "num_agent_neighbors"}  # the MPEBase options it implements
     episode_metrics = (EpisodeMetric("spread", "largest distance of an agent to the centroid at the "
                                      "episode's last step", spread_metric, "last"),)
 
@@ -111,10 +96,8 @@ class Rendezvous(MPEBase):
     def _layout(self) -> Layout:
         n = self.N
         return Layout(groups=[("agent", [f"agent_{i}" for i in range(n)])],
-                      agent_size=[0.05] * n, agent_accel=[DEFAULT_SENSITIVITY] * n,
-                      agent_max_speed=[NO_SPEED_CAP] * n, agent_collide=[True] * n,
-                      agent_color=[(0.35, 0.85, 0.35)] * n,
-                      landmark_size=[], landmark_collide=[], landmark_color=[])
+                      agent_size=[0.05] * n, agent_collide=[True] * n, agent_color=[(0.35, 0.85, 0.35)] * n,
+                      landmark_size=[], landmark_color=[])
 
     def _obs_dim(self, group: str) -> int:
         return 4 + 2 * (self.num_agent_neighbors or self.N - 1)

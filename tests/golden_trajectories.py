@@ -1,11 +1,15 @@
 """Golden trajectories: Spread-v0, PredatorPrey-v0, Command-v0 and Tag-v0 episodes recorded
-before the one-file scenario refactor (commit cb9a33e's kernels), and SMAX-v0 episodes recorded
-before its kernel speed-up (commit 270abfd's kernels), kept as per-step SHA-256 digests of every
-returned tensor (observations, rewards, flags, info, full state) in
-``tests/golden/trajectories.json``.  A refactor must reproduce them bitwise.
+before the one-file scenario refactor (commit cb9a33e's kernels), every other registered MPE
+scenario (and more Command-v0 options) recorded before the scenario-bases refactor (commit
+22e5726's kernels), and SMAX-v0 episodes recorded before its kernel speed-up (commit 270abfd's
+kernels), kept as per-step SHA-256 digests of every returned tensor (observations, rewards,
+flags, info, full state) in ``tests/golden/trajectories.json``.  A refactor must reproduce them
+bitwise.
 
 ``python tests/golden_trajectories.py`` prints the digests of the current code (to compare, or
-to record after an intended change of semantics — which then needs a version bump).
+to record after an intended change of semantics — which then needs a version bump);
+``python tests/golden_trajectories.py --add`` records the cases the file does not hold yet
+(appended; a digest already there is never rewritten).
 """
 
 from __future__ import annotations
@@ -29,6 +33,28 @@ MPE_SCENARIOS = [
     ("PredatorPrey-v0", {"curriculum": True, "terminate_on_success": True}),
     ("Command-v0", {}),
     ("Command-v0", {"num_sentries": 3, "num_agent_neighbors": None}),
+    # recorded before the scenario bases refactor (every other registered MPE scenario, issue #24)
+    ("Command-v0", {"num_sentries": 2, "num_landmarks": 2, "terminate_on_success": True}),
+    ("Simple-v0", {}),
+    ("Adversary-v0", {}),
+    ("Adversary-v0", {"N": 3, "num_agent_neighbors": 2, "num_landmark_neighbors": 1}),
+    ("Push-v0", {}),
+    ("Crypto-v0", {}),
+    ("SpeakerListener-v0", {}),
+    ("Reference-v0", {}),
+    ("Reference-v0", {"local_ratio": 0.2}),
+    ("WorldComm-v0", {}),
+    ("WorldComm-v0", {"num_good": 1, "num_adversaries": 2, "num_obstacles": 0, "num_food": 1, "num_forests": 1}),
+    ("CollectTreasure-v0", {}),
+    ("CollectTreasure-v0", {"num_collectors": 2, "num_deposits": 3, "num_treasures": 4}),
+    ("Formation-v0", {}),
+    ("Formation-v0", {"N": 3, "terminate_on_success": True}),
+    ("Line-v0", {}),
+    ("Line-v0", {"N": 2, "terminate_on_success": True}),
+    ("Relay-v0", {}),
+    ("Relay-v0", {"num_sentries": 3, "num_landmarks": 5, "min_goal_steps": 2, "max_goal_steps": 3,
+                  "mute_commander": True}),
+    ("Relay-v0", {"num_sentries": 2, "num_landmarks": 6, "min_goal_steps": 1, "max_goal_steps": 2}),
 ]
 
 
@@ -89,9 +115,10 @@ def record_mpe(n: int, env_id: str, kw: dict) -> list:
         env.set_curriculum_stage(1)
     gen = torch.Generator().manual_seed(n)
 
-    def draw():
-        return {g: (torch.rand(7, s.n_agents, 5, generator=gen) if kw["continuous_actions"]
-                    else torch.randint(0, 5, (7, s.n_agents), generator=gen)) for g, s in env.groups.items()}
+    def draw():  # uniform actions of each group's space (Discrete(n) or Box(0, 1, (d,)))
+        return {g: (torch.rand(7, s.n_agents, s.action_space.shape[0], generator=gen) if kw["continuous_actions"]
+                    else torch.randint(0, int(s.action_space.n), (7, s.n_agents), generator=gen))
+                for g, s in env.groups.items()}
 
     return _record(env, draw, 30, obs)
 
@@ -157,16 +184,35 @@ def step_digests(rec: list) -> list[str]:
     return out
 
 
-def current_digests() -> dict[str, list[str]]:
-    digests = {}
-    for n, (env_id, kw) in enumerate(mpe_cases()):
-        digests[key("mpe", n, env_id, kw)] = step_digests(record_mpe(n, env_id, kw))
-    for n, kw in enumerate(tag_cases()):
-        digests[key("tag", n, "Tag-v0", kw)] = step_digests(record_tag(n, kw))
-    for n, kw in enumerate(smax_cases()):
-        digests[key("smax", n, "SMAX-v0", kw)] = step_digests(record_smax(n, kw))
-    return digests
+def cases() -> list[tuple[str, object]]:
+    """Every case as (its key, a function recording its trajectory)."""
+    out = [(key("mpe", n, env_id, kw), lambda n=n, env_id=env_id, kw=kw: record_mpe(n, env_id, kw))
+           for n, (env_id, kw) in enumerate(mpe_cases())]
+    out += [(key("tag", n, "Tag-v0", kw), lambda n=n, kw=kw: record_tag(n, kw)) for n, kw in enumerate(tag_cases())]
+    out += [(key("smax", n, "SMAX-v0", kw), lambda n=n, kw=kw: record_smax(n, kw))
+            for n, kw in enumerate(smax_cases())]
+    return out
+
+
+def current_digests(skip=()) -> dict[str, list[str]]:
+    """The digests of the current code, every case but those in ``skip``."""
+    return {k: step_digests(record()) for k, record in cases() if k not in skip}
+
+
+def add_missing() -> list[str]:
+    """Record the cases ``GOLDEN`` does not hold yet, appended after the recorded ones (whose
+    digests stay byte for byte); returns the keys added."""
+    data = json.loads(GOLDEN.read_text())
+    new = current_digests(skip=set(data["digests"]))
+    data["digests"].update(new)
+    GOLDEN.write_text(json.dumps(data, indent=0))
+    return list(new)
 
 
 if __name__ == "__main__":
-    print(json.dumps(current_digests(), indent=1))
+    import sys
+
+    if sys.argv[1:] == ["--add"]:
+        print("\n".join(add_missing()))
+    else:
+        print(json.dumps(current_digests(), indent=1))

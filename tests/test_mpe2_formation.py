@@ -15,7 +15,7 @@ import war_envs  # noqa: E402
 from mpe2_reference import compare_episode  # noqa: E402
 from mpe2_reset_sampling import (assert_agents_and_spaces_match, assert_same_continuous,  # noqa: E402
                                  our_resets, reference_resets)
-from war_envs.scenarios.mpe.formation import linear_sum_assignment  # noqa: E402
+from war_envs.scenarios.mpe.assignment import linear_sum_assignment  # noqa: E402
 
 ENV = "Formation-v0"
 TOL = {"float64": {"pos": 1e-8, "vel": 1e-8, "rew": 1e-8, "obs_rel": 2e-7},

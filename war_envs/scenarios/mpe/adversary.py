@@ -5,14 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
 import warp as wp
 
 from war_envs.core import validation as v
-from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.mpe import world as W
-from war_envs.scenarios.mpe.base import (DEFAULT_SENSITIVITY, NO_SPEED_CAP, Field, Layout, MPEBase, info, param,
-                                         state)
+from war_envs.scenarios.mpe.base import Field, Layout, MPEBase, info, param, state
+from war_envs.scenarios.mpe.common import ADVERSARY_METRICS, episode_stream, uniform_start
 
 # mpe2 simple_adversary Scenario constants
 AGENT_SIZE, LANDMARK_SIZE = 0.15, 0.08
@@ -20,43 +18,13 @@ ADVERSARY_COLOR, GOOD_COLOR = (0.85, 0.35, 0.35), (0.35, 0.35, 0.85)
 LANDMARK_COLOR, GOAL_COLOR = (0.15, 0.15, 0.15), (0.15, 0.65, 0.15)
 
 
-def adversary_goal_dist(info: dict) -> torch.Tensor:
-    """Per world, the adversary's distance to the goal landmark (float64 ``[E]``)."""
-    return info["goal_dist"][:, 0].to(torch.float64)
-
-
-def good_goal_dist(info: dict) -> torch.Tensor:
-    """Per world, the nearest good agent's distance to the goal landmark (float64 ``[E]``)."""
-    return info["goal_dist"][:, 1:].to(torch.float64).min(-1).values
-
-
-ADVERSARY_METRICS = (
-    EpisodeMetric("adversary_goal_dist", "the adversary's distance to the goal landmark, averaged over the "
-                  "episode's steps", adversary_goal_dist, "mean"),
-    EpisodeMetric("good_goal_dist", "the nearest good agent's distance to the goal landmark, averaged over "
-                  "the episode's steps", good_goal_dist, "mean"),
-)
-
-
 # ------------------------------------------------------------------ Warp functions
 @wp.func
 def adversary_reset(w: Any, e: int):
     """Goal landmark ~ U{0 … N-1}; agents and landmarks ~ U[-1, 1)² (mpe2's reset_world)."""
-    state = wp.rand_init(w.world_seed[e], w.episode[e])
-    one = type(w.dt)(1.0)
-    w.goal[e] = wp.randi(state, 0, w.landmark_pos.shape[1])
-    for i in range(w.agent_pos.shape[1]):
-        w.agent_pos[e, i, 0] = W.uniform(wp.randf(state), -one, one)
-        w.agent_pos[e, i, 1] = W.uniform(wp.randf(state), -one, one)
-    for l in range(w.landmark_pos.shape[1]):
-        w.landmark_pos[e, l, 0] = W.uniform(wp.randf(state), -one, one)
-        w.landmark_pos[e, l, 1] = W.uniform(wp.randf(state), -one, one)
-
-
-@wp.func
-def adversary_clear_info(w: Any, e: int):
-    for i in range(w.goal_dist.shape[1]):
-        w.goal_dist[e, i] = type(w.dt)(0.0)
+    rng = episode_stream(w, e)
+    w.goal[e] = wp.randi(rng, 0, w.landmark_pos.shape[1])
+    uniform_start(w, e, rng, type(w.dt)(1.0))
 
 
 @wp.func
@@ -143,33 +111,23 @@ class Adversary(MPEBase):
     reset_world = adversary_reset
     reward_world = adversary_reward
     observe_agent = adversary_observe
-    clear_info = adversary_clear_info
+    options = {"num_agent_neighbors", "num_landmark_neighbors"}
+    landmark_index_states = ("goal",)
     per_agent_metrics = ("goal_dist",)
     episode_metrics = ADVERSARY_METRICS
 
-    def __init__(self, *, N: int = 2, num_agent_neighbors: int | None = None,
-                 num_landmark_neighbors: int | None = None, curriculum: bool = False,
-                 terminate_on_success: bool = False, **kwargs) -> None:
+    def __init__(self, *, N: int = 2, **kwargs) -> None:
         self.N = v.check_int("N", N, minimum=1)
-        if v.check_bool("curriculum", curriculum):
-            raise ValueError("curriculum: Adversary-v0 (mpe2 simple_adversary_v3) has no curriculum; expected False")
-        if v.check_bool("terminate_on_success", terminate_on_success):
-            raise ValueError("terminate_on_success: Adversary-v0 (mpe2 simple_adversary_v3) has no success "
-                             "condition; expected False")
-        super().__init__(num_agent_neighbors=num_agent_neighbors,
-                         num_landmark_neighbors=num_landmark_neighbors, **kwargs)
+        super().__init__(**kwargs)
 
     def _layout(self) -> Layout:
         n = self.N + 1
         return Layout(
             groups=[("adversary", ["adversary_0"]), ("agent", [f"agent_{i}" for i in range(self.N)])],
             agent_size=[AGENT_SIZE] * n,
-            agent_accel=[DEFAULT_SENSITIVITY] * n,
-            agent_max_speed=[NO_SPEED_CAP] * n,
             agent_collide=[False] * n,
             agent_color=[ADVERSARY_COLOR] + [GOOD_COLOR] * self.N,
             landmark_size=[LANDMARK_SIZE] * self.N,
-            landmark_collide=[False] * self.N,
             landmark_color=[LANDMARK_COLOR] * self.N,
             dim_c=2,
         )
@@ -185,11 +143,6 @@ class Adversary(MPEBase):
             "goal": state("int"),
             "goal_dist": info("float", self.N + 1),
         }
-
-    def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
-        super()._check_state_value(key, tensor)
-        if key == "goal" and tensor.numel() and int(tensor.max()) >= self.N:
-            raise ValueError(f"state['goal']: expected landmark indices 0..{self.N - 1}")
 
     def _entity_colors(self, world: int) -> np.ndarray:
         colors = super()._entity_colors(world)

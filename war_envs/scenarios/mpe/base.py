@@ -11,22 +11,32 @@ curriculum stage API and rendering.
 - ``_fields()`` -> ``{name: Field}``: the scenario's own struct fields — parameters (``param``,
   ``const``), per-world random choices of a reset (``state``: part of ``get_state`` /
   ``set_state``), per-step task metrics (``info``: in ``step``'s info) and ``scratch``;
-- four Warp functions, set as class attributes (``world.py`` builds the kernels around them):
-  ``reset_world(w, e)`` (draw world e's start from its stream ``wp.rand_init(w.world_seed[e],
-  w.episode[e])``; velocities and communication are already zero), ``reward_world(w, e) ->
-  bool`` (write ``w.reward[e, :]`` and the info fields after the physics step; return the
-  task's terminal condition), ``observe_agent(w, e, i, out)`` (agent i's observation into
-  ``out[e, i, :obs_dim]``) and, if the info needs it, ``clear_info(w, e)`` (zero the info for
-  NEXT_STEP's reset-only step).  ``w`` is the struct: the shared fields of
-  ``world.shared_fields`` plus the scenario's own, by name.
+- ``options``: the optional MPEBase behaviours it implements (of ``OPTIONS``: ``curriculum``,
+  ``terminate_on_success``, ``num_agent_neighbors``, ``num_landmark_neighbors``); the base
+  refuses any other one that is not left at its default, with one error naming the argument,
+  the scenario and the default expected;
+- three Warp functions, set as class attributes (``world.py`` builds the kernels around them):
+  ``reset_world(w, e)`` (draw world e's start from its stream ``common.episode_stream(w, e)``;
+  velocities and communication are already zero; ``common.uniform_start`` draws mpe2's usual
+  agents-then-landmarks positions), ``reward_world(w, e) -> bool`` (write ``w.reward[e, :]``
+  and the info fields after the physics step; return the task's terminal condition) and
+  ``observe_agent(w, e, i, out)`` (agent i's observation into ``out[e, i, :obs_dim]``).
+  ``clear_info(w, e)`` (what NEXT_STEP's reset-only step reports) is generated: it zeroes
+  every ``info`` field; a scenario whose info needs more sets its own.  ``w`` is the struct:
+  the shared fields of ``world.shared_fields`` plus the scenario's own, by name.
 
-Nothing scenario-specific lives in shared modules, and a scenario has any number of groups.
+Helpers several scenarios use live in ``common.py`` (and the exact assignment in
+``assignment.py``); nothing scenario-specific lives in shared modules, and a scenario has any
+number of groups.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import linecache
 import re
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -36,7 +46,6 @@ import warp as wp
 from war_envs.core import validation as v
 from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces, world_bytes
 from war_envs.core.runtime import capture_guard
-from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.mpe import world as W
 
 # mpe2 World defaults (mpe2/_mpe_utils/core.py)
@@ -87,33 +96,35 @@ def scratch(dtype: str, *shape: int) -> Field:
 
 
 _ROLES = ("param", "const", "state", "info", "scratch")
+_ZEROS = {"float": "type(w.dt)(0.0)", "int": "0", "bool": "False"}
+_CLEARERS: dict = {}
 
 
-# ------------------------------------------------------------------ episode metrics (navigation)
-def landmark_dist(info: dict) -> torch.Tensor:
-    """Per world, ``Σ_landmarks`` distance to the nearest agent (float64 ``[E]``)."""
-    return info["landmark_min_dist"].to(torch.float64).sum(-1)
-
-
-def agent_pair_collisions(info: dict) -> torch.Tensor:
-    """Per world, colliding agent pairs (float64 ``[E]``): ``Σ_i collisions_i / 2``."""
-    return info["collisions"].to(torch.float64).sum(-1) / 2.0
-
-
-def occupied_landmarks(info: dict) -> torch.Tensor:
-    """Per world, landmarks with an agent within the capture radius (float64 ``[E]``)."""
-    return info["occupied_landmarks"].to(torch.float64)
-
-
-#: the navigation metrics of the scenarios that cover landmarks (Spread-v0, Command-v0)
-NAVIGATION_METRICS = (
-    EpisodeMetric("landmark_dist", "Σ over landmarks of the distance to the nearest agent, "
-                  "averaged over the episode's steps", landmark_dist, "mean"),
-    EpisodeMetric("collisions", "colliding agent pairs, summed over the episode's steps",
-                  agent_pair_collisions, "sum"),
-    EpisodeMetric("occupied_landmarks", "landmarks with an agent within 0.1 at the episode's last step",
-                  occupied_landmarks, "last"),
-)
+def info_clearer(fields: dict[str, Field]):
+    """The ``clear_info(w, e)`` Warp function that zeroes every ``info`` field of world e
+    (``world.no_info`` when there is none).  Its source is generated (one function per distinct
+    set of info names, dtypes and ranks, so a kernel's hash, hence Warp's kernel cache, depends
+    only on them) and registered with ``linecache``, where Warp reads a function's source."""
+    body = []
+    for name, f in fields.items():
+        if f.role == "info":
+            index = ", ".join(["e", *(f"k{d}" for d in range(len(f.shape)))])
+            for d in range(len(f.shape)):
+                body.append("    " * (d + 1) + f"for k{d} in range(w.{name}.shape[{d + 1}]):")
+            body.append("    " * (len(f.shape) + 1) + f"w.{name}[{index}] = {_ZEROS[f.dtype]}")
+    if not body:
+        return W.no_info
+    name = "clear_info_" + hashlib.sha256("\n".join(body).encode()).hexdigest()[:12]
+    func = _CLEARERS.get(name)
+    if func is None:
+        source = "\n".join([f"def {name}(w: Any, e: int):",
+                            '    """NEXT_STEP\'s reset-only step: every info field zero."""', *body, ""])
+        filename = f"<war_envs.scenarios.mpe.base {name}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        namespace = {"Any": Any, "wp": wp, "__name__": __name__}
+        exec(compile(source, filename, "exec"), namespace)  # noqa: S102 (our own generated source)
+        func = _CLEARERS[name] = wp.func(namespace[name])
+    return func
 
 
 @dataclasses.dataclass
@@ -122,13 +133,13 @@ class Layout:
 
     groups: list[tuple[str, list[str]]]  # (group name, agent names) in agent order
     agent_size: list[float]
-    agent_accel: list[float]
-    agent_max_speed: list[float]  # NO_SPEED_CAP: none
     agent_collide: list[bool]
     agent_color: list[tuple[float, float, float]]
     landmark_size: list[float]
-    landmark_collide: list[bool]
     landmark_color: list[tuple[float, float, float]]
+    agent_accel: list[float] | None = None  # None: mpe2's default sensitivity for every agent
+    agent_max_speed: list[float] | None = None  # None: no speed cap (NO_SPEED_CAP) for any agent
+    landmark_collide: list[bool] | None = None  # None: no landmark collides
     curriculum_scaled: list[bool] | None = None  # agents whose accel / max speed follow the curriculum factor
     curriculum_factors: list[float] = dataclasses.field(default_factory=lambda: [1.0])  # per stage
     agent_movable: list[bool] | None = None  # None: every agent moves
@@ -138,6 +149,10 @@ class Layout:
 
     def __post_init__(self) -> None:
         n = len(self.agent_size)
+        self.agent_accel = self.agent_accel or [DEFAULT_SENSITIVITY] * n
+        self.agent_max_speed = self.agent_max_speed or [NO_SPEED_CAP] * n
+        if self.landmark_collide is None:
+            self.landmark_collide = [False] * len(self.landmark_size)
         self.curriculum_scaled = self.curriculum_scaled or [False] * n
         self.agent_movable = self.agent_movable or [True] * n
         self.agent_silent = self.agent_silent or [True] * n
@@ -146,6 +161,10 @@ class Layout:
                      "agent_movable", "agent_silent", "agent_mass"):
             if len(getattr(self, name)) != n:
                 raise ValueError(f"Layout.{name}: expected {n} values (one per agent), got {len(getattr(self, name))}")
+        for name in ("landmark_collide", "landmark_color"):
+            if len(getattr(self, name)) != len(self.landmark_size):
+                raise ValueError(f"Layout.{name}: expected {len(self.landmark_size)} values (one per landmark), "
+                                 f"got {len(getattr(self, name))}")
         if sum(len(a) for _, a in self.groups) != n:
             raise ValueError(f"Layout.groups: expected {n} agents in all, got {sum(len(a) for _, a in self.groups)}")
         if not all(self.agent_silent) and self.dim_c < 1:
@@ -195,6 +214,16 @@ def world_struct(cls, F, fields: dict[str, Field]):
     return struct
 
 
+#: MPEBase's optional behaviours: name -> (its default, what a scenario without it lacks).  A
+#: scenario declares those it implements in ``MPEBase.options``.
+OPTIONS = {
+    "curriculum": (False, "no curriculum stages"),
+    "terminate_on_success": (False, "no success condition"),
+    "num_agent_neighbors": (None, "no neighbour view"),
+    "num_landmark_neighbors": (None, "no neighbour view"),
+}
+
+
 class MPEBase(BatchedEnv):
     """Shared machinery of the MPE scenarios.  See the scenario classes for documentation."""
 
@@ -202,11 +231,23 @@ class MPEBase(BatchedEnv):
     #: the mpe2 module whose semantics the scenario has (``None``: not an mpe2 environment)
     mpe2_module: str | None = None
 
-    #: the scenario's Warp functions (see the module docstring)
+    #: the options of ``OPTIONS`` the scenario implements (the others must keep their default)
+    options: frozenset[str] = frozenset()
+    #: ``state`` fields holding landmark indices (``set_state`` refuses values outside 0 … L−1)
+    landmark_index_states: tuple[str, ...] = ()
+
+    #: the scenario's Warp functions (see the module docstring; ``clear_info`` None: generated)
     reset_world = None
     reward_world = None
     observe_agent = None
-    clear_info = W.no_info
+    clear_info = None
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.options = frozenset(cls.options)
+        unknown = sorted(cls.options - OPTIONS.keys())
+        if unknown:
+            raise TypeError(f"{cls.__name__}.options: unknown option(s) {unknown}; expected some of {list(OPTIONS)}")
 
     def __init__(self, *, num_envs: int = 1, device="cpu", seed: int | None = None,
                  precision: str = "float32", autoreset_mode=None, num_threads: int | None = None,
@@ -224,10 +265,23 @@ class MPEBase(BatchedEnv):
                                                minimum=1, allow_none=True)
         self.num_landmark_neighbors = v.check_int("num_landmark_neighbors", num_landmark_neighbors,
                                                   minimum=1, allow_none=True)
+        self._refuse_undeclared()
         self._stage = 0
         self.layout = self._layout()
         with capture_guard.shared():  # allocations must not land in another thread's capture
             self._build()
+
+    def _refuse_undeclared(self) -> None:
+        """A ``ValueError`` naming the first option the scenario does not declare in ``options``
+        that is not at its default."""
+        cls = type(self)
+        for name, (default, lack) in OPTIONS.items():
+            value = getattr(self, name)
+            if name not in cls.options and value != default:
+                where = cls.env_id + (f" (mpe2 {cls.mpe2_module})" if cls.mpe2_module else "")
+                takes = ", ".join(n for n in OPTIONS if n in cls.options) or "none"
+                raise ValueError(f"{name}: {where} has {lack}; expected {default}, got {value!r} (the MPE "
+                                 f"options it takes: {takes})")
 
     # ------------------------------------------------------------------ scenario interface
     def _layout(self) -> Layout:  # pragma: no cover - abstract
@@ -277,6 +331,9 @@ class MPEBase(BatchedEnv):
             if f.role not in _ROLES or f.dtype not in ("float", "int", "bool"):
                 raise ValueError(f"{cls.__name__}._fields[{name!r}]: role must be one of {_ROLES} and dtype "
                                  f"'float', 'int' or 'bool', got {f.role!r}, {f.dtype!r}")
+        for name in cls.landmark_index_states:
+            if name not in fields or fields[name].role != "state" or fields[name].dtype != "int":
+                raise ValueError(f"{cls.__name__}.landmark_index_states: {name!r} is not an int state field")
         act_dim = max(int(np.prod(s.action_space.shape or (1,))) for s in self.groups.values())
         obs_dim = max(s.obs_dim for s in self.groups.values())
         # every per-world buffer allocated below: refuse a batch that cannot fit before allocating
@@ -344,8 +401,9 @@ class MPEBase(BatchedEnv):
         self._metric_arrays = self._info
         self._metrics = {k: wp.to_torch(a) for k, a in self._info.items()}
         module = re.sub(r"\W", "_", f"war_envs_mpe_{cls.__module__}_{cls.__name__}_{F.__name__}")
+        clear_info = cls.clear_info if cls.clear_info is not None else info_clearer(fields)
         self._physics, self._reward_done, self._observe = W.world_kernels(
-            Struct, module, cls.reset_world, cls.reward_world, cls.observe_agent, cls.clear_info)
+            Struct, module, cls.reset_world, cls.reward_world, cls.observe_agent, clear_info)
         self._make_views()
 
     def _action_targets(self) -> dict[str, torch.Tensor]:
@@ -375,6 +433,8 @@ class MPEBase(BatchedEnv):
             raise ValueError("state['pending_reset']: expected 0 or 1")
         if key == "agent_accel" and tensor.numel() and float(tensor.min()) < 0:
             raise ValueError("state['agent_accel']: expected values >= 0")
+        if key in self.landmark_index_states and tensor.numel() and int(tensor.max()) >= self.num_landmarks:
+            raise ValueError(f"state[{key!r}]: expected landmark indices 0..{self.num_landmarks - 1}")
 
     # ------------------------------------------------------------------ launches
     def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:

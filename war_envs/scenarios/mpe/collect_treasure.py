@@ -13,7 +13,7 @@ from war_envs.core import validation as v
 from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.mpe import world as W
 from war_envs.scenarios.mpe.base import Field, Layout, MPEBase, info, param, state
-from war_envs.scenarios.mpe.formation import refuse_unsupported
+from war_envs.scenarios.mpe.common import draw_uniform_positions, episode_stream, write_one_hot
 
 # mpe2 collect_treasure constants
 COLLECTOR_SIZE, DEPOSIT_SIZE, TREASURE_SIZE = 0.05, 0.075, 0.025
@@ -52,11 +52,8 @@ COLLECT_TREASURE_METRICS = (
 def collect_treasure_reset(w: Any, e: int):
     """mpe2's reset_world: agents ~ U[-1, 1)², nobody holds anything, each treasure gets a type
     ~ U{0 … types−1} and a position ~ U[-0.95, 0.95)², alive."""
-    rng = wp.rand_init(w.world_seed[e], w.episode[e])
     one = type(w.dt)(1.0)
-    for i in range(w.agent_pos.shape[1]):
-        w.agent_pos[e, i, 0] = W.uniform(wp.randf(rng), -one, one)
-        w.agent_pos[e, i, 1] = W.uniform(wp.randf(rng), -one, one)
+    rng = draw_uniform_positions(w.agent_pos, e, episode_stream(w, e), -one, one)
     for c in range(w.holding.shape[1]):
         w.holding[e, c] = 0
     for l in range(w.landmark_pos.shape[1]):
@@ -64,12 +61,6 @@ def collect_treasure_reset(w: Any, e: int):
         w.landmark_pos[e, l, 0] = W.uniform(wp.randf(rng), -w.treasure_bound, w.treasure_bound)
         w.landmark_pos[e, l, 1] = W.uniform(wp.randf(rng), -w.treasure_bound, w.treasure_bound)
         w.treasure_alive[e, l] = True
-
-
-@wp.func
-def collect_treasure_clear_info(w: Any, e: int):
-    w.pickups[e] = 0
-    w.deliveries[e] = 0
 
 
 @wp.func
@@ -185,16 +176,6 @@ def treasure_sort_key(w: Any, e: int, l: int, px: Any, py: Any):
     if w.treasure_alive[e, l]:
         key = W.distance(w.landmark_pos[e, l, 0], w.landmark_pos[e, l, 1], px, py)
     return key
-
-
-@wp.func
-def write_one_hot(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, n: int, hot: int):
-    """n values, 1 at index ``hot`` (none if hot is outside 0 … n−1); returns o + n."""
-    for c in range(n):
-        out[e, i, o + c] = wp.float32(0.0)
-        if c == hot:
-            out[e, i, o + c] = wp.float32(1.0)
-    return o + n
 
 
 @wp.func
@@ -319,12 +300,9 @@ class CollectTreasure(MPEBase):
     reset_world = collect_treasure_reset
     reward_world = collect_treasure_reward
     observe_agent = collect_treasure_observe
-    clear_info = collect_treasure_clear_info
     episode_metrics = COLLECT_TREASURE_METRICS
 
     def __init__(self, *, num_collectors: int = 6, num_deposits: int = 2, num_treasures: int = 6,
-                 curriculum: bool = False, terminate_on_success: bool = False,
-                 num_agent_neighbors: int | None = None, num_landmark_neighbors: int | None = None,
                  **kwargs) -> None:
         self.num_collectors = v.check_int("num_collectors", num_collectors, minimum=1)
         self.num_deposits = v.check_int("num_deposits", num_deposits, minimum=1)
@@ -332,11 +310,6 @@ class CollectTreasure(MPEBase):
             raise ValueError(f"num_deposits: at most {len(TYPE_COLORS)} deposit (treasure) types are supported, "
                              f"got {self.num_deposits}")
         self.num_treasures = v.check_int("num_treasures", num_treasures, minimum=1)
-        refuse_unsupported(self.env_id, curriculum=curriculum, num_agent_neighbors=num_agent_neighbors,
-                           num_landmark_neighbors=num_landmark_neighbors)
-        if v.check_bool("terminate_on_success", terminate_on_success):
-            raise ValueError(f"terminate_on_success: {self.env_id} has no success condition (mpe2 takes no "
-                             "terminate_on_success); expected False")
         super().__init__(**kwargs)
 
     def _layout(self) -> Layout:
@@ -350,7 +323,6 @@ class CollectTreasure(MPEBase):
             agent_collide=[False] * (c + d),
             agent_color=[GREY] * c + [tuple(0.35 * x for x in TYPE_COLORS[k]) for k in range(d)],
             landmark_size=[TREASURE_SIZE] * t,
-            landmark_collide=[False] * t,
             landmark_color=[TYPE_COLORS[0]] * t,
             agent_mass=[COLLECTOR_MASS] * c + [DEPOSIT_MASS] * d,
         )

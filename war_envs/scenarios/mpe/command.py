@@ -9,19 +9,12 @@ import warp as wp
 
 from war_envs.core import validation as v
 from war_envs.scenarios.mpe import world as W
-from war_envs.scenarios.mpe.base import (DEFAULT_SENSITIVITY, NAVIGATION_METRICS, NO_SPEED_CAP, Field, Layout,
-                                         MPEBase, param)
-from war_envs.scenarios.mpe.spread import (CAPTURE_RADIUS, clear_navigation_info, draw_navigation_start,
-                                           landmark_coverage, navigation_info)
+from war_envs.scenarios.mpe.base import Field, Layout, MPEBase, param
+from war_envs.scenarios.mpe.common import (CAPTURE_RADIUS, NAVIGATION_METRICS, landmark_coverage, navigation_info,
+                                           uniform_reset)
 
 
 # ------------------------------------------------------------------ Warp functions
-@wp.func
-def command_reset(w: Any, e: int):
-    """Agents and landmarks ~ U[-1, 1)²."""
-    draw_navigation_start(w, e, type(w.dt)(1.0))
-
-
 @wp.func
 def command_reward(w: Any, e: int):
     """Team reward shared by every agent: r = -sum_l min_a |a - l| - #(colliding pairs)."""
@@ -101,21 +94,18 @@ class Command(MPEBase):
     """
 
     env_id = "Command-v0"
-    reset_world = command_reset
+    reset_world = uniform_reset
     reward_world = command_reward
     observe_agent = command_observe
-    clear_info = clear_navigation_info
+    options = {"terminate_on_success", "num_agent_neighbors", "num_landmark_neighbors"}
     per_agent_metrics = ("collisions",)
     episode_metrics = NAVIGATION_METRICS
 
     def __init__(self, *, num_sentries: int = 9, num_landmarks: int | None = None,
-                 num_agent_neighbors: int | None = 3, num_landmark_neighbors: int | None = 3,
-                 curriculum: bool = False, **kwargs) -> None:
+                 num_agent_neighbors: int | None = 3, num_landmark_neighbors: int | None = 3, **kwargs) -> None:
         self.num_sentries = v.check_int("num_sentries", num_sentries, minimum=1)
         landmarks = v.check_int("num_landmarks", num_landmarks, minimum=1, allow_none=True)
         self.num_landmarks_arg = self.num_sentries + 1 if landmarks is None else landmarks
-        if v.check_bool("curriculum", curriculum):
-            raise ValueError("curriculum: Command-v0 has no curriculum stages; expected False")
         super().__init__(num_agent_neighbors=num_agent_neighbors,
                          num_landmark_neighbors=num_landmark_neighbors, **kwargs)
 
@@ -125,12 +115,9 @@ class Command(MPEBase):
             groups=[("commander", ["commander_0"]),
                     ("sentry", [f"sentry_{i}" for i in range(self.num_sentries)])],
             agent_size=[0.15] * n,
-            agent_accel=[DEFAULT_SENSITIVITY] * n,
-            agent_max_speed=[NO_SPEED_CAP] * n,
             agent_collide=[True] * n,
             agent_color=[(0.85, 0.6, 0.2)] + [(0.35, 0.35, 0.85)] * self.num_sentries,
             landmark_size=[0.05] * m,
-            landmark_collide=[False] * m,
             landmark_color=[(0.25, 0.25, 0.25)] * m,
         )
 

@@ -10,10 +10,8 @@ import torch
 import warp as wp
 
 from war_envs.core.scenario import EpisodeMetric
-from war_envs.scenarios.mpe import world as W
-from war_envs.scenarios.mpe.base import (DEFAULT_SENSITIVITY, NO_SPEED_CAP, Field, Layout, MPEBase, const, info,
-                                         state)
-from war_envs.scenarios.mpe.simple import refuse_unsupported
+from war_envs.scenarios.mpe.base import Field, Layout, MPEBase, const, info, state
+from war_envs.scenarios.mpe.common import episode_stream, uniform_start, write_comm
 
 NUM_LANDMARKS = 2
 DIM_C = 4
@@ -30,17 +28,10 @@ AGENT_COLOR = (0.25, 0.25, 0.25)
 def crypto_reset(w: Any, e: int):
     """goal ~ U{0, 1}, key ~ U{0, 1}; agents then landmarks ~ U[-1, 1)² (mpe2's reset_world;
     nobody moves, so positions play no role)."""
-    state = wp.rand_init(w.world_seed[e], w.episode[e])
-    num_landmarks = w.landmark_pos.shape[1]
-    w.goal[e] = wp.randi(state, 0, num_landmarks)
-    w.key[e] = wp.randi(state, 0, num_landmarks)
-    one = type(w.dt)(1.0)
-    for i in range(w.agent_pos.shape[1]):
-        w.agent_pos[e, i, 0] = W.uniform(wp.randf(state), -one, one)
-        w.agent_pos[e, i, 1] = W.uniform(wp.randf(state), -one, one)
-    for l in range(num_landmarks):
-        w.landmark_pos[e, l, 0] = W.uniform(wp.randf(state), -one, one)
-        w.landmark_pos[e, l, 1] = W.uniform(wp.randf(state), -one, one)
+    rng = episode_stream(w, e)
+    w.goal[e] = wp.randi(rng, 0, w.landmark_pos.shape[1])
+    w.key[e] = wp.randi(rng, 0, w.landmark_pos.shape[1])
+    uniform_start(w, e, rng, type(w.dt)(1.0))
 
 
 @wp.func
@@ -98,22 +89,15 @@ def crypto_reward(w: Any, e: int):
 
 
 @wp.func
-def crypto_clear_info(w: Any, e: int):
-    w.bob_decodes[e] = 0
-    w.eve_decodes[e] = 0
-
-
-@wp.func
 def crypto_observe(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     """Eve: [alice_comm(4)].  Bob: [key(4), alice_comm(4)].  Alice: [goal(4), key(4)]."""
     dim_c = w.dim_c
     if i == EVE:
-        for c in range(dim_c):
-            out[e, i, c] = wp.float32(w.agent_comm[e, ALICE, c])
+        write_comm(out, e, i, 0, w, ALICE)
     elif i == BOB:
         for c in range(dim_c):
             out[e, i, c] = wp.float32(w.landmark_code[dim_c * w.key[e] + c])
-            out[e, i, dim_c + c] = wp.float32(w.agent_comm[e, ALICE, c])
+        write_comm(out, e, i, dim_c, w, ALICE)
     else:
         for c in range(dim_c):
             out[e, i, c] = wp.float32(w.landmark_code[dim_c * w.goal[e] + c])
@@ -191,27 +175,17 @@ class Crypto(MPEBase):
     reset_world = crypto_reset
     reward_world = crypto_reward
     observe_agent = crypto_observe
-    clear_info = crypto_clear_info
+    landmark_index_states = ("goal", "key")
     episode_metrics = CRYPTO_METRICS
-
-    def __init__(self, *, curriculum: bool = False, terminate_on_success: bool = False,
-                 num_agent_neighbors: int | None = None, num_landmark_neighbors: int | None = None,
-                 **kwargs) -> None:
-        refuse_unsupported(self.env_id, curriculum=curriculum, terminate_on_success=terminate_on_success,
-                           num_agent_neighbors=num_agent_neighbors, num_landmark_neighbors=num_landmark_neighbors)
-        super().__init__(**kwargs)
 
     def _layout(self) -> Layout:
         n, m = 3, NUM_LANDMARKS
         return Layout(
             groups=[("eve", ["eve_0"]), ("bob", ["bob_0"]), ("alice", ["alice_0"])],
             agent_size=[0.05] * n,
-            agent_accel=[DEFAULT_SENSITIVITY] * n,
-            agent_max_speed=[NO_SPEED_CAP] * n,
             agent_collide=[False] * n,
             agent_color=[EVE_COLOR, AGENT_COLOR, AGENT_COLOR],
             landmark_size=[0.05] * m,
-            landmark_collide=[False] * m,
             landmark_color=[tuple(code[:3]) for code in LANDMARK_CODES],
             agent_movable=[False] * n,
             agent_silent=[False] * n,
@@ -229,12 +203,6 @@ class Crypto(MPEBase):
             "bob_decodes": info("int"),
             "eve_decodes": info("int"),
         }
-
-    def _check_state_value(self, key: str, tensor) -> None:
-        super()._check_state_value(key, tensor)
-        if key in ("goal", "key") and tensor.numel() and (int(tensor.min()) < 0
-                                                           or int(tensor.max()) >= NUM_LANDMARKS):
-            raise ValueError(f"state[{key!r}]: expected landmark indices 0..{NUM_LANDMARKS - 1}")
 
     def _entity_colors(self, world: int) -> np.ndarray:
         colors = super()._entity_colors(world)

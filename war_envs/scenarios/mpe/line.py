@@ -8,12 +8,10 @@ from typing import Any
 
 import warp as wp
 
-from war_envs.core import validation as v
 from war_envs.scenarios.mpe import world as W
-from war_envs.scenarios.mpe.base import DEFAULT_SENSITIVITY, NO_SPEED_CAP, Field, Layout, MPEBase, param, state
-from war_envs.scenarios.mpe.formation import (ASSIGNMENT_METRICS, assignment_fields, clear_assignment_info,
-                                              matched_target_reward, observe_self_and_landmarks,
-                                              refuse_unsupported)
+from war_envs.scenarios.mpe.assignment import TargetAssignment, assignment_reward
+from war_envs.scenarios.mpe.base import Field, param, state
+from war_envs.scenarios.mpe.common import draw_uniform_positions, episode_stream
 
 # mpe2 simple_line Scenario constants
 TOTAL_SEP = 1.25  # the distance between the line's two landmarks (its end points)
@@ -28,11 +26,8 @@ def line_reset(w: Any, e: int):
     """mpe2's reset_world: agents ~ U[-1, 1)², landmark 0 ~ U[-0.25, 0.25)², a direction
     θ ~ U[0, 2π) turned by 5° steps until landmark 1 = landmark 0 + 1.25·(cos θ, sin θ) lies in
     the open square (-1, 1)²; the target points landmark 0 + (k·1.25/(N−1))·direction."""
-    rng = wp.rand_init(w.world_seed[e], w.episode[e])
     one = type(w.dt)(1.0)
-    for i in range(w.agent_pos.shape[1]):
-        w.agent_pos[e, i, 0] = W.uniform(wp.randf(rng), -one, one)
-        w.agent_pos[e, i, 1] = W.uniform(wp.randf(rng), -one, one)
+    rng = draw_uniform_positions(w.agent_pos, e, episode_stream(w, e), -one, one)
     lx = W.uniform(wp.randf(rng), -w.landmark_range, w.landmark_range)
     ly = W.uniform(wp.randf(rng), -w.landmark_range, w.landmark_range)
     theta = W.uniform(wp.randf(rng), type(w.dt)(0.0), w.two_pi)
@@ -57,16 +52,7 @@ def line_reset(w: Any, e: int):
         w.target_pos[e, k, 1] = ly + step * dy
 
 
-@wp.func
-def line_reward(w: Any, e: int):
-    """The assignment reward against the reset's target points, shared by every agent."""
-    result = matched_target_reward(w, e)
-    for i in range(w.agent_pos.shape[1]):
-        w.reward[e, i] = result[0]
-    return w.terminate_on_success != 0 and result[1] > type(w.dt)(0.5)
-
-
-class Line(MPEBase):
+class Line(TargetAssignment):
     """Line-v0 — N agents must spread evenly along the segment between two landmarks
     (``mpe2.simple_line_v1``).
 
@@ -116,44 +102,12 @@ class Line(MPEBase):
     env_id = "Line-v0"
     mpe2_module = "simple_line_v1"
     reset_world = line_reset
-    reward_world = line_reward
-    observe_agent = observe_self_and_landmarks
-    clear_info = clear_assignment_info
-    per_agent_metrics = ("assigned_dist",)
-    episode_metrics = ASSIGNMENT_METRICS
-
-    def __init__(self, *, N: int = 4, curriculum: bool = False, num_agent_neighbors: int | None = None,
-                 num_landmark_neighbors: int | None = None, **kwargs) -> None:
-        self.N = v.check_int("N", N, minimum=1)
-        refuse_unsupported(self.env_id, curriculum=curriculum, num_agent_neighbors=num_agent_neighbors,
-                           num_landmark_neighbors=num_landmark_neighbors)
-        super().__init__(**kwargs)
-
-    def _layout(self) -> Layout:
-        n = self.N
-        return Layout(
-            groups=[("agent", [f"agent_{i}" for i in range(n)])],
-            agent_size=[0.03] * n,
-            agent_accel=[DEFAULT_SENSITIVITY] * n,
-            agent_max_speed=[NO_SPEED_CAP] * n,
-            agent_collide=[True] * n,
-            agent_color=[(0.35, 0.35, 0.85)] * n,
-            landmark_size=[0.02, 0.02],
-            landmark_collide=[False, False],
-            landmark_color=[(0.25, 0.25, 0.25)] * 2,
-        )
-
-    def _obs_dim(self, group: str) -> int:
-        return 8
+    reward_world = assignment_reward  # against the reset's target points
+    agent_size = 0.03
+    landmark_sizes = (0.02, 0.02)
 
     def _fields(self) -> dict[str, Field]:
-        return {
-            "terminate_on_success": param(int(self.terminate_on_success), "int"),
-            "landmark_range": param(LANDMARK_RANGE),
-            "two_pi": param(2 * math.pi),
-            "total_sep": param(TOTAL_SEP),
-            "rotation_step": param(ROTATION_STEP),
-            "ideal_sep": param(TOTAL_SEP / (self.N - 1) if self.N > 1 else 0.0),
-            "target_pos": state("float", self.N, 2),
-            **assignment_fields(self.N),
-        }
+        return {**super()._fields(), "landmark_range": param(LANDMARK_RANGE), "total_sep": param(TOTAL_SEP),
+                "rotation_step": param(ROTATION_STEP),
+                "ideal_sep": param(TOTAL_SEP / (self.N - 1) if self.N > 1 else 0.0),
+                "target_pos": state("float", self.N, 2)}

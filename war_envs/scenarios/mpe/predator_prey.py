@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-import torch
 import warp as wp
 
 from war_envs.core import validation as v
-from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.mpe import world as W
 from war_envs.scenarios.mpe.base import Field, Layout, MPEBase, info, param
+from war_envs.scenarios.mpe.common import boundary_penalty, catch_metrics, episode_stream, uniform_start
 
 # mpe2 simple_tag Scenario constants
 ADVERSARY_SIZE, ADVERSARY_ACCEL, ADVERSARY_MAX_SPEED = 0.075, 3.0, 1.0
@@ -20,60 +18,11 @@ OBSTACLE_SIZE = 0.2
 PREY_SPEED_FACTORS = [0.5, 0.75, 1.0]  # curriculum stages 0, 1, 2
 
 
-def adversary_contacts(info: dict, num_adversaries: int) -> torch.Tensor:
-    """Per world, adversary-prey contacts this step (float64 ``[E]``): the adversaries' entries
-    of ``info["collisions"]`` summed."""
-    return info["collisions"][:, :num_adversaries].to(torch.float64).sum(-1)
-
-
-def contact_step(info: dict, num_adversaries: int) -> torch.Tensor:
-    """Per world, 1.0 if any adversary touches a good agent this step (float64 ``[E]``)."""
-    return (adversary_contacts(info, num_adversaries) > 0).to(torch.float64)
-
-
-def predator_prey_metrics(num_adversaries: int) -> tuple[EpisodeMetric, ...]:
-    """PredatorPrey's per-episode metrics for ``num_adversaries`` adversaries (agents
-    ``0 .. num_adversaries - 1``)."""
-    contacts = functools.partial(adversary_contacts, num_adversaries=num_adversaries)
-    return (
-        EpisodeMetric("catch_rate", "1 if an adversary touched a good agent at some step (averaged over "
-                      "episodes: the catch rate)", contacts, "any"),
-        EpisodeMetric("contact_steps", "steps with at least one adversary-prey contact",
-                      functools.partial(contact_step, num_adversaries=num_adversaries), "sum"),
-        EpisodeMetric("contacts", "adversary-prey contacts, summed over the episode's steps", contacts, "sum"),
-    )
-
-
 # ------------------------------------------------------------------ Warp functions
-@wp.func
-def boundary_penalty(x: Any):
-    """mpe2's bound(x): 0 below 0.9, (x - 0.9) * 10 below 1, else min(exp(2x - 2), 10)."""
-    if x < type(x)(0.9):
-        return type(x)(0.0)
-    if x < type(x)(1.0):
-        return (x - type(x)(0.9)) * type(x)(10.0)
-    return wp.min(wp.exp(type(x)(2.0) * x - type(x)(2.0)), type(x)(10.0))
-
-
 @wp.func
 def predator_prey_reset(w: Any, e: int):
     """Agents ~ U[-1, 1)², obstacles ~ U[-0.9, 0.9)² (mpe2's reset_world)."""
-    state = wp.rand_init(w.world_seed[e], w.episode[e])
-    one = type(w.dt)(1.0)
-    edge = type(w.dt)(0.9)
-    for i in range(w.agent_pos.shape[1]):
-        w.agent_pos[e, i, 0] = W.uniform(wp.randf(state), -one, one)
-        w.agent_pos[e, i, 1] = W.uniform(wp.randf(state), -one, one)
-    for l in range(w.landmark_pos.shape[1]):
-        w.landmark_pos[e, l, 0] = W.uniform(wp.randf(state), -edge, edge)
-        w.landmark_pos[e, l, 1] = W.uniform(wp.randf(state), -edge, edge)
-
-
-@wp.func
-def predator_prey_clear_info(w: Any, e: int):
-    for i in range(w.collisions.shape[1]):
-        w.collisions[e, i] = 0
-        w.boundary_penalty[e, i] = type(w.dt)(0.0)
+    uniform_start(w, e, episode_stream(w, e), type(w.dt)(0.9))
 
 
 @wp.func
@@ -204,7 +153,7 @@ class PredatorPrey(MPEBase):
     reset_world = predator_prey_reset
     reward_world = predator_prey_reward
     observe_agent = predator_prey_observe
-    clear_info = predator_prey_clear_info
+    options = {"curriculum", "terminate_on_success", "num_agent_neighbors", "num_landmark_neighbors"}
     per_agent_metrics = ("collisions", "boundary_penalty")
 
     def __init__(self, *, num_good: int = 1, num_adversaries: int = 3, num_obstacles: int = 2,
@@ -212,7 +161,7 @@ class PredatorPrey(MPEBase):
         self.num_good = v.check_int("num_good", num_good, minimum=1)
         self.num_adversaries = v.check_int("num_adversaries", num_adversaries, minimum=1)
         self.num_obstacles = v.check_int("num_obstacles", num_obstacles, minimum=0)
-        self.episode_metrics = predator_prey_metrics(self.num_adversaries)
+        self.episode_metrics = catch_metrics(self.num_adversaries)
         super().__init__(**kwargs)
 
     def _layout(self) -> Layout:

@@ -5,14 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
 import warp as wp
 
-from war_envs.core import validation as v
 from war_envs.scenarios.mpe import world as W
-from war_envs.scenarios.mpe.adversary import ADVERSARY_METRICS
-from war_envs.scenarios.mpe.base import (DEFAULT_SENSITIVITY, NO_SPEED_CAP, Field, Layout, MPEBase, const, info,
-                                         state)
+from war_envs.scenarios.mpe.base import Field, Layout, MPEBase, const, info, state
+from war_envs.scenarios.mpe.common import (ADVERSARY_METRICS, episode_stream, uniform_start, write_color,
+                                           write_velocity)
 
 # mpe2 simple_push Scenario: 1 adversary, 1 good agent, 2 landmarks (Entity defaults: size 0.05)
 NUM_LANDMARKS = 2
@@ -38,21 +36,9 @@ def good_color(goal: int) -> list[float]:
 @wp.func
 def push_reset(w: Any, e: int):
     """Goal landmark ~ U{0, 1}; agents and landmarks ~ U[-1, 1)² (mpe2's reset_world)."""
-    state = wp.rand_init(w.world_seed[e], w.episode[e])
-    one = type(w.dt)(1.0)
-    w.goal[e] = wp.randi(state, 0, w.landmark_pos.shape[1])
-    for i in range(w.agent_pos.shape[1]):
-        w.agent_pos[e, i, 0] = W.uniform(wp.randf(state), -one, one)
-        w.agent_pos[e, i, 1] = W.uniform(wp.randf(state), -one, one)
-    for l in range(w.landmark_pos.shape[1]):
-        w.landmark_pos[e, l, 0] = W.uniform(wp.randf(state), -one, one)
-        w.landmark_pos[e, l, 1] = W.uniform(wp.randf(state), -one, one)
-
-
-@wp.func
-def push_clear_info(w: Any, e: int):
-    for i in range(w.goal_dist.shape[1]):
-        w.goal_dist[e, i] = type(w.dt)(0.0)
+    rng = episode_stream(w, e)
+    w.goal[e] = wp.randi(rng, 0, w.landmark_pos.shape[1])
+    uniform_start(w, e, rng, type(w.dt)(1.0))
 
 
 @wp.func
@@ -76,8 +62,7 @@ def push_observe(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     the adversary: [self_vel, landmark_rel, other_rel]."""
     px = w.agent_pos[e, i, 0]
     py = w.agent_pos[e, i, 1]
-    o = W.write_value(out, e, i, 0, w.agent_vel[e, i, 0])
-    o = W.write_value(out, e, i, o, w.agent_vel[e, i, 1])
+    o = write_velocity(out, e, i, 0, w)
     if i == 0:
         o = W.write_relative_positions(out, e, i, o, -1, px, py, w.landmark_pos, -1)
         o = W.write_relative_positions(out, e, i, o, i, px, py, w.agent_pos, -1)
@@ -85,11 +70,10 @@ def push_observe(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
         g = w.goal[e]
         o = W.write_value(out, e, i, o, w.landmark_pos[e, g, 0] - px)
         o = W.write_value(out, e, i, o, w.landmark_pos[e, g, 1] - py)
-        for c in range(3):
-            o = W.write_value(out, e, i, o, w.good_color[3 * g + c])
+        o = write_color(out, e, i, o, w.good_color, g)
         o = W.write_relative_positions(out, e, i, o, -1, px, py, w.landmark_pos, -1)
-        for c in range(3 * w.landmark_pos.shape[1]):
-            o = W.write_value(out, e, i, o, w.landmark_color[c])
+        for l in range(w.landmark_pos.shape[1]):
+            o = write_color(out, e, i, o, w.landmark_color, l)
         o = W.write_relative_positions(out, e, i, o, i, px, py, w.agent_pos, -1)
 
 
@@ -144,35 +128,17 @@ class Push(MPEBase):
     reset_world = push_reset
     reward_world = push_reward
     observe_agent = push_observe
-    clear_info = push_clear_info
+    landmark_index_states = ("goal",)
     per_agent_metrics = ("goal_dist",)
     episode_metrics = ADVERSARY_METRICS
-
-    def __init__(self, *, curriculum: bool = False, terminate_on_success: bool = False,
-                 num_agent_neighbors: int | None = None, num_landmark_neighbors: int | None = None,
-                 **kwargs) -> None:
-        if v.check_bool("curriculum", curriculum):
-            raise ValueError("curriculum: Push-v0 (mpe2 simple_push_v3) has no curriculum; expected False")
-        if v.check_bool("terminate_on_success", terminate_on_success):
-            raise ValueError("terminate_on_success: Push-v0 (mpe2 simple_push_v3) has no success condition; "
-                             "expected False")
-        for name, value in (("num_agent_neighbors", num_agent_neighbors),
-                            ("num_landmark_neighbors", num_landmark_neighbors)):
-            if value is not None:
-                raise ValueError(f"{name}: Push-v0 (mpe2 simple_push_v3) has no partial observability; "
-                                 f"expected None, got {value!r}")
-        super().__init__(**kwargs)
 
     def _layout(self) -> Layout:
         return Layout(
             groups=[("adversary", ["adversary_0"]), ("agent", ["agent_0"])],
             agent_size=[ENTITY_SIZE] * 2,
-            agent_accel=[DEFAULT_SENSITIVITY] * 2,
-            agent_max_speed=[NO_SPEED_CAP] * 2,
             agent_collide=[True] * 2,
             agent_color=[ADVERSARY_COLOR, tuple(good_color(0))],
             landmark_size=[ENTITY_SIZE] * NUM_LANDMARKS,
-            landmark_collide=[False] * NUM_LANDMARKS,
             landmark_color=[tuple(landmark_color(l)) for l in range(NUM_LANDMARKS)],
             dim_c=2,
         )
@@ -189,11 +155,6 @@ class Push(MPEBase):
             "goal": state("int"),
             "goal_dist": info("float", 2),
         }
-
-    def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
-        super()._check_state_value(key, tensor)
-        if key == "goal" and tensor.numel() and int(tensor.max()) >= NUM_LANDMARKS:
-            raise ValueError(f"state['goal']: expected landmark indices 0..{NUM_LANDMARKS - 1}")
 
     def _entity_colors(self, world: int) -> np.ndarray:
         colors = super()._entity_colors(world)

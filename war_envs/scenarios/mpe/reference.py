@@ -12,9 +12,9 @@ import warp as wp
 from war_envs.core import validation as v
 from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.mpe import world as W
-from war_envs.scenarios.mpe.base import (DEFAULT_SENSITIVITY, NO_SPEED_CAP, Field, Layout, MPEBase, const, info,
-                                         param, state)
-from war_envs.scenarios.mpe.simple import goal_dist_metric, refuse_unsupported
+from war_envs.scenarios.mpe.base import Field, Layout, MPEBase, const, info, param, state
+from war_envs.scenarios.mpe.common import (episode_stream, goal_dist_metric, uniform_start, write_color, write_comm,
+                                           write_velocity)
 
 #: mpe2's landmark colours (red, green, blue); agent j is drawn in the colour of the landmark
 #: the other agent knows (j's target)
@@ -47,17 +47,10 @@ REFERENCE_METRICS = (
 def reference_reset(w: Any, e: int):
     """goal[0], goal[1] ~ U{0, 1, 2} independently; agents then landmarks ~ U[-1, 1)²
     (mpe2's reset_world)."""
-    state = wp.rand_init(w.world_seed[e], w.episode[e])
-    num_landmarks = w.landmark_pos.shape[1]
+    rng = episode_stream(w, e)
     for i in range(w.agent_pos.shape[1]):
-        w.goal[e, i] = wp.randi(state, 0, num_landmarks)
-    one = type(w.dt)(1.0)
-    for i in range(w.agent_pos.shape[1]):
-        w.agent_pos[e, i, 0] = W.uniform(wp.randf(state), -one, one)
-        w.agent_pos[e, i, 1] = W.uniform(wp.randf(state), -one, one)
-    for l in range(num_landmarks):
-        w.landmark_pos[e, l, 0] = W.uniform(wp.randf(state), -one, one)
-        w.landmark_pos[e, l, 1] = W.uniform(wp.randf(state), -one, one)
+        w.goal[e, i] = wp.randi(rng, 0, w.landmark_pos.shape[1])
+    uniform_start(w, e, rng, type(w.dt)(1.0))
 
 
 @wp.func
@@ -77,32 +70,14 @@ def reference_reward(w: Any, e: int):
 
 
 @wp.func
-def reference_clear_info(w: Any, e: int):
-    for i in range(w.goal_dist.shape[1]):
-        w.goal_dist[e, i] = type(w.dt)(0.0)
-
-
-@wp.func
 def reference_observe(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     """[self_vel(2), landmark_rel(6), goal_color(3), other_comm(10)]."""
-    out[e, i, 0] = wp.float32(w.agent_vel[e, i, 0])
-    out[e, i, 1] = wp.float32(w.agent_vel[e, i, 1])
-    o = int(2)
-    px = w.agent_pos[e, i, 0]
-    py = w.agent_pos[e, i, 1]
-    for l in range(w.landmark_pos.shape[1]):
-        out[e, i, o] = wp.float32(w.landmark_pos[e, l, 0] - px)
-        out[e, i, o + 1] = wp.float32(w.landmark_pos[e, l, 1] - py)
-        o += 2
-    g = w.goal[e, i]
-    for c in range(3):
-        out[e, i, o + c] = wp.float32(w.landmark_color[3 * g + c])
-    o += 3
+    o = write_velocity(out, e, i, 0, w)
+    o = W.write_relative_positions(out, e, i, o, -1, w.agent_pos[e, i, 0], w.agent_pos[e, i, 1], w.landmark_pos, -1)
+    o = write_color(out, e, i, o, w.landmark_color, w.goal[e, i])
     for j in range(w.agent_pos.shape[1]):
         if j != i:
-            for c in range(w.dim_c):
-                out[e, i, o + c] = wp.float32(w.agent_comm[e, j, c])
-            o += w.dim_c
+            o = write_comm(out, e, i, o, w, j)
 
 
 class Reference(MPEBase):
@@ -166,17 +141,13 @@ class Reference(MPEBase):
     reset_world = reference_reset
     reward_world = reference_reward
     observe_agent = reference_observe
-    clear_info = reference_clear_info
+    landmark_index_states = ("goal",)
     per_agent_metrics = ("goal_dist",)
     episode_metrics = REFERENCE_METRICS
     progress_metric = "onpolicy_episode_reward"
 
-    def __init__(self, *, local_ratio: float = 0.5, curriculum: bool = False, terminate_on_success: bool = False,
-                 num_agent_neighbors: int | None = None, num_landmark_neighbors: int | None = None,
-                 **kwargs) -> None:
+    def __init__(self, *, local_ratio: float = 0.5, **kwargs) -> None:
         self.local_ratio = v.check_float("local_ratio", local_ratio, low=0.0, high=1.0)
-        refuse_unsupported(self.env_id, curriculum=curriculum, terminate_on_success=terminate_on_success,
-                           num_agent_neighbors=num_agent_neighbors, num_landmark_neighbors=num_landmark_neighbors)
         super().__init__(**kwargs)
 
     def _layout(self) -> Layout:
@@ -184,12 +155,9 @@ class Reference(MPEBase):
         return Layout(
             groups=[("agent", [f"agent_{i}" for i in range(n)])],
             agent_size=[0.05] * n,
-            agent_accel=[DEFAULT_SENSITIVITY] * n,
-            agent_max_speed=[NO_SPEED_CAP] * n,
             agent_collide=[False] * n,
             agent_color=[(0.25, 0.25, 0.25)] * n,
             landmark_size=[0.05] * m,
-            landmark_collide=[False] * m,
             landmark_color=list(LANDMARK_COLORS),
             agent_silent=[False] * n,
             dim_c=DIM_C,
@@ -205,11 +173,6 @@ class Reference(MPEBase):
             "goal": state("int", NUM_AGENTS),
             "goal_dist": info("float", NUM_AGENTS),
         }
-
-    def _check_state_value(self, key: str, tensor) -> None:
-        super()._check_state_value(key, tensor)
-        if key == "goal" and tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) >= NUM_LANDMARKS):
-            raise ValueError(f"state['goal']: expected landmark indices 0..{NUM_LANDMARKS - 1}")
 
     def _entity_colors(self, world: int) -> np.ndarray:
         colors = super()._entity_colors(world)

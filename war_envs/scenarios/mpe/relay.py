@@ -13,9 +13,8 @@ import warp as wp
 from war_envs.core import validation as v
 from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.mpe import world as W
-from war_envs.scenarios.mpe.base import (DEFAULT_SENSITIVITY, NO_SPEED_CAP, Field, Layout, MPEBase, info, param,
-                                         state)
-from war_envs.scenarios.mpe.simple import goal_dist_metric, refuse_unsupported
+from war_envs.scenarios.mpe.base import DEFAULT_SENSITIVITY, Field, Layout, MPEBase, info, param, state
+from war_envs.scenarios.mpe.common import episode_stream, goal_dist_metric, write_comm, write_one_hot
 
 COMMANDER = 0
 TWO_PI = wp.constant(2.0 * math.pi)
@@ -69,10 +68,10 @@ def relay_reset(w: Any, e: int):
     every scheduled switch m its hold h ~ U{min..max} (switch_time[m] = switch_time[m-1] + h,
     from 0), then the next goal: j ~ U{1..max_goal_jump} places along the ring, in a direction
     ~ U{-1, +1}."""
-    state = wp.rand_init(w.world_seed[e], w.episode[e])
+    rng = episode_stream(w, e)
     num_landmarks = w.landmark_pos.shape[1]
     two_pi = type(w.dt)(TWO_PI)
-    phi = W.uniform(wp.randf(state), type(w.dt)(0.0), two_pi)
+    phi = W.uniform(wp.randf(rng), type(w.dt)(0.0), two_pi)
     for l in range(num_landmarks):
         angle = phi + two_pi * type(w.dt)(float(l)) / type(w.dt)(float(num_landmarks))
         w.landmark_pos[e, l, 0] = w.ring_radius * wp.cos(angle)
@@ -80,16 +79,16 @@ def relay_reset(w: Any, e: int):
     w.agent_pos[e, COMMANDER, 0] = type(w.dt)(0.0)
     w.agent_pos[e, COMMANDER, 1] = type(w.dt)(0.0)
     for i in range(1, w.agent_pos.shape[1]):
-        w.agent_pos[e, i, 0] = W.uniform(wp.randf(state), -w.spawn_range, w.spawn_range)
-        w.agent_pos[e, i, 1] = W.uniform(wp.randf(state), -w.spawn_range, w.spawn_range)
-    goal = wp.randi(state, 0, num_landmarks)
+        w.agent_pos[e, i, 0] = W.uniform(wp.randf(rng), -w.spawn_range, w.spawn_range)
+        w.agent_pos[e, i, 1] = W.uniform(wp.randf(rng), -w.spawn_range, w.spawn_range)
+    goal = wp.randi(rng, 0, num_landmarks)
     w.goal_sequence[e, 0] = goal
     time = int(0)
     for m in range(w.switch_time.shape[1]):
-        time += wp.randi(state, w.min_goal_steps, w.max_goal_steps + 1)
+        time += wp.randi(rng, w.min_goal_steps, w.max_goal_steps + 1)
         w.switch_time[e, m] = time
-        jump = wp.randi(state, 1, w.max_goal_jump + 1)
-        if wp.randi(state, 0, 2) == 0:
+        jump = wp.randi(rng, 1, w.max_goal_jump + 1)
+        if wp.randi(rng, 0, 2) == 0:
             jump = -jump
         goal = (goal + jump + num_landmarks) % num_landmarks
         w.goal_sequence[e, m + 1] = goal
@@ -124,27 +123,13 @@ def relay_reward(w: Any, e: int):
 
 
 @wp.func
-def relay_clear_info(w: Any, e: int):
-    w.goal[e] = 0
-    w.goal_dist[e] = type(w.dt)(0.0)
-    w.on_goal[e] = type(w.dt)(0.0)
-    w.goal_switched[e] = 0
-
-
-@wp.func
 def relay_observe(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     """Commander: [goal_onehot(L), landmark_pos(2L)] (goal of the next step).  Sentry:
     [self_vel(2), self_pos(2), landmark_rel(2L), heard(L)] (heard: the commander's
     communication state, zeros when muted)."""
     num_landmarks = w.landmark_pos.shape[1]
     if i == COMMANDER:
-        g = goal_at(w, e, w.t[e])
-        for l in range(num_landmarks):
-            value = float(0.0)
-            if l == g:
-                value = 1.0
-            out[e, i, l] = wp.float32(value)
-        o = num_landmarks
+        o = write_one_hot(out, e, i, 0, num_landmarks, goal_at(w, e, w.t[e]))
         for l in range(num_landmarks):
             out[e, i, o] = wp.float32(w.landmark_pos[e, l, 0])
             out[e, i, o + 1] = wp.float32(w.landmark_pos[e, l, 1])
@@ -156,8 +141,7 @@ def relay_observe(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     if w.mute != 0:
         W.write_zeros(out, e, i, o, w.dim_c)
     else:
-        for c in range(w.dim_c):
-            out[e, i, o + c] = wp.float32(w.agent_comm[e, COMMANDER, c])
+        write_comm(out, e, i, o, w, COMMANDER)
 
 
 class Relay(MPEBase):
@@ -266,7 +250,7 @@ class Relay(MPEBase):
     reset_world = relay_reset
     reward_world = relay_reward
     observe_agent = relay_observe
-    clear_info = relay_clear_info
+    landmark_index_states = ("goal_sequence",)
     episode_metrics = RELAY_METRICS
     progress_metric = "goal_dist"
 
@@ -277,11 +261,7 @@ class Relay(MPEBase):
 
     def __init__(self, *, num_sentries: int = 9, num_landmarks: int = 8, min_goal_steps: int = 10,
                  max_goal_steps: int = 20, max_goal_jump: int = 2, mute_commander: bool = False,
-                 max_cycles: int = 50, curriculum: bool = False, terminate_on_success: bool = False,
-                 num_agent_neighbors: int | None = None, num_landmark_neighbors: int | None = None,
-                 **kwargs) -> None:
-        refuse_unsupported(self.env_id, curriculum=curriculum, terminate_on_success=terminate_on_success,
-                           num_agent_neighbors=num_agent_neighbors, num_landmark_neighbors=num_landmark_neighbors)
+                 max_cycles: int = 50, **kwargs) -> None:
         self.num_sentries = v.check_int("num_sentries", num_sentries, minimum=1)
         self.num_landmarks_arg = v.check_int("num_landmarks", num_landmarks, minimum=3)
         self.min_goal_steps = v.check_int("min_goal_steps", min_goal_steps, minimum=1)
@@ -307,11 +287,9 @@ class Relay(MPEBase):
             groups=[("commander", ["commander_0"]), ("sentry", [f"sentry_{i}" for i in range(s)])],
             agent_size=[COMMANDER_SIZE] + [SENTRY_SIZE] * s,
             agent_accel=[DEFAULT_SENSITIVITY] + [SENTRY_ACCEL] * s,
-            agent_max_speed=[NO_SPEED_CAP] * (s + 1),
             agent_collide=[False] * (s + 1),
             agent_color=[(0.85, 0.6, 0.2)] + [(0.35, 0.35, 0.85)] * s,
             landmark_size=[LANDMARK_SIZE] * m,
-            landmark_collide=[False] * m,
             landmark_color=[LANDMARK_COLORS[l % len(LANDMARK_COLORS)] for l in range(m)],
             agent_movable=[False] + [True] * s,
             agent_silent=[False] + [True] * s,
@@ -333,12 +311,6 @@ class Relay(MPEBase):
             "goal": info("int"), "goal_dist": info("float"), "on_goal": info("float"),
             "goal_switched": info("int"),
         }
-
-    def _check_state_value(self, key: str, tensor) -> None:
-        super()._check_state_value(key, tensor)
-        m = self.num_landmarks_arg
-        if key == "goal_sequence" and tensor.numel() and int(tensor.max()) >= m:
-            raise ValueError(f"state['goal_sequence']: expected landmark indices 0..{m - 1}")
 
     def current_goal(self) -> np.ndarray:
         """Per world, the goal landmark of the step about to be taken (what the commander sees)."""

@@ -5,52 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
 import warp as wp
 
-from war_envs.core import validation as v
-from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.mpe import world as W
-from war_envs.scenarios.mpe.base import DEFAULT_SENSITIVITY, NO_SPEED_CAP, Field, Layout, MPEBase, info
-
-
-def refuse_unsupported(env_id: str, *, curriculum: bool = False, terminate_on_success: bool = False,
-                       num_agent_neighbors=None, num_landmark_neighbors=None) -> None:
-    """The MPEBase arguments an mpe2 environment without them must leave at their defaults:
-    a clear error naming the argument otherwise."""
-    if v.check_bool("curriculum", curriculum):
-        raise ValueError(f"curriculum: {env_id} has no curriculum stages; expected False")
-    if v.check_bool("terminate_on_success", terminate_on_success):
-        raise ValueError(f"terminate_on_success: {env_id} has no success condition; expected False")
-    for name, value in (("num_agent_neighbors", num_agent_neighbors),
-                        ("num_landmark_neighbors", num_landmark_neighbors)):
-        if v.check_int(name, value, minimum=1, allow_none=True) is not None:
-            raise ValueError(f"{name}: {env_id} has no neighbour view; expected None")
-
-
-def goal_dist_metric(doc: str) -> EpisodeMetric:
-    """``goal_dist`` (the info entry, summed over its non-world axes) averaged over the steps."""
-    def step(info: dict) -> torch.Tensor:
-        d = info["goal_dist"].to(torch.float64)
-        return d.reshape(d.shape[0], -1).sum(-1)
-
-    return EpisodeMetric("goal_dist", doc, step, "mean")
+from war_envs.scenarios.mpe.base import Field, Layout, MPEBase, info
+from war_envs.scenarios.mpe.common import goal_dist_metric, uniform_reset, write_velocity
 
 
 # ------------------------------------------------------------------ Warp functions
-@wp.func
-def simple_reset(w: Any, e: int):
-    """Agent then landmark ~ U[-1, 1)² (mpe2's reset_world order)."""
-    state = wp.rand_init(w.world_seed[e], w.episode[e])
-    one = type(w.dt)(1.0)
-    for i in range(w.agent_pos.shape[1]):
-        w.agent_pos[e, i, 0] = W.uniform(wp.randf(state), -one, one)
-        w.agent_pos[e, i, 1] = W.uniform(wp.randf(state), -one, one)
-    for l in range(w.landmark_pos.shape[1]):
-        w.landmark_pos[e, l, 0] = W.uniform(wp.randf(state), -one, one)
-        w.landmark_pos[e, l, 1] = W.uniform(wp.randf(state), -one, one)
-
-
 @wp.func
 def simple_reward(w: Any, e: int):
     """r = -|p - landmark|² (mpe2: -sum(square(p - l)))."""
@@ -63,17 +25,10 @@ def simple_reward(w: Any, e: int):
 
 
 @wp.func
-def simple_clear_info(w: Any, e: int):
-    w.goal_dist[e] = type(w.dt)(0.0)
-
-
-@wp.func
 def simple_observe(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     """[self_vel(2), landmark_rel(2)] (no own position)."""
-    out[e, i, 0] = wp.float32(w.agent_vel[e, i, 0])
-    out[e, i, 1] = wp.float32(w.agent_vel[e, i, 1])
-    out[e, i, 2] = wp.float32(w.landmark_pos[e, 0, 0] - w.agent_pos[e, i, 0])
-    out[e, i, 3] = wp.float32(w.landmark_pos[e, 0, 1] - w.agent_pos[e, i, 1])
+    o = write_velocity(out, e, i, 0, w)
+    W.write_relative_positions(out, e, i, o, -1, w.agent_pos[e, i, 0], w.agent_pos[e, i, 1], w.landmark_pos, -1)
 
 
 class Simple(MPEBase):
@@ -114,30 +69,19 @@ class Simple(MPEBase):
 
     env_id = "Simple-v0"
     mpe2_module = "simple_v3"
-    reset_world = simple_reset
+    reset_world = uniform_reset
     reward_world = simple_reward
     observe_agent = simple_observe
-    clear_info = simple_clear_info
     episode_metrics = (goal_dist_metric("the agent's distance to the landmark, averaged over the episode's "
                                         "steps"),)
-
-    def __init__(self, *, curriculum: bool = False, terminate_on_success: bool = False,
-                 num_agent_neighbors: int | None = None, num_landmark_neighbors: int | None = None,
-                 **kwargs) -> None:
-        refuse_unsupported(self.env_id, curriculum=curriculum, terminate_on_success=terminate_on_success,
-                           num_agent_neighbors=num_agent_neighbors, num_landmark_neighbors=num_landmark_neighbors)
-        super().__init__(**kwargs)
 
     def _layout(self) -> Layout:
         return Layout(
             groups=[("agent", ["agent_0"])],
             agent_size=[0.05],
-            agent_accel=[DEFAULT_SENSITIVITY],
-            agent_max_speed=[NO_SPEED_CAP],
             agent_collide=[False],
             agent_color=[(0.25, 0.25, 0.25)],
             landmark_size=[0.05],
-            landmark_collide=[False],
             landmark_color=[(0.75, 0.25, 0.25)],
         )
 

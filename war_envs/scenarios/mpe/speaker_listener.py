@@ -11,9 +11,9 @@ import warp as wp
 
 from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.mpe import world as W
-from war_envs.scenarios.mpe.base import (DEFAULT_SENSITIVITY, NO_SPEED_CAP, Field, Layout, MPEBase, const, info,
-                                         state)
-from war_envs.scenarios.mpe.simple import goal_dist_metric, refuse_unsupported
+from war_envs.scenarios.mpe.base import Field, Layout, MPEBase, const, info, state
+from war_envs.scenarios.mpe.common import (episode_stream, goal_dist_metric, uniform_start, write_color, write_comm,
+                                           write_velocity)
 
 #: mpe2's landmark colours (red, green, blue); the listener is drawn in its goal's colour + 0.45
 LANDMARK_COLORS = [(0.65, 0.15, 0.15), (0.15, 0.65, 0.15), (0.15, 0.15, 0.65)]
@@ -44,15 +44,9 @@ SPEAKER_LISTENER_METRICS = (
 @wp.func
 def speaker_listener_reset(w: Any, e: int):
     """Goal landmark ~ U{0, 1, 2}; agents then landmarks ~ U[-1, 1)² (mpe2's reset_world)."""
-    state = wp.rand_init(w.world_seed[e], w.episode[e])
-    w.goal[e] = wp.randi(state, 0, w.landmark_pos.shape[1])
-    one = type(w.dt)(1.0)
-    for i in range(w.agent_pos.shape[1]):
-        w.agent_pos[e, i, 0] = W.uniform(wp.randf(state), -one, one)
-        w.agent_pos[e, i, 1] = W.uniform(wp.randf(state), -one, one)
-    for l in range(w.landmark_pos.shape[1]):
-        w.landmark_pos[e, l, 0] = W.uniform(wp.randf(state), -one, one)
-        w.landmark_pos[e, l, 1] = W.uniform(wp.randf(state), -one, one)
+    rng = episode_stream(w, e)
+    w.goal[e] = wp.randi(rng, 0, w.landmark_pos.shape[1])
+    uniform_start(w, e, rng, type(w.dt)(1.0))
 
 
 @wp.func
@@ -69,29 +63,14 @@ def speaker_listener_reward(w: Any, e: int):
 
 
 @wp.func
-def speaker_listener_clear_info(w: Any, e: int):
-    w.goal_dist[e] = type(w.dt)(0.0)
-
-
-@wp.func
 def speaker_listener_observe(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     """Speaker: [goal_color(3)].  Listener: [self_vel(2), landmark_rel(6), speaker_comm(3)]."""
     if i == SPEAKER:
-        g = w.goal[e]
-        for c in range(3):
-            out[e, i, c] = wp.float32(w.landmark_color[3 * g + c])
+        write_color(out, e, i, 0, w.landmark_color, w.goal[e])
         return
-    out[e, i, 0] = wp.float32(w.agent_vel[e, i, 0])
-    out[e, i, 1] = wp.float32(w.agent_vel[e, i, 1])
-    o = int(2)
-    px = w.agent_pos[e, i, 0]
-    py = w.agent_pos[e, i, 1]
-    for l in range(w.landmark_pos.shape[1]):
-        out[e, i, o] = wp.float32(w.landmark_pos[e, l, 0] - px)
-        out[e, i, o + 1] = wp.float32(w.landmark_pos[e, l, 1] - py)
-        o += 2
-    for c in range(w.dim_c):
-        out[e, i, o + c] = wp.float32(w.agent_comm[e, SPEAKER, c])
+    o = write_velocity(out, e, i, 0, w)
+    o = W.write_relative_positions(out, e, i, o, -1, w.agent_pos[e, i, 0], w.agent_pos[e, i, 1], w.landmark_pos, -1)
+    write_comm(out, e, i, o, w, SPEAKER)
 
 
 class SpeakerListener(MPEBase):
@@ -148,27 +127,17 @@ class SpeakerListener(MPEBase):
     reset_world = speaker_listener_reset
     reward_world = speaker_listener_reward
     observe_agent = speaker_listener_observe
-    clear_info = speaker_listener_clear_info
+    landmark_index_states = ("goal",)
     episode_metrics = SPEAKER_LISTENER_METRICS
     progress_metric = "onpolicy_episode_reward"
-
-    def __init__(self, *, curriculum: bool = False, terminate_on_success: bool = False,
-                 num_agent_neighbors: int | None = None, num_landmark_neighbors: int | None = None,
-                 **kwargs) -> None:
-        refuse_unsupported(self.env_id, curriculum=curriculum, terminate_on_success=terminate_on_success,
-                           num_agent_neighbors=num_agent_neighbors, num_landmark_neighbors=num_landmark_neighbors)
-        super().__init__(**kwargs)
 
     def _layout(self) -> Layout:
         return Layout(
             groups=[("speaker", ["speaker_0"]), ("listener", ["listener_0"])],
             agent_size=[0.075, 0.075],
-            agent_accel=[DEFAULT_SENSITIVITY, DEFAULT_SENSITIVITY],
-            agent_max_speed=[NO_SPEED_CAP, NO_SPEED_CAP],
             agent_collide=[False, False],
             agent_color=[(0.25, 0.25, 0.25), (0.25, 0.25, 0.25)],
             landmark_size=[0.04] * NUM_LANDMARKS,
-            landmark_collide=[False] * NUM_LANDMARKS,
             landmark_color=list(LANDMARK_COLORS),
             agent_movable=[False, True],
             agent_silent=[False, True],
@@ -184,11 +153,6 @@ class SpeakerListener(MPEBase):
             "goal": state("int"),
             "goal_dist": info("float"),
         }
-
-    def _check_state_value(self, key: str, tensor) -> None:
-        super()._check_state_value(key, tensor)
-        if key == "goal" and tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) >= NUM_LANDMARKS):
-            raise ValueError(f"state['goal']: expected landmark indices 0..{NUM_LANDMARKS - 1}")
 
     def _entity_colors(self, world: int) -> np.ndarray:
         colors = super()._entity_colors(world)

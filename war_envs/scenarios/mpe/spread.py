@@ -10,10 +10,10 @@ import warp as wp
 from war_envs.core import validation as v
 from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.mpe import world as W
-from war_envs.scenarios.mpe.base import (DEFAULT_SENSITIVITY, NAVIGATION_METRICS, NO_SPEED_CAP, Field, Layout,
-                                         MPEBase, info, param)
+from war_envs.scenarios.mpe.base import Field, Layout, MPEBase, param
+from war_envs.scenarios.mpe.common import (CAPTURE_RADIUS, NAVIGATION_METRICS, episode_stream, landmark_coverage,
+                                           navigation_info, uniform_start)
 
-CAPTURE_RADIUS = 0.1  # mpe2 Scenario.CAPTURE_RADIUS
 #: the MAPPO paper's on-policy code draws landmarks from 0.8 · U(−1, 1)² (mpe2, and Spread-v0 by
 #: default: U(−1, 1)²); its "≈ −120" Spread level refers to that start distribution
 ONPOLICY_LANDMARK_RANGE = 0.8
@@ -45,48 +45,9 @@ SPREAD_METRICS = (
 
 # ------------------------------------------------------------------ Warp functions
 @wp.func
-def draw_navigation_start(w: Any, e: int, landmark_range: Any):
-    """Agents ~ U[-1, 1)², landmarks ~ U[-r, r)² (r = ``landmark_range``), from world e's stream."""
-    state = wp.rand_init(w.world_seed[e], w.episode[e])
-    one = type(landmark_range)(1.0)
-    for i in range(w.agent_pos.shape[1]):
-        w.agent_pos[e, i, 0] = W.uniform(wp.randf(state), -one, one)
-        w.agent_pos[e, i, 1] = W.uniform(wp.randf(state), -one, one)
-    for l in range(w.landmark_pos.shape[1]):
-        w.landmark_pos[e, l, 0] = W.uniform(wp.randf(state), -landmark_range, landmark_range)
-        w.landmark_pos[e, l, 1] = W.uniform(wp.randf(state), -landmark_range, landmark_range)
-
-
-@wp.func
-def landmark_coverage(w: Any, e: int):
-    """G = -sum_l min_a |a - l| (each min written to ``w.landmark_min_dist``) and the number of
-    landmarks with an agent closer than ``w.capture_radius``, as (G, count as a float)."""
-    total = type(w.capture_radius)(0.0)
-    occupied = type(w.capture_radius)(0.0)
-    for l in range(w.landmark_pos.shape[1]):
-        min_dist = W.entity_distance(w.agent_pos, e, 0, w.landmark_pos, l)
-        for a in range(1, w.agent_pos.shape[1]):
-            min_dist = wp.min(min_dist, W.entity_distance(w.agent_pos, e, a, w.landmark_pos, l))
-        w.landmark_min_dist[e, l] = min_dist
-        total = total - min_dist
-        if min_dist < w.capture_radius:
-            occupied = occupied + type(w.capture_radius)(1.0)
-    return wp.vector(total, occupied)
-
-
-@wp.func
-def clear_navigation_info(w: Any, e: int):
-    """NEXT_STEP's reset-only step: no collisions, distances or occupied landmarks."""
-    for i in range(w.collisions.shape[1]):
-        w.collisions[e, i] = 0
-    for l in range(w.landmark_min_dist.shape[1]):
-        w.landmark_min_dist[e, l] = type(w.capture_radius)(0.0)
-    w.occupied_landmarks[e] = 0
-
-
-@wp.func
 def spread_reset(w: Any, e: int):
-    draw_navigation_start(w, e, w.landmark_range)
+    """Agents ~ U[-1, 1)², landmarks ~ U[-r, r)² (r = ``landmark_range``)."""
+    uniform_start(w, e, episode_stream(w, e), w.landmark_range)
 
 
 @wp.func
@@ -127,12 +88,6 @@ def spread_observe(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     # comm block: silent agents say nothing (rewritten each step so the buffer self-heals if a
     # caller edits the returned view in place)
     W.write_zeros(out, e, i, o, out.shape[2] - o)
-
-
-def navigation_info(num_agents: int, num_landmarks: int) -> dict[str, Field]:
-    """The info fields of the landmark-covering scenarios (Spread-v0, Command-v0)."""
-    return {"landmark_min_dist": info("float", num_landmarks), "collisions": info("int", num_agents),
-            "occupied_landmarks": info("int")}
 
 
 class Spread(MPEBase):
@@ -197,7 +152,7 @@ class Spread(MPEBase):
     reset_world = spread_reset
     reward_world = spread_reward
     observe_agent = spread_observe
-    clear_info = clear_navigation_info
+    options = {"curriculum", "terminate_on_success", "num_agent_neighbors", "num_landmark_neighbors"}
     per_agent_metrics = ("collisions",)
     episode_metrics = SPREAD_METRICS
     progress_metric = "onpolicy_episode_reward"
@@ -222,12 +177,9 @@ class Spread(MPEBase):
         return Layout(
             groups=[("agent", [f"agent_{i}" for i in range(n)])],
             agent_size=[0.15] * n,
-            agent_accel=[DEFAULT_SENSITIVITY] * n,
-            agent_max_speed=[NO_SPEED_CAP] * n,
             agent_collide=[True] * n,
             agent_color=[(0.35, 0.35, 0.85)] * n,
             landmark_size=[0.05] * n,
-            landmark_collide=[False] * n,
             landmark_color=[(0.25, 0.25, 0.25)] * n,
             curriculum_factors=[1.0, 1.0],
             dim_c=2,

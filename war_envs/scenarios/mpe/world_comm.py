@@ -9,7 +9,7 @@ import warp as wp
 from war_envs.core import validation as v
 from war_envs.scenarios.mpe import world as W
 from war_envs.scenarios.mpe.base import Field, Layout, MPEBase, info, param
-from war_envs.scenarios.mpe.predator_prey import boundary_penalty, predator_prey_metrics
+from war_envs.scenarios.mpe.common import boundary_penalty, catch_metrics, episode_stream, uniform_start
 
 # mpe2 simple_world_comm Scenario constants
 DIM_C = 4
@@ -37,23 +37,7 @@ def in_forest(w: Any, e: int, i: int, f: int):
 @wp.func
 def world_comm_reset(w: Any, e: int):
     """Agents ~ U[-1, 1)²; obstacles, food and forests ~ U[-0.9, 0.9)² (mpe2's reset_world)."""
-    state = wp.rand_init(w.world_seed[e], w.episode[e])
-    one = type(w.dt)(1.0)
-    edge = type(w.dt)(0.9)
-    for i in range(w.agent_pos.shape[1]):
-        w.agent_pos[e, i, 0] = W.uniform(wp.randf(state), -one, one)
-        w.agent_pos[e, i, 1] = W.uniform(wp.randf(state), -one, one)
-    for l in range(w.landmark_pos.shape[1]):
-        w.landmark_pos[e, l, 0] = W.uniform(wp.randf(state), -edge, edge)
-        w.landmark_pos[e, l, 1] = W.uniform(wp.randf(state), -edge, edge)
-
-
-@wp.func
-def world_comm_clear_info(w: Any, e: int):
-    for i in range(w.collisions.shape[1]):
-        w.collisions[e, i] = 0
-        w.food_eaten[e, i] = 0
-        w.boundary_penalty[e, i] = type(w.dt)(0.0)
+    uniform_start(w, e, episode_stream(w, e), type(w.dt)(0.9))
 
 
 @wp.func
@@ -248,29 +232,16 @@ class WorldComm(MPEBase):
     reset_world = world_comm_reset
     reward_world = world_comm_reward
     observe_agent = world_comm_observe
-    clear_info = world_comm_clear_info
     per_agent_metrics = ("collisions", "food_eaten", "boundary_penalty")
 
     def __init__(self, *, num_good: int = 2, num_adversaries: int = 4, num_obstacles: int = 1,
-                 num_food: int = 2, num_forests: int = 2, curriculum: bool = False,
-                 terminate_on_success: bool = False, num_agent_neighbors: int | None = None,
-                 num_landmark_neighbors: int | None = None, **kwargs) -> None:
+                 num_food: int = 2, num_forests: int = 2, **kwargs) -> None:
         self.num_good = v.check_int("num_good", num_good, minimum=1)
         self.num_adversaries = v.check_int("num_adversaries", num_adversaries, minimum=1)
         self.num_obstacles = v.check_int("num_obstacles", num_obstacles, minimum=0)
         self.num_food = v.check_int("num_food", num_food, minimum=1)
         self.num_forests = v.check_int("num_forests", num_forests, minimum=0)
-        if v.check_bool("curriculum", curriculum):
-            raise ValueError("curriculum: WorldComm-v0 (mpe2 simple_world_comm_v3) has no curriculum; expected False")
-        if v.check_bool("terminate_on_success", terminate_on_success):
-            raise ValueError("terminate_on_success: WorldComm-v0 (mpe2 simple_world_comm_v3) has no success "
-                             "condition; expected False")
-        for name, value in (("num_agent_neighbors", num_agent_neighbors),
-                            ("num_landmark_neighbors", num_landmark_neighbors)):
-            if value is not None:
-                raise ValueError(f"{name}: WorldComm-v0 (mpe2 simple_world_comm_v3) has no partial "
-                                 f"observability; expected None, got {value!r}")
-        self.episode_metrics = predator_prey_metrics(self.num_adversaries)
+        self.episode_metrics = catch_metrics(self.num_adversaries)
         super().__init__(**kwargs)
 
     def _layout(self) -> Layout:
