@@ -76,13 +76,16 @@ class UniformPolicy:
     def __init__(self, seed=0):
         self.gen = torch.Generator().manual_seed(seed)
 
-    def act(self, group, obs, state):
+    def act(self, group, obs, state, avail=None):
         a = torch.randint(0, 5, obs.shape[:2], generator=self.gen)
         return a, torch.full(obs.shape[:2], -math.log(5.0)), torch.zeros(obs.shape[:2])
 
     draft = act
 
-    def value(self, group, state):
+    def to_env(self, group, actions):
+        return actions
+
+    def value(self, group, state, obs=None):
         return torch.zeros(state.shape[0], self.n_agents[group])
 
 

@@ -391,17 +391,35 @@ def test_env_without_its_step_masks_is_a_clear_error():
         war_train.train(env, cfg)
 
 
-def test_war_mode_refuses_masked_envs(tmp_path):
+def test_war_mode_trains_masked_envs_with_held_actions(tmp_path):
+    """SMAX-v0 self-play under WAR: the slow group (ally, declared 50 ms a decision) holds its
+    actions between decisions; every stored decision was available under its stored mask, the
+    masks reach the PPO update, and a run through ``war-train``'s entry point completes."""
     from war_train.run import run_training
     from war_train.war_config import WarConfig
+    from war_train.war_mode import WarMode
 
-    cfg = smoke(total_env_steps=16 * 25)
-    with make(WalledSpread, cfg) as env, pytest.raises(ValueError, match="not supported in WAR mode yet"):
-        war_train.train(env, cfg, war=WarConfig())
-    # war-train's WAR runs: refused before the run folder exists
-    with pytest.raises(ValueError, match="SMAX-v0: action masks .* are not supported in WAR mode yet"):
-        run_training(smax(total_env_steps=16 * 25), tmp_path / "runs", war=WarConfig(), log=lambda *_: None)
-    assert not (tmp_path / "runs").exists()
+    costs = {"ally": {"per_decision_ms": 50.0}, "enemy": {"per_decision_ms": 5.0}}
+    cfg = smax(env_kwargs={"map_name": "3m", "enemy": "self_play"}, total_env_steps=16 * 25 * 2)
+    mode = WarMode(cfg, WarConfig(arm="war", costs=costs))
+    assert mode.schedule.interval["ally"] > 1 and mode.schedule.interval["enemy"] == 1
+    rnd = mode.collect()
+    seen = {}
+    for g, b in rnd.windows[0].groups.items():
+        valid = b.valid
+        assert b.action_mask.shape[-1] == mode.envs[0].groups[g].action_space.n
+        chosen = b.action_mask[valid].gather(-1, b.actions[valid].unsqueeze(-1)).squeeze(-1)
+        assert bool(chosen.all()), f"{g}: a stored action was unavailable under its stored mask"
+        seen[g] = float((b.k[valid] > 1).float().mean())
+    assert seen["ally"] > 0 and seen["enemy"] == 0   # the ally's macro-steps span several steps
+    batches = mode.batches(rnd)
+    assert all(batches.groups[g].action_mask is not None for g in batches.groups)
+    row = mode.row(rnd, batches, {}, 0.0)
+    assert row["episodes"] >= 0
+    mode.close()
+    run = run_training(smax(env_kwargs={"map_name": "3m", "enemy": "self_play"}, total_env_steps=16 * 25 * 2),
+                       tmp_path / "runs", war=WarConfig(arm="war", costs=costs), log=lambda *_: None)
+    assert (run / "metrics.csv").exists() and (run / "checkpoint.pt").exists()
 
 
 # ----------------------------------------------------------------------------- SMAX-v0

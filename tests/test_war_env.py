@@ -40,8 +40,8 @@ def user_loop(war, policy, steps, *, garbage=False, seed=0):
             for e in m.ends.nonzero().flatten().tolist():
                 out[g].append((t, e, {"obs": at_decision[g][e], "actions": war.macro[g].held[e].clone(),
                                       "rewards": m.reward[e], "k": int(m.k[e]), "version": int(m.version[e]),
-                                      "start": int(m.start[e]), "terminated": bool(term[first][e, 0]),
-                                      "truncated": bool(trunc[first][e, 0])}))
+                                      "start": int(m.start[e]), "terminated": term[g][e].clone(),
+                                      "truncated": trunc[g][e].clone()}))
     return out
 
 
@@ -63,8 +63,10 @@ def test_wrapper_transitions_equal_the_collectors(schedule):
             assert torch.equal(batch.obs[t, e], rec["obs"])
             assert torch.equal(batch.actions[t, e], rec["actions"])
             assert torch.equal(batch.rewards[t, e], rec["rewards"])  # bitwise: the same accumulation
-            for name in ("k", "version", "start", "terminated", "truncated"):
+            for name in ("k", "version", "start"):
                 assert batch.__dict__[name][t, e].item() == rec[name], name
+            for name in ("terminated", "truncated"):   # (per agent)
+                assert torch.equal(batch.__dict__[name][t, e], rec[name]), name
             checked += 1
     assert checked > 100
     if schedule == "article":  # the slow group held its action: macro-steps longer than one step
@@ -80,7 +82,8 @@ def test_non_deciding_rows_are_ignored_and_held_actions_applied():
         war = WarEnv(war_envs.make("Command-v0", num_envs=E, seed=2, max_cycles=15), article_schedule(E, 15))
         applied = []
         real = war.env.step
-        war.env.step = lambda a, real=real: (applied.append({g: x.clone() for g, x in a.items()}), real(a))[1]
+        war.env.step = lambda a, real=real, trusted=False: (applied.append({g: x.clone() for g, x in a.items()}),
+                                                            real(a, trusted=trusted))[1]
         user_loop(war, FrozenPolicy(war.env, seed=3), 30, garbage=garbage)
         runs.append(applied)
         war.close()

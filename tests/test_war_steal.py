@@ -23,11 +23,14 @@ class Deterministic:
     """Actions, log-probabilities and values fixed functions of each world's own observation and
     state, with elementwise operations only: the same bits whatever the batch a world is in."""
 
-    def act(self, group, obs, state):
+    def act(self, group, obs, state, avail=None):
         a = ((obs[..., 0] > 0).long() + 2 * (obs[..., 1] > 0).long() + (obs[..., 2] > obs[..., 3]).long()).clamp(max=4)
         return a, -obs[..., 0].abs(), self.value(group, state)
 
-    def value(self, group, state):
+    def to_env(self, group, actions):
+        return actions
+
+    def value(self, group, state, obs=None):
         return state[:, :AGENTS[group]] * 0.5
 
 

@@ -124,10 +124,7 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
         env = make_env(config, dist) if war is None else None
         try:
             if war is not None:
-                from war_train.war_mode import refuse_action_masks
-
-                with make_probe_env(config, dist) as probe:
-                    refuse_action_masks(probe)
+                make_probe_env(config, dist).close()
             if dist.is_main:   # (after every check that can refuse the run)
                 for line in warnings:
                     _stderr(line)

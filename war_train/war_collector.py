@@ -48,7 +48,7 @@ import torch
 
 from war_envs.core import validation as v
 from war_envs.war.costs import RESOURCES, CostModel, InferenceCost
-from war_envs.war.env import WarEnv
+from war_envs.war.env import WarEnv, action_layout
 from war_envs.war.scheduler import Schedule
 
 __all__ = ["Trigger", "GroupTransitions", "WindowBatch", "Collector", "stitch", "concat_workers", "DRAFT"]
@@ -95,7 +95,8 @@ class Trigger:
 
 # ----------------------------------------------------------------------------- batches
 _ROW_FIELDS = ("obs", "state", "actions", "logp", "values", "next_values", "rewards", "k", "terminated",
-               "truncated", "valid", "version", "traj", "start", "draft", "fragment_end")
+               "truncated", "valid", "version", "traj", "start", "draft", "fragment_end", "action_mask",
+               "alive")
 
 
 @dataclasses.dataclass
@@ -109,20 +110,22 @@ class GroupTransitions:
 
     obs: torch.Tensor          # [T, E, n, d]  observation at the decision
     state: torch.Tensor        # [T, E, S]     critic input at the decision
-    actions: torch.Tensor      # [T, E, n]     int64
+    actions: torch.Tensor      # [T, E, n, *a] the policy's sample as stored for learning (Discrete: int64)
     logp: torch.Tensor         # [T, E, n]     behaviour log-probability
     values: torch.Tensor       # [T, E, n]
     next_values: torch.Tensor  # [T, E, n]
     rewards: torch.Tensor      # [T, E, n]
     k: torch.Tensor            # [T, E]        steps in the macro-step (int64)
-    terminated: torch.Tensor   # [T, E] bool
-    truncated: torch.Tensor    # [T, E] bool
+    terminated: torch.Tensor   # [T, E, n] bool  per agent, the env's flags at the transition's last step
+    truncated: torch.Tensor    # [T, E, n] bool  (agents that left the game stay terminated; all at an episode end)
     valid: torch.Tensor        # [T, E] bool   a transition ends here
     version: torch.Tensor      # [T, E]        behaviour policy version (int64)
     traj: torch.Tensor         # [T, E]        trajectory id: (global world index) * 2**32 + episode number
     start: torch.Tensor        # [T, E]        global step of the decision (int64)
     draft: torch.Tensor        # [T, E] bool   the action came from the draft policy
     fragment_end: torch.Tensor  # [T, E] bool  last transition of an unfinished trajectory in this window
+    action_mask: torch.Tensor   # [T, E, n, A] bool: available actions at the decision (A = 0: no masks)
+    alive: torch.Tensor         # [T, E, n] bool: the agent was in the game at the decision (env.alive_mask)
 
     @property
     def n_agents(self) -> int:
@@ -194,23 +197,33 @@ def stitch(batches: list[GroupTransitions]) -> GroupTransitions:
 
 # ----------------------------------------------------------------------------- collector
 class _Pending:
-    """What the policy said at each world's last decision of a group (the held action, its
-    accumulated reward, ``k``, version and start are the ``WarEnv``'s macro-step)."""
+    """What the policy said at each world's last decision of a group: its inputs, its sample
+    (``actions``, as stored for learning; the env action it maps to is the ``WarEnv``'s held
+    action), log-prob and value, the available actions (``avail``, ``[E, n, A]``; A = 0 without
+    masks); the accumulated reward, ``k``, version and start are the ``WarEnv``'s macro-step."""
 
-    def __init__(self, E: int, n: int, d: int, S: int, device) -> None:
+    def __init__(self, E: int, n: int, d: int, S: int, device, action: tuple, n_avail: int) -> None:
         z = lambda *s, dtype=torch.float32: torch.zeros(*s, dtype=dtype, device=device)  # noqa: E731
+        shape, dtype = action
         self.obs, self.state = z(E, n, d), z(E, S)
+        self.actions = z(E, n, *shape, dtype=dtype)
         self.logp, self.values = z(E, n), z(E, n)
         self.traj = z(E, dtype=torch.long)
         self.draft = torch.zeros(E, dtype=torch.bool, device=device)
+        self.avail = torch.zeros(E, n, n_avail, dtype=torch.bool, device=device)
+        self.alive = torch.ones(E, n, dtype=torch.bool, device=device)
 
 
 class Collector:
     """Collects WAR windows from one batched env (SAME_STEP autoreset).
 
-    ``policy`` provides ``act(group, obs[w, n, d], state[w, S]) -> (actions[w, n], logp[w, n],
-    values[w, n])``, ``value(group, state[w, S]) -> values[w, n]`` and, for ``fill="draft"``,
-    ``draft(group, obs, state)`` like ``act``.  ``schedule``: when each group decides (default:
+    ``policy`` provides ``act(group, obs[w, n, d], state[w, S], avail) -> (actions[w, n, ...],
+    logp[w, n], values[w, n])`` (``avail``: bool ``[w, n, A]`` available actions, or None when
+    the env has no action masks; ``actions`` as stored for learning), ``to_env(group, actions)``
+    (what the env receives for them), ``value(group, state[w, S], obs[w, n, d]) -> values[w, n]``
+    and, for ``fill="draft"``, ``draft(group, obs, state, avail)`` like ``act``.  With
+    ``env.has_action_mask`` the collector reads the masks after the reset and after every step
+    (``info["action_mask"]``) and stores each decision's with its transition.  ``schedule``: when each group decides (default:
     lock-step).  ``cost``: an ``InferenceCost`` (default: measured policy-call times on a
     virtual clock).  ``cost_models[group]``: ``CostModel``s fed with every call's cost
     (declared, or measured when the lane has no profile) so that the trainer can re-plan.
@@ -229,7 +242,7 @@ class Collector:
                  cost: InferenceCost | None = None, cost_models: dict[str, CostModel] | None = None,
                  draft_groups=(), world_offset: int = 0, stats=None, seed: int | None = None,
                  env_time: bool = True, lane_threads: dict | None = None) -> None:
-        self.war = WarEnv(env, schedule, gamma=gamma)
+        self.war = WarEnv(env, schedule, gamma=gamma, trusted=True)   # (the policy samples from the spaces and masks)
         self.env = env
         self.policy = policy
         self.gamma = self.war.gamma
@@ -264,8 +277,23 @@ class Collector:
         obs = self.war.reset(seed=seed)
         self.obs = {g: o.clone() for g, o in obs.items()}
         self.state = self._joint(self.obs)
+        self.masked = bool(env.has_action_mask)
+        #: bool [E, n, A] available actions at the current observations ([E, n, 0] without masks)
+        self.avail = ({g: m.clone() for g, m in env.action_mask().items()} if self.masked else
+                      {g: torch.zeros(self.E, s.n_agents, 0, dtype=torch.bool, device=self.device)
+                       for g, s in self.groups.items()})
+        self.action_layouts = {g: action_layout(s.action_space) for g, s in self.groups.items()}
+        self.can_leave = bool(env.agents_can_leave)
+        #: bool [E, n]: agents in the game at the current observations (all, where nobody leaves)
+        self.alive = {g: (env.alive_mask[g].clone() if self.can_leave else
+                          torch.ones(self.E, s.n_agents, dtype=torch.bool, device=self.device))
+                      for g, s in self.groups.items()}
+        #: per group, the agents' (terminated, truncated) ``[E, n]`` of the last env step
+        self._agent_flags = {g: (torch.zeros(self.E, s.n_agents, dtype=torch.bool, device=self.device),) * 2
+                             for g, s in self.groups.items()}
         S = self.state.shape[1]
-        self.pending = {g: _Pending(self.E, s.n_agents, s.obs_dim, S, self.device) for g, s in self.groups.items()}
+        self.pending = {g: _Pending(self.E, s.n_agents, s.obs_dim, S, self.device, self.action_layouts[g],
+                                    self.avail[g].shape[-1]) for g, s in self.groups.items()}
         self._rows: dict[str, list[dict]] | None = None
 
     @property
@@ -299,43 +327,53 @@ class Collector:
         for g, s in self.groups.items():
             E, n, d, S = self.E, s.n_agents, s.obs_dim, self.state.shape[1]
             z = lambda *sh, dtype=torch.float32: torch.zeros(*sh, dtype=dtype, device=self.device)  # noqa: E731
+            shape, dtype = self.action_layouts[g]
             self._rows[g].append({
-                "obs": z(E, n, d), "state": z(E, S), "actions": z(E, n, dtype=torch.long), "logp": z(E, n),
+                "obs": z(E, n, d), "state": z(E, S), "actions": z(E, n, *shape, dtype=dtype), "logp": z(E, n),
                 "values": z(E, n), "next_values": z(E, n), "rewards": z(E, n), "k": z(E, dtype=torch.long),
-                "terminated": z(E, dtype=torch.bool), "truncated": z(E, dtype=torch.bool),
+                "terminated": z(E, n, dtype=torch.bool), "truncated": z(E, n, dtype=torch.bool),
                 "valid": z(E, dtype=torch.bool), "version": z(E, dtype=torch.long), "traj": z(E, dtype=torch.long),
                 "start": z(E, dtype=torch.long), "draft": z(E, dtype=torch.bool),
-                "fragment_end": z(E, dtype=torch.bool)})
+                "fragment_end": z(E, dtype=torch.bool),
+                "action_mask": z(E, n, self.avail[g].shape[-1], dtype=torch.bool),
+                "alive": z(E, n, dtype=torch.bool)})
 
     def _close(self, group: str, mask: torch.Tensor, row: int, next_values: torch.Tensor,
                terminated=None, truncated=None) -> None:
         """End the macro-steps of ``group`` in worlds ``mask`` into ``row`` (``next_values``:
-        ``[mask.sum(), n]``)."""
+        ``[mask.sum(), n]``), with the agents' flags of their last step (``terminated`` /
+        ``truncated`` ``[E, n]``; default: the last env step's)."""
+        if terminated is None:
+            terminated, truncated = self._agent_flags[group]
         p, m = self.pending[group], self.war.macro[group]
         r = self._rows[group][row]
         all_worlds = bool(mask.all())
         sel = slice(None) if all_worlds else mask
-        for name in ("obs", "state", "logp", "values", "traj", "draft"):
+        for name in ("obs", "state", "actions", "logp", "values", "traj", "draft"):
             r[name][sel] = getattr(p, name)[sel]
-        for name, source in (("actions", m.held), ("rewards", m.reward), ("k", m.k), ("version", m.version),
-                             ("start", m.start)):
+        r["action_mask"][sel] = p.avail[sel]
+        r["alive"][sel] = p.alive[sel]
+        for name, source in (("rewards", m.reward), ("k", m.k), ("version", m.version), ("start", m.start)):
             r[name][sel] = source[sel]
         r["next_values"][sel] = next_values
         r["valid"][sel] = True
-        if terminated is not None:
-            r["terminated"][sel] = terminated[sel]
-            r["truncated"][sel] = truncated[sel]
+        r["terminated"][sel] = terminated[sel]
+        r["truncated"][sel] = truncated[sel]
         self.war.release(group, sel)
         self._closed += int(mask.sum()) * self.groups[group].n_agents
 
     def _open(self, group: str, idx, obs, state, actions, logp, values, draft: bool) -> None:
         p = self.pending[group]
         p.obs[idx], p.state[idx] = obs, state
-        p.logp[idx], p.values[idx] = logp, values
+        p.actions[idx], p.logp[idx], p.values[idx] = actions, logp, values
+        if self.masked:
+            p.avail[idx] = self.avail[group][idx]
+        if self.can_leave:
+            p.alive[idx] = self.alive[group][idx]
         worlds = torch.arange(self.E, device=self.device)[idx] + self.world_offset
         p.traj[idx] = worlds * (2 ** 32) + torch.from_numpy(self.war.ep_id).to(self.device)[idx]
         p.draft[idx] = draft
-        self.war.decide(group, idx, actions)
+        self.war.decide(group, idx, self.policy.to_env(group, actions))
 
     # -------------------------------------------------------------- windows
     def begin_window(self, version: int = 0) -> None:
@@ -372,9 +410,10 @@ class Collector:
     def _call(self, group: str, idx, is_draft: bool):
         """One policy call of a lane over worlds ``idx``: its inputs, outputs and seconds."""
         obs_g, state = self.obs[group][idx], self.state[idx]
+        avail = self.avail[group][idx] if self.masked else None
         t0 = time.perf_counter()
         fn = self.policy.draft if is_draft else self.policy.act
-        actions, logp, values = fn(group, obs_g, state)
+        actions, logp, values = fn(group, obs_g, state, avail)
         return obs_g, state, actions, logp, values, time.perf_counter() - t0
 
     def step(self) -> None:
@@ -427,20 +466,25 @@ class Collector:
             self.clock.advance(env_s)
         if self.stats is not None:
             self.stats.step(rew, info, done)
+        self._agent_flags = {g: (term[g].clone(), trunc[g].clone()) for g in self.groups}
         if bool(done.any()):  # every world had an action in force: the done ones all close here
-            first = next(iter(self.groups))
-            term_w, trunc_w = term[first][:, 0], trunc[first][:, 0]
+            trunc_w = self.war.last_truncated
             trunc_idx = trunc_w.nonzero().flatten()
             final_state = None
             if len(trunc_idx):
-                final_state = self._joint({g: info["final_obs"][g][trunc_idx] for g in self.groups})
+                final_obs = {g: info["final_obs"][g][trunc_idx] for g in self.groups}
+                final_state = self._joint(final_obs)
             for g in self.groups:
                 nv = torch.zeros_like(self.pending[g].values)
                 if final_state is not None:
-                    nv[trunc_idx] = self.policy.value(g, final_state)
-                self._close(g, done, r, nv[done], term_w, trunc_w)
+                    nv[trunc_idx] = self.policy.value(g, final_state, final_obs[g])
+                self._close(g, done, r, nv[done])
         self.obs = {g: next_obs[g].clone() for g in self.groups}
         self.state = self._joint(self.obs)
+        if self.masked:
+            self.avail = {g: info["action_mask"][g].clone() for g in self.groups}
+        if self.can_leave:
+            self.alive = {g: a.clone() for g, a in self.env.alive_mask.items()}
 
     def end_window(self, reason: str | None = None, preempted: bool = False) -> WindowBatch:
         """Close the transitions that end at the boundary (bootstrap with the current critic) and
@@ -454,9 +498,9 @@ class Collector:
                 ending = self.war.macro[g].active & (self.war.schedule_says(g) | (g in self.draft_groups))
                 if bool(ending.any()):
                     if bool(ending.all()):
-                        nv = self.policy.value(g, self.state)
+                        nv = self.policy.value(g, self.state, self.obs[g])
                     else:
-                        nv = self.policy.value(g, self.state[ending])
+                        nv = self.policy.value(g, self.state[ending], self.obs[g][ending])
                     self._close(g, ending, T - 1, nv)
                 rows = self._rows[g]
                 fields = {name: torch.stack([row[name] for row in rows]) for name in _ROW_FIELDS}
@@ -503,6 +547,9 @@ class Collector:
             raise RuntimeError("state_dict: a window is open; call end_window() first")
         return {"env_state": {k: t.cpu() for k, t in self.env.get_state().items()},
                 "obs": {g: o.cpu().clone() for g, o in self.obs.items()},
+                "avail": {g: m.cpu().clone() for g, m in self.avail.items()},
+                "alive": {g: a.cpu().clone() for g, a in self.alive.items()},
+                "agent_flags": {g: [f.cpu().clone() for f in flags] for g, flags in self._agent_flags.items()},
                 "war": self.war.state_dict(),
                 "pending": {g: {name: t.cpu().clone() for name, t in vars(p).items()} for g, p in self.pending.items()},
                 "clock": self.clock.state_dict() if self.cost.virtual else None,
@@ -520,6 +567,11 @@ class Collector:
                 raise ValueError(f"state['obs'][{g!r}]: expected shape {tuple(self.obs[g].shape)}, "
                                  f"got {tuple(o.shape)}")
         for g, p in self.pending.items():
+            saved_avail = state.get("avail", {}).get(g)
+            if set(state["pending"][g]) != set(vars(p)) or saved_avail is None or \
+                    tuple(saved_avail.shape) != tuple(self.avail[g].shape):
+                raise ValueError(f"state['pending'][{g!r}]: expected the entries {sorted(vars(p))} and available "
+                                 f"actions of shape {tuple(self.avail[g].shape)} (a checkpoint of an older war-envs?)")
             for name, t in vars(p).items():
                 saved = state["pending"][g][name]
                 if tuple(saved.shape) != tuple(t.shape) or saved.dtype != t.dtype:
@@ -530,6 +582,12 @@ class Collector:
         self.war.load_state_dict(state["war"])
         self.env.set_state({k: t.to(self.env.torch_device) for k, t in state["env_state"].items()})
         self.obs = {g: state["obs"][g].to(self.device).clone() for g in self.groups}
+        self.avail = {g: state["avail"][g].to(self.device).clone() for g in self.groups}
+        self.alive = {g: _checked(f"state['alive'][{g!r}]", state["alive"][g], self.alive[g]).clone()
+                      for g in self.groups}
+        self._agent_flags = {g: tuple(_checked(f"state['agent_flags'][{g!r}]", f, like).clone()
+                                      for f, like in zip(state["agent_flags"][g], self._agent_flags[g]))
+                             for g in self.groups}
         self.state = self._joint(self.obs)
         for g, p in self.pending.items():
             for name, t in vars(p).items():
@@ -560,6 +618,9 @@ class Collector:
         return {"t": self.t,
                 "env": {k: s[idx.to(s.device)].clone() for k, s in env_state.items()},
                 "obs": {g: o[idx].clone() for g, o in self.obs.items()},
+                "avail": {g: m[idx].clone() for g, m in self.avail.items()},
+                "alive": {g: a[idx].clone() for g, a in self.alive.items()},
+                "agent_flags": {g: [f[idx].clone() for f in flags] for g, flags in self._agent_flags.items()},
                 "macro": {g: {name: t[idx].clone() for name, t in vars(m).items()}
                           for g, m in self.war.macro.items()},
                 "pending": {g: {name: (t[idx] % 2 ** 32 if name == "traj" else t[idx].clone())
@@ -578,6 +639,11 @@ class Collector:
         self.env.set_state(carry["env"], worlds=idx)
         for g in self.groups:
             self.obs[g][sel] = carry["obs"][g]
+            self.avail[g][sel] = carry["avail"][g]
+            self.alive[g][sel] = carry["alive"][g]
+            self._agent_flags[g] = tuple(f.clone() for f in self._agent_flags[g])   # (a fresh copy, then its rows)
+            for f, saved in zip(self._agent_flags[g], carry["agent_flags"][g]):
+                f[sel] = saved
             for name, t in vars(self.war.macro[g]).items():
                 t[sel] = carry["macro"][g][name]
             for name, t in vars(self.pending[g]).items():
@@ -651,7 +717,7 @@ def _mark_fragment_ends(batch: GroupTransitions) -> None:
         return
     e = has.nonzero().flatten()
     t = last[e]
-    open_end = ~(batch.terminated[t, e] | batch.truncated[t, e])
+    open_end = ~(batch.terminated[t, e] | batch.truncated[t, e]).all(-1)   # (every agent's flag: the episode ended)
     batch.fragment_end[t[open_end], e[open_end]] = True
 
 
@@ -679,3 +745,11 @@ def concat_workers(windows: list[WindowBatch]) -> dict[str, GroupTransitions]:
         else:
             out[g] = GroupTransitions(**{name: torch.cat([p[name] for p in parts], dim=1) for name in _ROW_FIELDS})
     return out
+
+
+def _checked(name: str, value, like: torch.Tensor) -> torch.Tensor:
+    """``value`` as a tensor of ``like``'s shape and dtype on its device (``ValueError`` otherwise)."""
+    if not isinstance(value, torch.Tensor) or tuple(value.shape) != tuple(like.shape) or value.dtype != like.dtype:
+        got = f"{value.dtype} {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
+        raise ValueError(f"{name}: expected a {like.dtype} tensor of shape {tuple(like.shape)}, got {got}")
+    return value.to(like.device)

@@ -75,12 +75,15 @@ from war_train.war_config import WarConfig, war_config_to_dict
 from war_train.war_rounds import Round, collect_round
 from war_train.weights import group_balancing_weights, kish_ess, staleness_summary
 
-__all__ = ["WarMode", "WarPolicy", "war_columns", "refuse_action_masks"]
+__all__ = ["WarMode", "WarPolicy", "war_columns"]
 
 
 # ----------------------------------------------------------------------------- behaviour policy
 class WarPolicy:
-    """What the collectors call: sample from a group's actor, value from its critic."""
+    """What the collectors call: sample from a group's actor (from the available actions, where
+    the env has masks), value from its critic (centralized on the state, or local on the
+    observations), and the env action of a sample (``to_env``: Box samples are squashed into the
+    box)."""
 
     def __init__(self, policies, gen: torch.Generator, drafts: dict | None = None,
                  lane_gens: dict | None = None) -> None:
@@ -88,24 +91,27 @@ class WarPolicy:
         self.lane_gens = lane_gens or {}  # lanes called concurrently: a generator each
 
     @torch.no_grad()
-    def act(self, group, obs, state):
+    def act(self, group, obs, state, avail=None):
         p = self.policies[group]
         out, _ = p.forward_actor(obs)
-        actions, logp = p.dist.draw(out, self.lane_gens.get(group, self.gen))
+        actions, logp = p.dist.draw(out, self.lane_gens.get(group, self.gen), avail)
         values, _ = p.value(state, obs)
         return actions, logp, values
 
     @torch.no_grad()
-    def draft(self, group, obs, state):
+    def draft(self, group, obs, state, avail=None):
         p = self.policies[group]
         out, _ = self.drafts[group](p.actor_input(obs))
-        actions, logp = p.dist.draw(out, self.lane_gens.get(group + DRAFT, self.gen))
+        actions, logp = p.dist.draw(out, self.lane_gens.get(group + DRAFT, self.gen), avail)
         values, _ = p.value(state, obs)
         return actions, logp, values
 
+    def to_env(self, group, actions):
+        return self.policies[group].dist.to_env(actions)
+
     @torch.no_grad()
-    def value(self, group, state):
-        return self.policies[group].value(state, None)[0]
+    def value(self, group, state, obs):
+        return self.policies[group].value(state, obs)[0]
 
 
 def war_columns(groups, lanes) -> list[str]:
@@ -120,15 +126,6 @@ def war_columns(groups, lanes) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- trainer
-def refuse_action_masks(env) -> None:
-    """``ValueError`` for an env with action masks (``has_action_mask``): the WAR collector does
-    not carry them (yet); lock-step training does."""
-    if env.has_action_mask:
-        raise ValueError(f"{env.env_id or type(env).__name__}: action masks (has_action_mask: some actions are "
-                         "unavailable at times) are not supported in WAR mode yet; train it lock-step (without "
-                         "a WAR config: war_train.train(env, config), or war-train train without --war/--arm)")
-
-
 class WarMode:
     """MAPPO with the WAR harness; ``update()`` runs one round and returns its metrics row."""
 
@@ -190,11 +187,6 @@ class WarMode:
         if sum(e.num_envs for e in self.envs) != cfg.num_envs:
             raise ValueError(f"num_envs: the worker envs hold {sum(e.num_envs for e in self.envs)} worlds, "
                              f"config.num_envs is {cfg.num_envs}")
-        refuse_action_masks(self.envs[0])
-        for g, spec in self.envs[0].groups.items():   # (the collector holds int64 [E, n] actions)
-            if not isinstance(spec.action_space, gymnasium.spaces.Discrete):
-                raise ValueError(f"group {g!r}: the WAR harness's collector takes Discrete actions, got "
-                                 f"{spec.action_space}; train it lock-step with war_train.train")
 
     def _build_costs(self) -> None:
         """Declared profiles (or None: measured), the schedule and the online estimates per group."""
@@ -223,6 +215,10 @@ class WarMode:
             if g not in self.groups:
                 raise ValueError(f"draft_groups: unknown group {g!r}")
             spec = self.groups[g]
+            if not isinstance(spec.action_space, gymnasium.spaces.Discrete) or self.envs[0].has_action_mask:
+                raise ValueError(f"fill: a draft policy is a small categorical actor distilled from group {g!r}'s; "
+                                 f"it needs Discrete actions without action masks, got {spec.action_space}"
+                                 f"{' with masks' if self.envs[0].has_action_mask else ''}; use fill='hold'")
             small = dataclasses.replace(cfg, hidden_size=war.draft_hidden)
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(cfg.seed + 7919)
@@ -363,16 +359,17 @@ class WarMode:
         """``(GroupBatch, importance ratios or None, V-trace used)`` of group ``g``'s kept transitions."""
         cfg, war, vnorm = self.cfg, self.war, self.learner.vnorm[g]
         obs_f, act_f, old_logp_f = b.obs[keep], b.actions[keep], b.logp[keep]
+        avail_f = b.action_mask[keep] if self.envs[0].has_action_mask else None
         values = vnorm.denormalize(b.values)
         next_values = vnorm.denormalize(b.next_values)
         off = (b.draft | (lag > 0)) & keep
         cur_logp = ratio = None
         if bool(off.any()) or war.vtrace == "always":
             out, _ = p.actor(p.actor_input(obs_f))
-            cur_logp = p.dist.log_prob(out, act_f)
+            cur_logp = p.dist.log_prob(out, act_f, avail_f)
             ratio = (cur_logp - old_logp_f).exp()
         use_vtrace = war.vtrace == "always" or (war.vtrace == "auto" and bool((lag[keep] > 1).any()))
-        k, term, trunc = b.k[..., None], b.terminated[..., None], b.truncated[..., None]
+        k, term, trunc = b.k[..., None], b.terminated, b.truncated   # (flags per agent)
         if use_vtrace:
             log_rhos = torch.zeros_like(values)
             log_rhos[keep] = cur_logp - old_logp_f
@@ -381,8 +378,10 @@ class WarMode:
         else:
             advantages, returns = losses.smdp_gae(b.rewards, values, next_values, k, term, trunc, cfg.gamma,
                                                   cfg.gae_lambda, valid=keep[..., None])
-        batch = GroupBatch(obs_f, b.state[keep], act_f, old_logp_f, b.values[keep], returns[keep], advantages[keep],
-                           values[keep])
+        state_f = b.state[keep] if not p.local_critic else None
+        alive_f = b.alive[keep] if self.envs[0].agents_can_leave else None   # (agents out of the game: no loss)
+        batch = GroupBatch(obs_f, state_f, act_f, old_logp_f, b.values[keep], returns[keep], advantages[keep],
+                           values[keep], alive_f, action_mask=avail_f)
         return batch, ratio, use_vtrace
 
     def fail(self, what: str, hint: str) -> Exception:
@@ -544,9 +543,6 @@ def _refuse_unsupported(cfg: TrainConfig) -> None:
     if cfg.frame_stack != 1:
         raise ValueError("frame_stack: the WAR harness's collector hands policies single observations; use "
                          "frame_stack=1")
-    if cfg.critic_input != "state":
-        raise ValueError("critic_input: the WAR harness's collector bootstraps from the state; use "
-                         "critic_input='state'")
 
 
 def _batch_stats(groups, counts: dict, gw: dict, ratios: dict, lags: list, lag_w: list) -> dict:

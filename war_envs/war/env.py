@@ -48,7 +48,7 @@ import torch
 from war_envs.core import validation as v
 from war_envs.war.scheduler import Schedule, plan, with_episode_starts
 
-__all__ = ["WarEnv", "MacroStepInfo", "every_step_schedule"]
+__all__ = ["WarEnv", "MacroStepInfo", "every_step_schedule", "action_layout"]
 
 
 def every_step_schedule(groups) -> Schedule:
@@ -88,26 +88,35 @@ class WarEnv:
     ``env``: a ``war_envs`` batched env with ``autoreset_mode=SAME_STEP``.  ``schedule``: when
     each group decides (default: every group at every step; ``WarEnv.from_costs`` plans one from
     per-group costs).  ``gamma``: the discount of the accumulated macro-step reward.
+    ``trusted``: step the env through its trusted path (see the attribute; a trainer sampling from
+    the spaces and masks sets it; held actions are not re-validated there).
     """
 
-    def __init__(self, env, schedule: Schedule | None = None, *, gamma: float = 0.99) -> None:
+    def __init__(self, env, schedule: Schedule | None = None, *, gamma: float = 0.99, trusted: bool = False) -> None:
         mode = getattr(env, "autoreset_mode", None)
         if mode is None or mode.name != "SAME_STEP":
             raise ValueError(f"env: WAR needs a batched env with SAME_STEP autoreset, got {getattr(mode, 'name', mode)}")
         self.env = env
         self.gamma = v.check_float("gamma", gamma, low=0.0, high=1.0)
+        #: step the env through its trusted path (``env.step(..., trusted=True)``): for actions drawn
+        #: from the action spaces (and masks) by construction, as a trainer's policies draw them; a
+        #: held action that has become unavailable then has the env's own semantics (SMAX: JaxMARL's)
+        #: where the validated path would refuse it
+        self.trusted = v.check_bool("trusted", trusted)
         self.groups = dict(env.groups)
         self.num_envs = env.num_envs
         self.device = getattr(env, "torch_device", torch.device("cpu"))
         self.schedule = schedule if schedule is not None else every_step_schedule(self.groups)
         self.version = 0
         self.last_env_seconds = 0.0                               # the last env.step's wall time
+        #: bool ``[E]`` per-world flags of the last step (``env.world_flags()``)
+        self.last_terminated = self.last_truncated = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
         self.t = 0                                                # global step
         self.ep_step = np.zeros(self.num_envs, dtype=np.int64)    # steps since each world's episode began
         self.ep_id = np.zeros(self.num_envs, dtype=np.int64)      # episodes each world has finished
         self.macro = {}
         for g, spec in self.groups.items():
-            shape, dtype = _action_layout(spec.action_space)
+            shape, dtype = action_layout(spec.action_space)
             self.macro[g] = _Macro(self.num_envs, spec.n_agents, shape, dtype, self.device)
 
     @classmethod
@@ -192,10 +201,10 @@ class WarEnv:
                 raise RuntimeError(f"advance: group {g!r} has no action in force in worlds {missing[:8]}"
                                    f"{' ...' if len(missing) > 8 else ''}; call decide() there first")
         t0 = time.perf_counter()
-        obs, rew, term, trunc, info = self.env.step({g: m.held for g, m in self.macro.items()})
+        obs, rew, term, trunc, info = self.env.step({g: m.held for g, m in self.macro.items()}, trusted=self.trusted)
         self.last_env_seconds = time.perf_counter() - t0
-        first = next(iter(self.groups))
-        term_w, trunc_w = term[first][:, 0].clone(), trunc[first][:, 0].clone()
+        term_w, trunc_w = (f.clone() for f in self.env.world_flags())   # (agents may leave before the episode ends)
+        self.last_terminated, self.last_truncated = term_w, trunc_w
         done = term_w | trunc_w
         for g, m in self.macro.items():
             m.reward += m.gpow * rew[g]
@@ -280,7 +289,7 @@ def _checked(name: str, value, like: torch.Tensor) -> torch.Tensor:
     return value.to(like.device)
 
 
-def _action_layout(space) -> tuple[tuple, torch.dtype]:
+def action_layout(space) -> tuple[tuple, torch.dtype]:
     """Per-agent action shape and dtype of a Gymnasium space (``Discrete``: scalar int64)."""
     if type(space).__name__ == "Discrete":
         return (), torch.long
