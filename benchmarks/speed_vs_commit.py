@@ -18,10 +18,13 @@ least ``--seconds``:
 * ``kernels``: the actions written once, then ``env._run_step()`` (the captured step's replay:
   the kernels and the launch overhead, no action copy, no info dict).
 
-Rounds are interleaved (round r: every scenario, both trees, the tree order alternating between
-rounds) and the table reports each tree's median env-steps/s over ``--rounds`` rounds and the
-ratio new / ref of the medians, with the min-max range over rounds.  Timings under load (other
-jobs on the machine) are noisier: the results file records ``--note``.
+The figures are env-steps per second of the subprocess's own CPU time (``time.process_time``:
+the time other jobs held the pinned core is left out, which wall-clock rates on a shared machine
+do not; the wall-clock rates are in the results file too).  Rounds are interleaved (round r:
+every scenario, both trees, the tree order alternating between rounds) and the table reports
+each tree's median over ``--rounds`` rounds and the ratio new / ref of the medians, with the
+min-max range of the rounds' ratios.  Timings under load (other jobs on the machine) are
+noisier even so: the results file records ``--note``.
 
 Usage
 -----
@@ -75,16 +78,17 @@ def _random_actions(env, torch, gen):
     return batch
 
 
-def _timed(fn, seconds: float) -> tuple[int, float]:
-    """Call ``fn(k)`` for k = 0, 1, ... until ``seconds`` have passed; (calls, elapsed)."""
-    calls, start = 0, time.perf_counter()
+def _timed(fn, seconds: float) -> tuple[int, float, float]:
+    """Call ``fn(k)`` for k = 0, 1, ... until ``seconds`` of wall time have passed; (calls, wall
+    seconds, CPU seconds of this process)."""
+    calls, start, cpu = 0, time.perf_counter(), time.process_time()
     while True:
         for _ in range(POOL):
             fn(calls % POOL)
             calls += 1
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
-            return calls, elapsed
+            return calls, elapsed, time.process_time() - cpu
 
 
 def child(args) -> None:
@@ -107,12 +111,15 @@ def child(args) -> None:
         env.reset()
         for k in range(args.warmup):
             env.step(pool[k % POOL], trusted=True)
-        step_calls, step_s = _timed(lambda k: env.step(pool[k], trusted=True), args.seconds)
+        figures = {"scenario": args.scenario, "worlds": E, "agents": env.num_agents}
+        step = _timed(lambda k: env.step(pool[k], trusted=True), args.seconds)
         env._write_trusted_actions(pool[0])
-        kernel_calls, kernel_s = _timed(lambda k: env._run_step(), args.seconds)
+        kernels = _timed(lambda k: env._run_step(), args.seconds)
         env.close()
-        print(json.dumps({"scenario": args.scenario, "worlds": E, "agents": env.num_agents,
-                          "step": E * step_calls / step_s, "kernels": E * kernel_calls / kernel_s}), flush=True)
+        for what, (calls, wall, cpu) in (("step", step), ("kernels", kernels)):
+            figures[what] = E * calls / cpu
+            figures[f"{what}_wall"] = E * calls / wall
+        print(json.dumps(figures), flush=True)
 
 
 def list_ids(prefix: str) -> None:
@@ -191,7 +198,7 @@ def main(argv=None) -> None:
                     for line in _run_child(trees[tree], [*common, "--scenario", sc]).strip().splitlines():
                         r = json.loads(line)
                         cell = figures.setdefault((sc, r["worlds"]), {"agents": r["agents"]})
-                        for what in ("step", "kernels"):
+                        for what in ("step", "kernels", "step_wall", "kernels_wall"):
                             cell.setdefault(f"{tree}_{what}", []).append(r[what])
             print(f"round {rnd + 1}/{args.rounds} done", file=sys.stderr, flush=True)
     finally:
@@ -200,7 +207,7 @@ def main(argv=None) -> None:
     rows = []
     head = (f"{'scenario':<18} {'worlds':>6} | {'step ref':>9} {'step new':>9} {'new/ref':>7} {'range':>11} | "
             f"{'kern ref':>9} {'kern new':>9} {'new/ref':>7} {'range':>11}")
-    print(f"env-steps/s, medians of {args.rounds} interleaved rounds, one pinned core "
+    print(f"env-steps per CPU second, medians of {args.rounds} interleaved rounds, one pinned core "
           f"(ref {args.ref} = {ref_sha[:7]}, new {new_sha[:7]}{' + changes' if dirty else ''})")
     print(head)
     print("-" * len(head))
@@ -212,7 +219,8 @@ def main(argv=None) -> None:
             m_ref, m_new = statistics.median(ref), statistics.median(new)
             ratios = [n / r for n, r in zip(new, ref)]
             row[what] = {"ref_median": m_ref, "new_median": m_new, "ratio": m_new / m_ref,
-                         "ratio_min": min(ratios), "ratio_max": max(ratios), "ref_rounds": ref, "new_rounds": new}
+                         "ratio_min": min(ratios), "ratio_max": max(ratios), "ref_rounds": ref, "new_rounds": new,
+                         "ref_rounds_wall": cell[f"ref_{what}_wall"], "new_rounds_wall": cell[f"new_{what}_wall"]}
             line += (f" {fmt(m_ref):>9} {fmt(m_new):>9} {m_new / m_ref:>7.3f} "
                      f"{min(ratios):.2f}-{max(ratios):.2f} |")
         rows.append(row)
