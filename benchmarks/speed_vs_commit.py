@@ -8,9 +8,9 @@ at the end).  Every scenario of ``--scenarios`` (default: every MPE scenario reg
 trees) at every ``--worlds`` size is then stepped by both trees, each in its own subprocess with
 ``PYTHONPATH`` pointing at that tree and pinned to one core (``os.sched_setaffinity``,
 ``num_threads=1``).  A subprocess builds the env (``war_envs.make(id, num_envs=E, seed=0)``,
-float32, the scenario's default autoreset mode, plus ``--kwargs``), resets it, draws a pool of 16 batches of
-uniformly random actions from the groups' action spaces, steps ``--warmup`` times (kernel
-compilation and graph capture: not timed), then times two loops over the pool, each for at
+float32, the scenario's default autoreset mode, plus ``--kwargs``), resets it, draws a pool of
+16 batches of uniformly random actions from the groups' action spaces, steps ``--warmup`` times
+(kernel compilation and graph capture: not timed), then times two loops over the pool, each for at
 least ``--seconds``:
 
 * ``step``: ``env.step(actions, trusted=True)`` -- the batch API's trusted path (what a trainer
@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -203,6 +204,7 @@ def main(argv=None) -> None:
             print(f"round {rnd + 1}/{args.rounds} done", file=sys.stderr, flush=True)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(tmp)], cwd=ROOT, capture_output=True)
+        shutil.rmtree(tmp.parent, ignore_errors=True)
 
     rows = []
     head = (f"{'scenario':<18} {'worlds':>6} | {'step ref':>9} {'step new':>9} {'new/ref':>7} {'range':>11} | "
