@@ -345,18 +345,8 @@ class BatchedEnv:
         self._world_ids.add(id(array))
         return array
 
-    def _launch(self, kernel, inputs: list, worlds: slice | None = None) -> None:
-        """Launch ``kernel`` with one thread per world of ``worlds`` (all if None); per-world
-        buffers among ``inputs`` are sliced to that shard."""
-        if worlds is None or (worlds.start == 0 and worlds.stop == self.num_envs):
-            wp.launch(kernel, dim=self.num_envs, inputs=inputs, device=self.device)
-            return
-        # (Warp cannot slice an array with a zero-length axis; kernels never index those)
-        inputs = [a[worlds] if id(a) in self._world_ids and a.size else a for a in inputs]
-        wp.launch(kernel, dim=worlds.stop - worlds.start, inputs=inputs, device=self.device)
-
-    # Struct-based scenarios (MPE, SMAX) keep every array and parameter in one ``wp.struct``
-    # instance ``self._w`` of type ``self._Struct`` and launch one thread per world with it.
+    # Scenarios keep every array and parameter in one ``wp.struct`` instance ``self._w`` of type
+    # ``self._Struct`` and launch one thread per world (or per world and agent) with it.
     def _struct(self, worlds: slice | None):
         """The world struct for a shard of worlds (its per-world arrays sliced to the shard)."""
         if worlds is None or (worlds.start == 0 and worlds.stop == self.num_envs):
@@ -373,11 +363,12 @@ class BatchedEnv:
             self._shard_structs[key] = shard
         return shard
 
-    def _launch_world(self, kernel, worlds: slice | None, *extra) -> None:
-        """Launch ``kernel`` (first argument: the world struct) with one thread per world of
-        ``worlds`` (all if None)."""
+    def _launch_world(self, kernel, worlds: slice | None, *extra, per_agent: bool = False) -> None:
+        """Launch ``kernel`` (arguments: the world struct, then ``extra``) with one thread per
+        world of ``worlds`` (all if None), or with ``per_agent`` one per (world, agent)."""
         n = self.num_envs if worlds is None else worlds.stop - worlds.start
-        wp.launch(kernel, dim=n, inputs=[self._struct(worlds), *extra], device=self.device)
+        dim = (n, self.num_agents) if per_agent else n
+        wp.launch(kernel, dim=dim, inputs=[self._struct(worlds), *extra], device=self.device)
 
     def _make_views(self) -> None:
         """Torch views handed out by reset/step; built once so the hot path allocates little."""

@@ -56,6 +56,9 @@ def shared_fields(F) -> dict:
     return {
         # Params (one value per agent / landmark, shared by every world)
         "mode": int, "max_cycles": int, "continuous": int, "dim_c": int,
+        # 1 when every agent moves / has mass 1 (the physics then skips the per-agent test / the
+        # divisions by the mass); 0 (a struct's default) when not known
+        "all_movable": int, "unit_masses": int,
         "dt": F, "damping": F, "contact_force": F, "contact_margin": F,
         "agent_size": wp.array(dtype=F), "agent_mass": wp.array(dtype=F),
         "agent_movable": wp.array(dtype=wp.int32), "agent_silent": wp.array(dtype=wp.int32),
@@ -282,7 +285,7 @@ def action_force(w: Any, e: int, i: int):
         uy = type(zero)(w.action_continuous[e, i, 4] - w.action_continuous[e, i, 3])
     else:
         a = w.action_discrete[e, i]
-        if w.agent_silent[i] == 0:
+        if w.dim_c > 0 and w.agent_silent[i] == 0:  # (no agent speaks without a channel)
             a = a % NUM_MOVE_ACTIONS
         if a == 1:
             ux = type(zero)(-1.0)
@@ -296,36 +299,38 @@ def action_force(w: Any, e: int, i: int):
 
 
 @wp.func
-def agent_force(w: Any, e: int, i: int):
-    """force_i = u_i (movable agents) + contact forces from every other colliding entity,
-    summed in entity order (agents, then landmarks) like mpe2."""
-    zero = type(w.dt)(0.0)
-    fx = zero
-    fy = zero
-    if w.agent_movable[i] != 0:
-        u = action_force(w, e, i)
-        fx = u[0]
-        fy = u[1]
-    if w.agent_collide[i] != 0:
-        px = w.agent_pos[e, i, 0]
-        py = w.agent_pos[e, i, 1]
-        size_i = w.agent_size[i]
-        for j in range(w.agent_pos.shape[1]):
-            if j != i and w.agent_collide[j] != 0:
-                dx = px - w.agent_pos[e, j, 0]
-                dy = py - w.agent_pos[e, j, 1]
-                dist_min = size_i + w.agent_size[j]
-                if in_contact_range(dx, dy, dist_min, w.contact_margin):
-                    fx = fx + contact_force_x(dx, dy, dist_min, w.contact_force, w.contact_margin)
-                    fy = fy + contact_force_x(dy, dx, dist_min, w.contact_force, w.contact_margin)
-        for l in range(w.landmark_pos.shape[1]):
-            if w.landmark_collide[l] != 0:
-                dx = px - w.landmark_pos[e, l, 0]
-                dy = py - w.landmark_pos[e, l, 1]
-                dist_min = size_i + w.landmark_size[l]
-                if in_contact_range(dx, dy, dist_min, w.contact_margin):
-                    fx = fx + contact_force_x(dx, dy, dist_min, w.contact_force, w.contact_margin)
-                    fy = fy + contact_force_x(dy, dx, dist_min, w.contact_force, w.contact_margin)
+def add_contact_forces(w: Any, e: int, i: int):
+    """Add to ``w.force[e, i]`` the contact forces on colliding agent i from the colliding agents
+    after it and from the colliding landmarks, and to each such agent j the reaction: j's force
+    from i is exactly minus i's from j (every operation of contact_force_x is odd in (dx, dy)
+    and dist_min is a commutative sum), so each pair is worked out once.  Called for i = 0, 1, ...
+    after every force holds u_i, agent i's sum runs in mpe2's entity order: u_i, the agents
+    before it (added at their turns), the agents after it, then the landmarks."""
+    px = w.agent_pos[e, i, 0]
+    py = w.agent_pos[e, i, 1]
+    size_i = w.agent_size[i]
+    fx = w.force[e, i, 0]
+    fy = w.force[e, i, 1]
+    for j in range(i + 1, w.agent_pos.shape[1]):
+        if w.agent_collide[j] != 0:
+            dx = px - w.agent_pos[e, j, 0]
+            dy = py - w.agent_pos[e, j, 1]
+            dist_min = size_i + w.agent_size[j]
+            if in_contact_range(dx, dy, dist_min, w.contact_margin):
+                cx = contact_force_x(dx, dy, dist_min, w.contact_force, w.contact_margin)
+                cy = contact_force_x(dy, dx, dist_min, w.contact_force, w.contact_margin)
+                fx = fx + cx
+                fy = fy + cy
+                w.force[e, j, 0] = w.force[e, j, 0] - cx
+                w.force[e, j, 1] = w.force[e, j, 1] - cy
+    for l in range(w.landmark_pos.shape[1]):
+        if w.landmark_collide[l] != 0:
+            dx = px - w.landmark_pos[e, l, 0]
+            dy = py - w.landmark_pos[e, l, 1]
+            dist_min = size_i + w.landmark_size[l]
+            if in_contact_range(dx, dy, dist_min, w.contact_margin):
+                fx = fx + contact_force_x(dx, dy, dist_min, w.contact_force, w.contact_margin)
+                fy = fy + contact_force_x(dy, dx, dist_min, w.contact_force, w.contact_margin)
     w.force[e, i, 0] = fx
     w.force[e, i, 1] = fy
 
@@ -353,6 +358,27 @@ def communicate(w: Any, e: int, i: int):
             w.agent_comm[e, i, say] = type(zero)(1.0)
 
 
+@wp.func
+def integrate(w: Any, e: int, i: int, keep: Any):
+    """Semi-implicit Euler for agent i (``w.force`` already divided by the mass): pos += vel dt;
+    vel = vel (1 - damping) + force dt; vel scaled to max_speed if faster (max_speed < 0: no
+    cap)."""
+    vx = w.agent_vel[e, i, 0]
+    vy = w.agent_vel[e, i, 1]
+    w.agent_pos[e, i, 0] = w.agent_pos[e, i, 0] + vx * w.dt
+    w.agent_pos[e, i, 1] = w.agent_pos[e, i, 1] + vy * w.dt
+    vx = vx * keep + w.force[e, i, 0] * w.dt
+    vy = vy * keep + w.force[e, i, 1] * w.dt
+    max_speed = w.agent_max_speed[e, i]
+    if max_speed >= type(w.dt)(0.0):
+        speed = wp.sqrt(vx * vx + vy * vy)
+        if speed > max_speed:
+            vx = vx / speed * max_speed
+            vy = vy / speed * max_speed
+    w.agent_vel[e, i, 0] = vx
+    w.agent_vel[e, i, 1] = vy
+
+
 def physics_kernel(World):
     """One world (owner thread): every agent's force from the current positions, then
     semi-implicit Euler for the movable agents with damping and a speed cap (max_speed < 0: no
@@ -363,26 +389,35 @@ def physics_kernel(World):
         if w.pending_reset[e] != 0:
             return
         num_agents = w.agent_pos.shape[1]
+        zero = type(w.dt)(0.0)
+        one = type(w.dt)(1.0)
+        # force_i = u_i (movable agents) + contact forces from every other colliding entity,
+        # summed in entity order (agents, then landmarks) like mpe2
         for i in range(num_agents):
-            agent_force(w, e, i)
-        keep = type(w.dt)(1.0) - w.damping
-        for i in range(num_agents):
+            fx = zero
+            fy = zero
             if w.agent_movable[i] != 0:
-                vx = w.agent_vel[e, i, 0]
-                vy = w.agent_vel[e, i, 1]
-                w.agent_pos[e, i, 0] = w.agent_pos[e, i, 0] + vx * w.dt
-                w.agent_pos[e, i, 1] = w.agent_pos[e, i, 1] + vy * w.dt
-                mass = w.agent_mass[i]
-                vx = vx * keep + w.force[e, i, 0] / mass * w.dt
-                vy = vy * keep + w.force[e, i, 1] / mass * w.dt
-                max_speed = w.agent_max_speed[e, i]
-                if max_speed >= type(w.dt)(0.0):
-                    speed = wp.sqrt(vx * vx + vy * vy)
-                    if speed > max_speed:
-                        vx = vx / speed * max_speed
-                        vy = vy / speed * max_speed
-                w.agent_vel[e, i, 0] = vx
-                w.agent_vel[e, i, 1] = vy
+                u = action_force(w, e, i)
+                fx = u[0]
+                fy = u[1]
+            w.force[e, i, 0] = fx
+            w.force[e, i, 1] = fy
+        for i in range(num_agents):
+            if w.agent_collide[i] != 0:
+                add_contact_forces(w, e, i)
+        # force / mass in place: (f / m) * dt as mpe2; skipped for unit masses (x / 1 is x)
+        if w.unit_masses == 0:
+            for i in range(num_agents):
+                w.force[e, i, 0] = w.force[e, i, 0] / w.agent_mass[i]
+                w.force[e, i, 1] = w.force[e, i, 1] / w.agent_mass[i]
+        keep = one - w.damping
+        if w.all_movable != 0:
+            for i in range(num_agents):
+                integrate(w, e, i, keep)
+        else:
+            for i in range(num_agents):
+                if w.agent_movable[i] != 0:
+                    integrate(w, e, i, keep)
         if w.dim_c > 0:
             for i in range(num_agents):
                 communicate(w, e, i)

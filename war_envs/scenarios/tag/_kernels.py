@@ -1,6 +1,7 @@
 """Warp kernels of ``Tag-v0`` (WarpDrive ``TagContinuous`` rules), written once for float32 and
 float64 worlds.  Arrays are indexed ``[world, agent(, component)]``; agents ``0..T-1`` are the
-taggers, ``T..A-1`` the runners.
+taggers, ``T..A-1`` the runners.  Every kernel takes the world struct ``w`` (``world_struct``:
+parameters, episode state, scratch and outputs of every world), plus the launch's own choices.
 
 Step pipeline (captured into one graph by ``Tag``), in WarpDrive's order — move, observe, then
 tag — so the observation a step returns is taken *before* that step's tags:
@@ -45,10 +46,61 @@ wp.set_module_options(KERNEL_MODULE_OPTIONS)
 
 # Which worlds a grid/observe launch touches.
 SELECT_STEPPING = wp.constant(0)  # every world not waiting for a NEXT_STEP reset
-SELECT_MASKED = wp.constant(1)  # worlds with mask[e] != 0
+SELECT_RESET = wp.constant(1)  # worlds flagged in reset_now (reset by this launch's step or call)
+SELECT_REQUESTED = wp.constant(2)  # worlds flagged in observe_mask (reset / set_state / clone_worlds)
 
 # Number of starting headings: {0, pi/2, pi, 3pi/2}.
 NUM_HEADINGS = wp.constant(4)
+
+
+def struct_fields(F) -> dict:
+    """The fields of a Tag world struct in float type ``F``."""
+    return {
+        # Params
+        "mode": int, "num_taggers": int, "episode_length": int, "runner_exits": int,
+        "full_observation": int, "k": int, "observe_self": int, "egocentric": int, "cells": int,
+        "grid_length": F, "max_speed": F, "skill_tagger": F, "skill_runner": F, "two_pi": F,
+        "half_pi": F, "diagonal": F, "speed_norm": F, "cell_size": F, "inv_cell": F, "tag_radius": F,
+        "edge_hit_penalty": F, "step_reward_tagger": F, "step_reward_runner": F,
+        "tag_reward_for_tagger": F, "tag_penalty_for_runner": F, "end_of_game_reward": F,
+        "acceleration_table": wp.array(dtype=F), "turn_table": wp.array(dtype=F),
+        # State
+        "world_seed": wp.array(dtype=wp.int32), "episode": wp.array(dtype=wp.int32),
+        "t": wp.array(dtype=wp.int32), "pending_reset": wp.array(dtype=wp.int32),
+        "reset_now": wp.array(dtype=wp.int32), "observe_mask": wp.array(dtype=wp.int32),
+        "alive": wp.array2d(dtype=wp.bool), "agent_pos": wp.array3d(dtype=F),
+        "agent_speed": wp.array2d(dtype=F), "agent_dir": wp.array2d(dtype=F),
+        "agent_acc": wp.array2d(dtype=F), "agent_vel": wp.array3d(dtype=F),
+        # Actions
+        "action": wp.array3d(dtype=wp.int32),
+        # Scratch
+        "tagged_by": wp.array2d(dtype=wp.int32), "agent_cell": wp.array2d(dtype=wp.int32),
+        "cell_start": wp.array2d(dtype=wp.int32), "cell_cursor": wp.array2d(dtype=wp.int32),
+        "cell_agents": wp.array2d(dtype=wp.int32), "nn_dist": wp.array3d(dtype=F),
+        "nn_idx": wp.array3d(dtype=wp.int32),
+        # Outputs
+        "reward": wp.array2d(dtype=F), "terminated": wp.array(dtype=wp.bool),
+        "truncated": wp.array(dtype=wp.bool), "agent_terminated": wp.array2d(dtype=wp.bool),
+        "agent_truncated": wp.array2d(dtype=wp.bool), "edge_hit": wp.array2d(dtype=wp.int32),
+        "tags": wp.array2d(dtype=wp.int32), "runners_left": wp.array(dtype=wp.int32),
+        "tagger_obs": wp.array3d(dtype=wp.float32), "runner_obs": wp.array3d(dtype=wp.float32),
+        "final_alive": wp.array2d(dtype=wp.bool), "tagger_final_obs": wp.array3d(dtype=wp.float32),
+        "runner_final_obs": wp.array3d(dtype=wp.float32),
+    }
+
+
+_STRUCTS: dict = {}
+
+
+def world_struct(F):
+    """The ``wp.struct`` type of Tag worlds in float type ``F`` (made once per process)."""
+    struct = _STRUCTS.get(F)
+    if struct is None:
+        name = f"TagWorld_{F.__name__}"
+        struct = wp.struct(type(name, (), {"__annotations__": struct_fields(F), "__module__": __name__,
+                                           "__qualname__": name}))
+        _STRUCTS[F] = struct
+    return struct
 
 
 # ---------------------------------------------------------------------------------------------
@@ -57,11 +109,13 @@ NUM_HEADINGS = wp.constant(4)
 
 
 @wp.func
-def selected(select: int, e: int, pending_reset: wp.array(dtype=wp.int32), mask: wp.array(dtype=wp.int32)):
+def selected(w: Any, select: int, e: int):
     """Whether world e takes part in this launch (see SELECT_*)."""
     if select == SELECT_STEPPING:
-        return pending_reset[e] == 0
-    return mask[e] != 0
+        return w.pending_reset[e] == 0
+    if select == SELECT_RESET:
+        return w.reset_now[e] != 0
+    return w.observe_mask[e] != 0
 
 
 @wp.func
@@ -86,11 +140,11 @@ def cell_coord(x: Any, inv_cell: Any, cells: int):
 
 
 @wp.func
-def max_speed_of(i: int, num_taggers: int, max_speed: Any, skill_tagger: Any, skill_runner: Any):
+def max_speed_of(w: Any, i: int):
     """max_speed * skill level of agent i's type."""
-    if i < num_taggers:
-        return max_speed * skill_tagger
-    return max_speed * skill_runner
+    if i < w.num_taggers:
+        return w.max_speed * w.skill_tagger
+    return w.max_speed * w.skill_runner
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,72 +152,54 @@ def max_speed_of(i: int, num_taggers: int, max_speed: Any, skill_tagger: Any, sk
 # ---------------------------------------------------------------------------------------------
 
 
-@wp.kernel
-def tag_move(
-    # Params
-    num_taggers: int,
-    grid_length: Any,
-    max_speed: Any,
-    skill_tagger: Any,
-    skill_runner: Any,
-    two_pi: Any,
-    acceleration_table: wp.array(dtype=Any),
-    turn_table: wp.array(dtype=Any),
-    # State in
-    pending_reset: wp.array(dtype=wp.int32),
-    alive: wp.array2d(dtype=wp.bool),
-    # Actions
-    action: wp.array3d(dtype=wp.int32),
-    # State out
-    agent_pos: wp.array3d(dtype=Any),
-    agent_speed: wp.array2d(dtype=Any),
-    agent_dir: wp.array2d(dtype=Any),
-    agent_acc: wp.array2d(dtype=Any),
-    agent_vel: wp.array3d(dtype=Any),
-    # Outputs
-    edge_hit: wp.array2d(dtype=wp.int32),
-):
-    """WarpDrive's per-agent update: dir = (dir + turn) mod 2pi; acc += d_acc;
-    speed = clip(speed + acc, 0, max_speed * skill); acc = 0 at either bound; p += speed * (cos, sin);
-    p clipped to [0, L]^2.  Agents out of the game get direction and speed 0."""
-    e, i = wp.tid()
-    if pending_reset[e] != 0:
-        return
-    zero = type(grid_length)(0.0)
-    still = zero
-    if alive[e, i]:
-        still = type(grid_length)(1.0)
-    acc = agent_acc[e, i] + acceleration_table[action[e, i, 0]]
-    heading = wp.mod(agent_dir[e, i] + turn_table[action[e, i, 1]], two_pi) * still
-    if heading < zero:
-        heading = two_pi + heading
-    top = max_speed_of(i, num_taggers, max_speed, skill_tagger, skill_runner)
-    speed = wp.min(top, wp.max(zero, agent_speed[e, i] + acc)) * still
-    if speed <= zero or speed >= top:
-        acc = zero
-    vx = speed * wp.cos(heading)
-    vy = speed * wp.sin(heading)
-    x = agent_pos[e, i, 0] + vx
-    y = agent_pos[e, i, 1] + vy
-    crossed = int(0)
-    if x < zero or x > grid_length or y < zero or y > grid_length:
-        crossed = 1
-        if x < zero:
-            x = zero
-        elif x > grid_length:
-            x = grid_length
-        if y < zero:
-            y = zero
-        elif y > grid_length:
-            y = grid_length
-    agent_pos[e, i, 0] = x
-    agent_pos[e, i, 1] = y
-    agent_speed[e, i] = speed
-    agent_dir[e, i] = heading
-    agent_acc[e, i] = acc
-    agent_vel[e, i, 0] = vx
-    agent_vel[e, i, 1] = vy
-    edge_hit[e, i] = crossed
+def move_kernel(World):
+    def tag_move(w: World):
+        """WarpDrive's per-agent update: dir = (dir + turn) mod 2pi; acc += d_acc;
+        speed = clip(speed + acc, 0, max_speed * skill); acc = 0 at either bound;
+        p += speed * (cos, sin); p clipped to [0, L]^2.  Agents out of the game get direction
+        and speed 0."""
+        e, i = wp.tid()
+        if w.pending_reset[e] != 0:
+            return
+        grid_length = w.grid_length
+        two_pi = w.two_pi
+        zero = type(grid_length)(0.0)
+        still = zero
+        if w.alive[e, i]:
+            still = type(grid_length)(1.0)
+        acc = w.agent_acc[e, i] + w.acceleration_table[w.action[e, i, 0]]
+        heading = wp.mod(w.agent_dir[e, i] + w.turn_table[w.action[e, i, 1]], two_pi) * still
+        if heading < zero:
+            heading = two_pi + heading
+        top = max_speed_of(w, i)
+        speed = wp.min(top, wp.max(zero, w.agent_speed[e, i] + acc)) * still
+        if speed <= zero or speed >= top:
+            acc = zero
+        vx = speed * wp.cos(heading)
+        vy = speed * wp.sin(heading)
+        x = w.agent_pos[e, i, 0] + vx
+        y = w.agent_pos[e, i, 1] + vy
+        crossed = int(0)
+        if x < zero or x > grid_length or y < zero or y > grid_length:
+            crossed = 1
+            if x < zero:
+                x = zero
+            elif x > grid_length:
+                x = grid_length
+            if y < zero:
+                y = zero
+            elif y > grid_length:
+                y = grid_length
+        w.agent_pos[e, i, 0] = x
+        w.agent_pos[e, i, 1] = y
+        w.agent_speed[e, i] = speed
+        w.agent_dir[e, i] = heading
+        w.agent_acc[e, i] = acc
+        w.agent_vel[e, i, 0] = vx
+        w.agent_vel[e, i, 1] = vy
+        w.edge_hit[e, i] = crossed
+
+    return tag_move
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,55 +207,50 @@ def tag_move(
 # ---------------------------------------------------------------------------------------------
 
 
-@wp.kernel
-def tag_build_grid(
-    # Params
-    select: int,
-    advance_clock: int,
-    cells: int,
-    inv_cell: Any,
-    mask: wp.array(dtype=wp.int32),
-    # State in
-    pending_reset: wp.array(dtype=wp.int32),
-    alive: wp.array2d(dtype=wp.bool),
-    agent_pos: wp.array3d(dtype=Any),
-    # State out
-    t: wp.array(dtype=wp.int32),
-    # Outputs
-    agent_cell: wp.array2d(dtype=wp.int32),
-    cell_start: wp.array2d(dtype=wp.int32),
-    cell_cursor: wp.array2d(dtype=wp.int32),
-    cell_agents: wp.array2d(dtype=wp.int32),
-):
-    """One world: advance its clock (step path), then list the agents in the game by cell:
-    cell c holds cell_agents[cell_start[c] : cell_start[c + 1]], in increasing agent index."""
-    e = wp.tid()
-    if not selected(select, e, pending_reset, mask):
-        return
-    if advance_clock != 0:
-        t[e] = t[e] + 1
-    num_cells = cells * cells
-    num_agents = agent_pos.shape[1]
-    for c in range(num_cells + 1):
-        cell_start[e, c] = 0
-    for i in range(num_agents):
-        if alive[e, i]:
-            cx = cell_coord(agent_pos[e, i, 0], inv_cell, cells)
-            cy = cell_coord(agent_pos[e, i, 1], inv_cell, cells)
-            c = cy * cells + cx
-            agent_cell[e, i] = c
-            cell_start[e, c + 1] = cell_start[e, c + 1] + 1
-        else:
-            agent_cell[e, i] = -1
-    for c in range(num_cells):
-        cell_start[e, c + 1] = cell_start[e, c + 1] + cell_start[e, c]
-        cell_cursor[e, c] = cell_start[e, c]
-    for i in range(num_agents):
-        c = agent_cell[e, i]
-        if c >= 0:
-            slot = cell_cursor[e, c]
-            cell_agents[e, slot] = i
-            cell_cursor[e, c] = slot + 1
+def build_grid_kernel(World):
+    def tag_build_grid(
+        w: World,
+        # Params
+        select: int,
+        advance_clock: int,
+    ):
+        """One world: advance its clock (step path), then list the agents in the game by cell:
+        cell c holds cell_agents[cell_start[c] : cell_start[c + 1]], in increasing agent index."""
+        e = wp.tid()
+        if not selected(w, select, e):
+            return
+        if advance_clock != 0:
+            w.t[e] = w.t[e] + 1
+        cells = w.cells
+        inv_cell = w.inv_cell
+        agent_pos = w.agent_pos
+        agent_cell = w.agent_cell
+        cell_start = w.cell_start
+        cell_cursor = w.cell_cursor
+        num_cells = cells * cells
+        num_agents = agent_pos.shape[1]
+        for c in range(num_cells + 1):
+            cell_start[e, c] = 0
+        for i in range(num_agents):
+            if w.alive[e, i]:
+                cx = cell_coord(agent_pos[e, i, 0], inv_cell, cells)
+                cy = cell_coord(agent_pos[e, i, 1], inv_cell, cells)
+                c = cy * cells + cx
+                agent_cell[e, i] = c
+                cell_start[e, c + 1] = cell_start[e, c + 1] + 1
+            else:
+                agent_cell[e, i] = -1
+        for c in range(num_cells):
+            cell_start[e, c + 1] = cell_start[e, c + 1] + cell_start[e, c]
+            cell_cursor[e, c] = cell_start[e, c]
+        for i in range(num_agents):
+            c = agent_cell[e, i]
+            if c >= 0:
+                slot = cell_cursor[e, c]
+                w.cell_agents[e, slot] = i
+                cell_cursor[e, c] = slot + 1
+
+    return tag_build_grid
 
 
 # ---------------------------------------------------------------------------------------------
@@ -349,173 +380,122 @@ def k_nearest(
 
 
 @wp.func
-def write_relative(
-    out: wp.array3d(dtype=wp.float32),
-    e: int,
-    slot: int,
-    column: int,
-    stride: int,
-    i: int,
-    j: int,
-    agent_pos: wp.array3d(dtype=Any),
-    agent_speed: wp.array2d(dtype=Any),
-    agent_acc: wp.array2d(dtype=Any),
-    agent_dir: wp.array2d(dtype=Any),
-    diagonal: Any,
-    speed_norm: Any,
-    two_pi: Any,
-):
+def write_relative(w: Any, out: wp.array3d(dtype=wp.float32), e: int, slot: int, column: int, stride: int,
+                   i: int, j: int):
     """WarpDrive's five relative features of agent j seen by i, feature-major (feature f of
     column c at f * stride + c): dx/(sqrt2 L), dy/(sqrt2 L), dspeed/(v_max + eps),
     dacc/(v_max + eps), ddir/2pi."""
-    out[e, slot, column] = wp.float32((agent_pos[e, j, 0] - agent_pos[e, i, 0]) / diagonal)
-    out[e, slot, stride + column] = wp.float32((agent_pos[e, j, 1] - agent_pos[e, i, 1]) / diagonal)
-    out[e, slot, 2 * stride + column] = wp.float32((agent_speed[e, j] - agent_speed[e, i]) / speed_norm)
-    out[e, slot, 3 * stride + column] = wp.float32((agent_acc[e, j] - agent_acc[e, i]) / speed_norm)
-    out[e, slot, 4 * stride + column] = wp.float32((agent_dir[e, j] - agent_dir[e, i]) / two_pi)
+    out[e, slot, column] = wp.float32((w.agent_pos[e, j, 0] - w.agent_pos[e, i, 0]) / w.diagonal)
+    out[e, slot, stride + column] = wp.float32((w.agent_pos[e, j, 1] - w.agent_pos[e, i, 1]) / w.diagonal)
+    out[e, slot, 2 * stride + column] = wp.float32((w.agent_speed[e, j] - w.agent_speed[e, i]) / w.speed_norm)
+    out[e, slot, 3 * stride + column] = wp.float32((w.agent_acc[e, j] - w.agent_acc[e, i]) / w.speed_norm)
+    out[e, slot, 4 * stride + column] = wp.float32((w.agent_dir[e, j] - w.agent_dir[e, i]) / w.two_pi)
 
 
 @wp.func
-def write_egocentric(
-    out: wp.array3d(dtype=wp.float32),
-    e: int,
-    slot: int,
-    base: int,
-    column: int,
-    stride: int,
-    i: int,
-    j: int,
-    agent_pos: wp.array3d(dtype=Any),
-    agent_dir: wp.array2d(dtype=Any),
-    diagonal: Any,
-):
+def write_egocentric(w: Any, out: wp.array3d(dtype=wp.float32), e: int, slot: int, base: int, column: int,
+                     stride: int, i: int, j: int):
     """Agent j's offset from i in i's own frame, two rows from ``base`` (feature-major):
     ahead = (dx cos + dy sin)/(sqrt2 L), left = (-dx sin + dy cos)/(sqrt2 L)."""
-    dx = agent_pos[e, j, 0] - agent_pos[e, i, 0]
-    dy = agent_pos[e, j, 1] - agent_pos[e, i, 1]
-    c = wp.cos(agent_dir[e, i])
-    s = wp.sin(agent_dir[e, i])
-    out[e, slot, base + column] = wp.float32((dx * c + dy * s) / diagonal)
-    out[e, slot, base + stride + column] = wp.float32((dy * c - dx * s) / diagonal)
+    dx = w.agent_pos[e, j, 0] - w.agent_pos[e, i, 0]
+    dy = w.agent_pos[e, j, 1] - w.agent_pos[e, i, 1]
+    c = wp.cos(w.agent_dir[e, i])
+    s = wp.sin(w.agent_dir[e, i])
+    out[e, slot, base + column] = wp.float32((dx * c + dy * s) / w.diagonal)
+    out[e, slot, base + stride + column] = wp.float32((dy * c - dx * s) / w.diagonal)
 
 
-@wp.kernel
-def tag_observe(
-    # Params
-    select: int,
-    num_taggers: int,
-    full_observation: int,
-    k: int,
-    episode_length: int,
-    cells: int,
-    cell_size: Any,
-    diagonal: Any,
-    speed_norm: Any,
-    two_pi: Any,
-    observe_self: int,
-    egocentric: int,
-    grid_length: Any,
-    mask: wp.array(dtype=wp.int32),
-    # State in
-    pending_reset: wp.array(dtype=wp.int32),
-    t: wp.array(dtype=wp.int32),
-    alive: wp.array2d(dtype=wp.bool),
-    agent_pos: wp.array3d(dtype=Any),
-    agent_speed: wp.array2d(dtype=Any),
-    agent_acc: wp.array2d(dtype=Any),
-    agent_dir: wp.array2d(dtype=Any),
-    agent_cell: wp.array2d(dtype=wp.int32),
-    cell_start: wp.array2d(dtype=wp.int32),
-    cell_agents: wp.array2d(dtype=wp.int32),
-    # Scratch
-    nn_dist: wp.array3d(dtype=Any),
-    nn_idx: wp.array3d(dtype=wp.int32),
-    # Outputs
-    tagger_obs: wp.array3d(dtype=wp.float32),
-    runner_obs: wp.array3d(dtype=wp.float32),
-):
-    """Agent i's observation, 7 feature rows (5 relative, other's type, other's in-game flag)
-    then t / episode_length.  Full: every other agent in index order, 7 (A - 1) + 1 values
-    (an agent out of the game keeps zeros in the relative rows and the time but still sees the
-    type and in-game rows, as WarpDrive).  Partial: the k nearest agents in the game, zero-padded,
-    7 k + 1 values (all zeros for an agent out of the game).  With ``observe_self`` (not
-    WarpDrive's) five more values follow the time: cos(dir), sin(dir), speed / (v_max + eps),
-    x / L, y / L of agent i itself (zeros for an agent out of the game).  With ``egocentric``
-    (not WarpDrive's) two more rows close the observation: each listed agent's offset in i's
-    own frame (ahead, left), zeros where the relative rows are zeros."""
-    e, i = wp.tid()
-    if not selected(select, e, pending_reset, mask):
-        return
-    out = runner_obs
-    slot = i - num_taggers
-    if i < num_taggers:
-        out = tagger_obs
-        slot = i
-    num_agents = agent_pos.shape[1]
-    me_alive = alive[e, i]
-    time = wp.float32(0.0)
-    if me_alive:
-        time = wp.float32(t[e]) / wp.float32(episode_length)
-    stride = k
-    if full_observation != 0:
-        stride = num_agents - 1
-    ego = 7 * stride + 1 + 5 * observe_self
-    if full_observation != 0:
-        column = int(0)
-        for j in range(num_agents):
-            if j != i:
-                if me_alive:
-                    write_relative(out, e, slot, column, stride, i, j, agent_pos, agent_speed,
-                                   agent_acc, agent_dir, diagonal, speed_norm, two_pi)
-                    if egocentric != 0:
-                        write_egocentric(out, e, slot, ego, column, stride, i, j, agent_pos, agent_dir, diagonal)
+def observe_kernel(World):
+    def tag_observe(
+        w: World,
+        # Params
+        select: int,
+    ):
+        """Agent i's observation, 7 feature rows (5 relative, other's type, other's in-game flag)
+        then t / episode_length.  Full: every other agent in index order, 7 (A - 1) + 1 values
+        (an agent out of the game keeps zeros in the relative rows and the time but still sees
+        the type and in-game rows, as WarpDrive).  Partial: the k nearest agents in the game,
+        zero-padded, 7 k + 1 values (all zeros for an agent out of the game).  With
+        ``observe_self`` (not WarpDrive's) five more values follow the time: cos(dir), sin(dir),
+        speed / (v_max + eps), x / L, y / L of agent i itself (zeros for an agent out of the
+        game).  With ``egocentric`` (not WarpDrive's) two more rows close the observation: each
+        listed agent's offset in i's own frame (ahead, left), zeros where the relative rows are
+        zeros."""
+        e, i = wp.tid()
+        if not selected(w, select, e):
+            return
+        num_taggers = w.num_taggers
+        k = w.k
+        out = w.runner_obs
+        slot = i - num_taggers
+        if i < num_taggers:
+            out = w.tagger_obs
+            slot = i
+        num_agents = w.agent_pos.shape[1]
+        me_alive = w.alive[e, i]
+        time = wp.float32(0.0)
+        if me_alive:
+            time = wp.float32(w.t[e]) / wp.float32(w.episode_length)
+        stride = k
+        if w.full_observation != 0:
+            stride = num_agents - 1
+        ego = 7 * stride + 1 + 5 * w.observe_self
+        if w.full_observation != 0:
+            column = int(0)
+            for j in range(num_agents):
+                if j != i:
+                    if me_alive:
+                        write_relative(w, out, e, slot, column, stride, i, j)
+                        if w.egocentric != 0:
+                            write_egocentric(w, out, e, slot, ego, column, stride, i, j)
+                    else:
+                        for f in range(5):
+                            out[e, slot, f * stride + column] = wp.float32(0.0)
+                        if w.egocentric != 0:
+                            out[e, slot, ego + column] = wp.float32(0.0)
+                            out[e, slot, ego + stride + column] = wp.float32(0.0)
+                    out[e, slot, 5 * stride + column] = wp.float32(0.0)
+                    if j < num_taggers:
+                        out[e, slot, 5 * stride + column] = wp.float32(1.0)
+                    out[e, slot, 6 * stride + column] = wp.float32(0.0)
+                    if w.alive[e, j]:
+                        out[e, slot, 6 * stride + column] = wp.float32(1.0)
+                    column += 1
+            out[e, slot, 7 * stride] = time
+        else:
+            count = int(0)
+            if me_alive:
+                count = k_nearest(e, i, k, w.cells, w.cell_size, w.agent_pos, w.agent_cell, w.cell_start,
+                                  w.cell_agents, w.nn_dist, w.nn_idx)
+            for column in range(k):
+                if column < count:
+                    j = w.nn_idx[e, i, column]
+                    write_relative(w, out, e, slot, column, k, i, j)
+                    if w.egocentric != 0:
+                        write_egocentric(w, out, e, slot, ego, column, k, i, j)
+                    out[e, slot, 5 * k + column] = wp.float32(0.0)
+                    if j < num_taggers:
+                        out[e, slot, 5 * k + column] = wp.float32(1.0)
+                    out[e, slot, 6 * k + column] = wp.float32(1.0)  # listed agents are in the game
                 else:
-                    for f in range(5):
-                        out[e, slot, f * stride + column] = wp.float32(0.0)
-                    if egocentric != 0:
+                    for f in range(7):
+                        out[e, slot, f * k + column] = wp.float32(0.0)
+                    if w.egocentric != 0:
                         out[e, slot, ego + column] = wp.float32(0.0)
-                        out[e, slot, ego + stride + column] = wp.float32(0.0)
-                out[e, slot, 5 * stride + column] = wp.float32(0.0)
-                if j < num_taggers:
-                    out[e, slot, 5 * stride + column] = wp.float32(1.0)
-                out[e, slot, 6 * stride + column] = wp.float32(0.0)
-                if alive[e, j]:
-                    out[e, slot, 6 * stride + column] = wp.float32(1.0)
-                column += 1
-        out[e, slot, 7 * stride] = time
-    else:
-        count = int(0)
-        if me_alive:
-            count = k_nearest(e, i, k, cells, cell_size, agent_pos, agent_cell, cell_start,
-                              cell_agents, nn_dist, nn_idx)
-        for column in range(k):
-            if column < count:
-                j = nn_idx[e, i, column]
-                write_relative(out, e, slot, column, k, i, j, agent_pos, agent_speed, agent_acc,
-                               agent_dir, diagonal, speed_norm, two_pi)
-                if egocentric != 0:
-                    write_egocentric(out, e, slot, ego, column, k, i, j, agent_pos, agent_dir, diagonal)
-                out[e, slot, 5 * k + column] = wp.float32(0.0)
-                if j < num_taggers:
-                    out[e, slot, 5 * k + column] = wp.float32(1.0)
-                out[e, slot, 6 * k + column] = wp.float32(1.0)  # listed agents are in the game
-            else:
-                for f in range(7):
-                    out[e, slot, f * k + column] = wp.float32(0.0)
-                if egocentric != 0:
-                    out[e, slot, ego + column] = wp.float32(0.0)
-                    out[e, slot, ego + k + column] = wp.float32(0.0)
-        out[e, slot, 7 * k] = time
-    if observe_self != 0:
-        base = 7 * stride + 1
-        for f in range(5):
-            out[e, slot, base + f] = wp.float32(0.0)
-        if me_alive:
-            out[e, slot, base] = wp.float32(wp.cos(agent_dir[e, i]))
-            out[e, slot, base + 1] = wp.float32(wp.sin(agent_dir[e, i]))
-            out[e, slot, base + 2] = wp.float32(agent_speed[e, i] / speed_norm)
-            out[e, slot, base + 3] = wp.float32(agent_pos[e, i, 0] / grid_length)
-            out[e, slot, base + 4] = wp.float32(agent_pos[e, i, 1] / grid_length)
+                        out[e, slot, ego + k + column] = wp.float32(0.0)
+            out[e, slot, 7 * k] = time
+        if w.observe_self != 0:
+            base = 7 * stride + 1
+            for f in range(5):
+                out[e, slot, base + f] = wp.float32(0.0)
+            if me_alive:
+                out[e, slot, base] = wp.float32(wp.cos(w.agent_dir[e, i]))
+                out[e, slot, base + 1] = wp.float32(wp.sin(w.agent_dir[e, i]))
+                out[e, slot, base + 2] = wp.float32(w.agent_speed[e, i] / w.speed_norm)
+                out[e, slot, base + 3] = wp.float32(w.agent_pos[e, i, 0] / w.grid_length)
+                out[e, slot, base + 4] = wp.float32(w.agent_pos[e, i, 1] / w.grid_length)
+
+    return tag_observe
 
 
 # ---------------------------------------------------------------------------------------------
@@ -523,137 +503,107 @@ def tag_observe(
 # ---------------------------------------------------------------------------------------------
 
 
-@wp.kernel
-def tag_find_tagger(
-    # Params
-    num_taggers: int,
-    cells: int,
-    inv_cell: Any,
-    tag_radius: Any,
-    # State in
-    pending_reset: wp.array(dtype=wp.int32),
-    alive: wp.array2d(dtype=wp.bool),
-    agent_pos: wp.array3d(dtype=Any),
-    cell_start: wp.array2d(dtype=wp.int32),
-    cell_agents: wp.array2d(dtype=wp.int32),
-    # Outputs
-    tagged_by: wp.array2d(dtype=wp.int32),
-):
-    """Runner i in the game: its nearest tagger (ties to the lower index) if nearer than
-    tag_radius = tagging_distance * L, else -1.  Only the cells overlapping the square around
-    the tagging disc are scanned (slightly widened against rounding)."""
-    e, i = wp.tid()
-    if pending_reset[e] != 0:
-        return
-    tagged_by[e, i] = -1
-    if i < num_taggers or not alive[e, i]:
-        return
-    x = agent_pos[e, i, 0]
-    y = agent_pos[e, i, 1]
-    reach = tag_radius * type(tag_radius)(1.001)
-    x0 = cell_coord(x - reach, inv_cell, cells)
-    x1 = cell_coord(x + reach, inv_cell, cells)
-    y0 = cell_coord(y - reach, inv_cell, cells)
-    y1 = cell_coord(y + reach, inv_cell, cells)
-    best = int(-1)
-    best_d = tag_radius
-    for yy in range(y0, y1 + 1):
-        for xx in range(x0, x1 + 1):
-            cell = yy * cells + xx
-            for p in range(cell_start[e, cell], cell_start[e, cell + 1]):
-                j = cell_agents[e, p]
-                if j < num_taggers:
-                    d = pair_distance(agent_pos, e, i, j)
-                    if d < tag_radius and (best < 0 or before(d, j, best_d, best)):
-                        best = j
-                        best_d = d
-    tagged_by[e, i] = best
+def find_tagger_kernel(World):
+    def tag_find_tagger(w: World):
+        """Runner i in the game: its nearest tagger (ties to the lower index) if nearer than
+        tag_radius = tagging_distance * L, else -1.  Only the cells overlapping the square
+        around the tagging disc are scanned (slightly widened against rounding)."""
+        e, i = wp.tid()
+        if w.pending_reset[e] != 0:
+            return
+        w.tagged_by[e, i] = -1
+        num_taggers = w.num_taggers
+        if i < num_taggers or not w.alive[e, i]:
+            return
+        cells = w.cells
+        inv_cell = w.inv_cell
+        tag_radius = w.tag_radius
+        agent_pos = w.agent_pos
+        cell_start = w.cell_start
+        x = agent_pos[e, i, 0]
+        y = agent_pos[e, i, 1]
+        reach = tag_radius * type(tag_radius)(1.001)
+        x0 = cell_coord(x - reach, inv_cell, cells)
+        x1 = cell_coord(x + reach, inv_cell, cells)
+        y0 = cell_coord(y - reach, inv_cell, cells)
+        y1 = cell_coord(y + reach, inv_cell, cells)
+        best = int(-1)
+        best_d = tag_radius
+        for yy in range(y0, y1 + 1):
+            for xx in range(x0, x1 + 1):
+                cell = yy * cells + xx
+                for p in range(cell_start[e, cell], cell_start[e, cell + 1]):
+                    j = w.cell_agents[e, p]
+                    if j < num_taggers:
+                        d = pair_distance(agent_pos, e, i, j)
+                        if d < tag_radius and (best < 0 or before(d, j, best_d, best)):
+                            best = j
+                            best_d = d
+        w.tagged_by[e, i] = best
+
+    return tag_find_tagger
 
 
-@wp.kernel
-def tag_reward_done(
-    # Params
-    mode: int,
-    episode_length: int,
-    num_taggers: int,
-    runner_exits: int,
-    edge_hit_penalty: Any,
-    step_reward_tagger: Any,
-    step_reward_runner: Any,
-    tag_reward_for_tagger: Any,
-    tag_penalty_for_runner: Any,
-    end_of_game_reward: Any,
-    # State in
-    edge_hit: wp.array2d(dtype=wp.int32),
-    tagged_by: wp.array2d(dtype=wp.int32),
-    # State out
-    alive: wp.array2d(dtype=wp.bool),
-    t: wp.array(dtype=wp.int32),
-    pending_reset: wp.array(dtype=wp.int32),
-    reset_now: wp.array(dtype=wp.int32),
-    # Outputs
-    reward_out: wp.array2d(dtype=Any),
-    agent_terminated: wp.array2d(dtype=wp.bool),
-    agent_truncated: wp.array2d(dtype=wp.bool),
-    terminated: wp.array(dtype=wp.bool),
-    truncated: wp.array(dtype=wp.bool),
-    tags_out: wp.array2d(dtype=wp.int32),
-    runners_left_out: wp.array(dtype=wp.int32),
-):
-    """One world (owner thread), WarpDrive's compute_reward in runner order: agents in the game
-    get edge penalty + step term; each tagged runner adds tag_penalty to itself and tag_reward
-    to its nearest tagger (and leaves the game); at t == episode_length every runner still in
-    the game gets end_of_game_reward.  terminated: no runner left; truncated: t >= episode_length
-    otherwise.  Per agent: terminated once out of the game (or the world terminated), truncated
-    with the world while still in the game."""
-    e = wp.tid()
-    num_agents = alive.shape[1]
-    zero = type(edge_hit_penalty)(0.0)
-    if pending_reset[e] != 0:
-        # NEXT_STEP: the step after a done only resets the world (reward 0, flags false)
-        pending_reset[e] = 0
+def reward_done_kernel(World):
+    def tag_reward_done(w: World):
+        """One world (owner thread), WarpDrive's compute_reward in runner order: agents in the
+        game get edge penalty + step term; each tagged runner adds tag_penalty to itself and
+        tag_reward to its nearest tagger (and leaves the game); at t == episode_length every
+        runner still in the game gets end_of_game_reward.  terminated: no runner left;
+        truncated: t >= episode_length otherwise.  Per agent: terminated once out of the game
+        (or the world terminated), truncated with the world while still in the game."""
+        e = wp.tid()
+        num_agents = w.alive.shape[1]
+        num_taggers = w.num_taggers
+        episode_length = w.episode_length
+        zero = type(w.edge_hit_penalty)(0.0)
+        if w.pending_reset[e] != 0:
+            # NEXT_STEP: the step after a done only resets the world (reward 0, flags false)
+            w.pending_reset[e] = 0
+            for i in range(num_agents):
+                w.reward[e, i] = zero
+                w.tags[e, i] = 0
+                w.agent_terminated[e, i] = False
+                w.agent_truncated[e, i] = False
+            w.runners_left[e] = 0
+            begin_pending_reset(e, w.terminated, w.truncated, w.reset_now)
+            return
         for i in range(num_agents):
-            reward_out[e, i] = zero
-            tags_out[e, i] = 0
-            agent_terminated[e, i] = False
-            agent_truncated[e, i] = False
-        runners_left_out[e] = 0
-        begin_pending_reset(e, terminated, truncated, reset_now)
-        return
-    for i in range(num_agents):
-        r = zero
-        if alive[e, i]:
-            if edge_hit[e, i] != 0:
-                r = r + edge_hit_penalty
-            if i < num_taggers:
-                r = r + step_reward_tagger
-            else:
-                r = r + step_reward_runner
-        reward_out[e, i] = r
-        tags_out[e, i] = 0
-    for i in range(num_taggers, num_agents):
-        tagger = tagged_by[e, i]
-        if tagger >= 0:
-            reward_out[e, i] = reward_out[e, i] + tag_penalty_for_runner
-            reward_out[e, tagger] = reward_out[e, tagger] + tag_reward_for_tagger
-            tags_out[e, tagger] = tags_out[e, tagger] + 1
-            tags_out[e, i] = 1
-            if runner_exits != 0:
-                alive[e, i] = False
-    steps = t[e]
-    left = int(0)
-    for i in range(num_taggers, num_agents):
-        if alive[e, i]:
-            left += 1
-            if steps == episode_length:
-                reward_out[e, i] = reward_out[e, i] + end_of_game_reward
-    term = left == 0
-    trunc = steps >= episode_length and not term
-    for i in range(num_agents):
-        agent_terminated[e, i] = term or not alive[e, i]
-        agent_truncated[e, i] = trunc and alive[e, i]
-    runners_left_out[e] = left
-    end_step(e, term, trunc, mode, terminated, truncated, reset_now, pending_reset)
+            r = zero
+            if w.alive[e, i]:
+                if w.edge_hit[e, i] != 0:
+                    r = r + w.edge_hit_penalty
+                if i < num_taggers:
+                    r = r + w.step_reward_tagger
+                else:
+                    r = r + w.step_reward_runner
+            w.reward[e, i] = r
+            w.tags[e, i] = 0
+        for i in range(num_taggers, num_agents):
+            tagger = w.tagged_by[e, i]
+            if tagger >= 0:
+                w.reward[e, i] = w.reward[e, i] + w.tag_penalty_for_runner
+                w.reward[e, tagger] = w.reward[e, tagger] + w.tag_reward_for_tagger
+                w.tags[e, tagger] = w.tags[e, tagger] + 1
+                w.tags[e, i] = 1
+                if w.runner_exits != 0:
+                    w.alive[e, i] = False
+        steps = w.t[e]
+        left = int(0)
+        for i in range(num_taggers, num_agents):
+            if w.alive[e, i]:
+                left += 1
+                if steps == episode_length:
+                    w.reward[e, i] = w.reward[e, i] + w.end_of_game_reward
+        term = left == 0
+        trunc = steps >= episode_length and not term
+        for i in range(num_agents):
+            w.agent_terminated[e, i] = term or not w.alive[e, i]
+            w.agent_truncated[e, i] = trunc and w.alive[e, i]
+        w.runners_left[e] = left
+        end_step(e, term, trunc, w.mode, w.terminated, w.truncated, w.reset_now, w.pending_reset)
+
+    return tag_reward_done
 
 
 # ---------------------------------------------------------------------------------------------
@@ -661,66 +611,67 @@ def tag_reward_done(
 # ---------------------------------------------------------------------------------------------
 
 
-@wp.kernel
-def tag_copy_final(
-    # State in
-    reset_now: wp.array(dtype=wp.int32),
-    alive: wp.array2d(dtype=wp.bool),
-    tagger_obs: wp.array3d(dtype=wp.float32),
-    runner_obs: wp.array3d(dtype=wp.float32),
-    # Outputs
-    final_alive: wp.array2d(dtype=wp.bool),
-    tagger_final_obs: wp.array3d(dtype=wp.float32),
-    runner_final_obs: wp.array3d(dtype=wp.float32),
-):
-    """SAME_STEP: keep agent i's last observation and in-game flag of a world about to be reset."""
-    e, i = wp.tid()
-    if reset_now[e] == 0:
-        return
-    final_alive[e, i] = alive[e, i]
-    num_taggers = tagger_obs.shape[1]
-    if i < num_taggers:
-        for f in range(tagger_obs.shape[2]):
-            tagger_final_obs[e, i, f] = tagger_obs[e, i, f]
-    else:
-        for f in range(runner_obs.shape[2]):
-            runner_final_obs[e, i - num_taggers, f] = runner_obs[e, i - num_taggers, f]
+def copy_final_kernel(World):
+    def tag_copy_final(w: World):
+        """SAME_STEP: keep agent i's last observation and in-game flag of a world about to be
+        reset."""
+        e, i = wp.tid()
+        if w.reset_now[e] == 0:
+            return
+        w.final_alive[e, i] = w.alive[e, i]
+        num_taggers = w.num_taggers
+        if i < num_taggers:
+            for f in range(w.tagger_obs.shape[2]):
+                w.tagger_final_obs[e, i, f] = w.tagger_obs[e, i, f]
+        else:
+            for f in range(w.runner_obs.shape[2]):
+                w.runner_final_obs[e, i - num_taggers, f] = w.runner_obs[e, i - num_taggers, f]
+
+    return tag_copy_final
 
 
-@wp.kernel
-def tag_reset(
-    # Params
-    grid_length: Any,
-    half_pi: Any,
-    world_seed: wp.array(dtype=wp.int32),
-    # State in
-    reset_now: wp.array(dtype=wp.int32),
-    # State out
-    episode: wp.array(dtype=wp.int32),
-    t: wp.array(dtype=wp.int32),
-    alive: wp.array2d(dtype=wp.bool),
-    agent_pos: wp.array3d(dtype=Any),
-    agent_speed: wp.array2d(dtype=Any),
-    agent_dir: wp.array2d(dtype=Any),
-    agent_acc: wp.array2d(dtype=Any),
-    agent_vel: wp.array3d(dtype=Any),
-):
-    """Fresh random start of a flagged world from its counter-based stream (seed_e, episode_e):
-    per agent x, y ~ U[0, L), heading uniform in {0, pi/2, pi, 3pi/2}, speed and acceleration 0,
-    everyone in the game."""
-    e = wp.tid()
-    if reset_now[e] == 0:
-        return
-    state = wp.rand_init(world_seed[e], episode[e])
-    zero = type(grid_length)(0.0)
-    for i in range(agent_pos.shape[1]):
-        agent_pos[e, i, 0] = grid_length * type(grid_length)(wp.randf(state))
-        agent_pos[e, i, 1] = grid_length * type(grid_length)(wp.randf(state))
-        quarter = wp.min(int(wp.randf(state) * float(NUM_HEADINGS)), NUM_HEADINGS - 1)
-        agent_dir[e, i] = half_pi * type(grid_length)(float(quarter))
-        agent_speed[e, i] = zero
-        agent_acc[e, i] = zero
-        agent_vel[e, i, 0] = zero
-        agent_vel[e, i, 1] = zero
-        alive[e, i] = True
-    start_episode(e, episode, t)
+def reset_kernel(World):
+    def tag_reset(w: World):
+        """Fresh random start of a flagged world from its counter-based stream (seed_e,
+        episode_e): per agent x, y ~ U[0, L), heading uniform in {0, pi/2, pi, 3pi/2}, speed and
+        acceleration 0, everyone in the game."""
+        e = wp.tid()
+        if w.reset_now[e] == 0:
+            return
+        state = wp.rand_init(w.world_seed[e], w.episode[e])
+        grid_length = w.grid_length
+        zero = type(grid_length)(0.0)
+        for i in range(w.agent_pos.shape[1]):
+            w.agent_pos[e, i, 0] = grid_length * type(grid_length)(wp.randf(state))
+            w.agent_pos[e, i, 1] = grid_length * type(grid_length)(wp.randf(state))
+            quarter = wp.min(int(wp.randf(state) * float(NUM_HEADINGS)), NUM_HEADINGS - 1)
+            w.agent_dir[e, i] = w.half_pi * type(grid_length)(float(quarter))
+            w.agent_speed[e, i] = zero
+            w.agent_acc[e, i] = zero
+            w.agent_vel[e, i, 0] = zero
+            w.agent_vel[e, i, 1] = zero
+            w.alive[e, i] = True
+        start_episode(e, w.episode, w.t)
+
+    return tag_reset
+
+
+_FACTORIES = (move_kernel, build_grid_kernel, observe_kernel, find_tagger_kernel, reward_done_kernel,
+              copy_final_kernel, reset_kernel)
+_KERNELS: dict = {}
+
+
+def kernels(F) -> dict:
+    """Tag's kernels for float type ``F`` by name (``"tag_move"`` ...), in one Warp module (made
+    once per process)."""
+    cached = _KERNELS.get(F)
+    if cached is None:
+        World = world_struct(F)
+        key = f"war_envs_tag_{F.__name__}"
+        cached = {}
+        for factory in _FACTORIES:
+            func = factory(World)
+            cached[func.__name__] = wp.kernel(func, name=f"{key}_{func.__name__}", module=key)
+        wp.get_module(key).options.update(KERNEL_MODULE_OPTIONS)
+        _KERNELS[F] = cached
+    return cached

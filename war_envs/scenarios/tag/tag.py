@@ -380,64 +380,82 @@ class Tag(BatchedEnv):
         self._allocate_common(A)
 
         acc_table, turn_table = self.action_tables(self._config, np_float)
-        self._acc_table = wp.array(acc_table, dtype=F, device=dev)
-        self._turn_table = wp.array(turn_table, dtype=F, device=dev)
+        f = np.dtype(np_float).type
+        w = K.world_struct(F)()
+        self._Struct = K.world_struct(F)
+        params = {
+            "mode": self._mode_code, "num_taggers": T, "episode_length": self.episode_length,
+            "runner_exits": int(self.runner_exits_game_after_tagged),
+            "full_observation": int(self.use_full_observation), "k": k, "observe_self": int(self.observe_self),
+            "egocentric": int(self.observe_egocentric), "cells": self.grid_cells,
+        }
+        for name, value in params.items():
+            setattr(w, name, int(value))
+        # constants in the world's precision
+        floats = {
+            "grid_length": L, "max_speed": self.max_speed, "skill_tagger": self.skill_level_tagger,
+            "skill_runner": self.skill_level_runner, "two_pi": 2 * math.pi, "half_pi": math.pi / 2,
+            "diagonal": math.sqrt(2.0) * L, "speed_norm": f(self.max_speed) + f(EPSILON),
+            "cell_size": self.cell_size, "inv_cell": self.grid_cells / L,
+            "tag_radius": self.tagging_distance * L, "edge_hit_penalty": self.edge_hit_penalty,
+            "step_reward_tagger": self.step_penalty_for_tagger, "step_reward_runner": self.step_reward_for_runner,
+            "tag_reward_for_tagger": self.tag_reward_for_tagger,
+            "tag_penalty_for_runner": self.tag_penalty_for_runner,
+            "end_of_game_reward": self.end_of_game_reward_for_runner,
+        }
+        for name, value in floats.items():
+            setattr(w, name, F(value))
+        w.acceleration_table = wp.array(acc_table, dtype=F, device=dev)
+        w.turn_table = wp.array(turn_table, dtype=F, device=dev)
 
-        self.agent_pos = self._world_array((A, 2), F)
-        self.agent_vel = self._world_array((A, 2), F)
-        self.agent_speed = self._world_array((A,), F)
-        self.agent_dir = self._world_array((A,), F)
-        self.agent_acc = self._world_array((A,), F)
-        self.alive = self._world_array((A,), wp.bool)
+        w.world_seed, w.episode, w.t = self._world_seed, self._episode, self._t
+        w.pending_reset, w.reset_now = self._pending_reset, self._reset_now
+        w.observe_mask = self._observe_mask = self._world_array((), wp.int32)
+        w.alive = self.alive = self._world_array((A,), wp.bool)
+        w.agent_pos = self.agent_pos = self._world_array((A, 2), F)
+        w.agent_speed = self.agent_speed = self._world_array((A,), F)
+        w.agent_dir = self.agent_dir = self._world_array((A,), F)
+        w.agent_acc = self.agent_acc = self._world_array((A,), F)
+        w.agent_vel = self.agent_vel = self._world_array((A, 2), F)
         self.landmark_pos = self._world_array((0, 2), F)
-        self._action = self._world_array((A, 2), wp.int32)
-        self._action_view = wp.to_torch(self._action)
-        self._edge_hit = self._world_array((A,), wp.int32)
-        self._tagged_by = self._world_array((A,), wp.int32)
-        self._agent_cell = self._world_array((A,), wp.int32)
-        self._cell_start = self._world_array((num_cells + 1,), wp.int32)
-        self._cell_cursor = self._world_array((num_cells,), wp.int32)
-        self._cell_agents = self._world_array((A,), wp.int32)
-        self._nn_dist = self._world_array((A, kk), F)
-        self._nn_idx = self._world_array((A, kk), wp.int32)
-        self._agent_term = self._world_array((A,), wp.bool)
-        self._agent_trunc = self._world_array((A,), wp.bool)
-        self._final_alive = self._world_array((A,), wp.bool)
-        self._observe_mask = self._world_array((), wp.int32)
+        w.action = self._world_array((A, 2), wp.int32)
+        self._action_view = wp.to_torch(w.action)
+        w.tagged_by = self._world_array((A,), wp.int32)
+        w.agent_cell = self._world_array((A,), wp.int32)
+        w.cell_start = self._world_array((num_cells + 1,), wp.int32)
+        w.cell_cursor = self._world_array((num_cells,), wp.int32)
+        w.cell_agents = self._world_array((A,), wp.int32)
+        w.nn_dist = self._world_array((A, kk), F)
+        w.nn_idx = self._world_array((A, kk), wp.int32)
+        w.reward, w.terminated, w.truncated = self._reward, self._terminated, self._truncated
+        w.agent_terminated = self._world_array((A,), wp.bool)
+        w.agent_truncated = self._world_array((A,), wp.bool)
+        w.edge_hit = self._world_array((A,), wp.int32)
+        w.tags = self._world_array((A,), wp.int32)
+        w.runners_left = self._world_array((), wp.int32)
+        w.final_alive = self._world_array((A,), wp.bool)
         for name, spec in self.groups.items():
             self._obs_arrays[name] = self._world_array((spec.n_agents, obs_dim), wp.float32)
             self._final_obs_arrays[name] = self._world_array((spec.n_agents, obs_dim), wp.float32)
-        self._metric_arrays = {
-            "tags": self._world_array((A,), wp.int32),
-            "edge_hits": self._edge_hit,
-            "runners_left": self._world_array((), wp.int32),
-        }
+        w.tagger_obs, w.runner_obs = self._obs_arrays["tagger"], self._obs_arrays["runner"]
+        w.tagger_final_obs, w.runner_final_obs = self._final_obs_arrays["tagger"], self._final_obs_arrays["runner"]
+        self._w = w
+        self._shard_structs = {}
+        self._metric_arrays = {"tags": w.tags, "edge_hits": w.edge_hit, "runners_left": w.runners_left}
+        self._kernels = K.kernels(F)
         self._make_views()
         self._observe_mask_view = wp.to_torch(self._observe_mask)
 
-        # constants in the world's precision
-        f = np.dtype(np_float).type
-        self._c = {
-            "L": F(L), "max_speed": F(self.max_speed), "skill_tagger": F(self.skill_level_tagger),
-            "skill_runner": F(self.skill_level_runner), "two_pi": F(2 * math.pi), "half_pi": F(math.pi / 2),
-            "diagonal": F(math.sqrt(2.0) * L), "speed_norm": F(f(self.max_speed) + f(EPSILON)),
-            "cell_size": F(self.cell_size), "inv_cell": F(self.grid_cells / L),
-            "tag_radius": F(self.tagging_distance * L),
-            "edge": F(self.edge_hit_penalty), "step_tagger": F(self.step_penalty_for_tagger),
-            "step_runner": F(self.step_reward_for_runner), "tag_reward": F(self.tag_reward_for_tagger),
-            "tag_penalty": F(self.tag_penalty_for_runner), "end_reward": F(self.end_of_game_reward_for_runner),
-        }
-
     def _make_views(self) -> None:
         super()._make_views()
-        term, trunc = wp.to_torch(self._agent_term), wp.to_torch(self._agent_trunc)
+        term, trunc = wp.to_torch(self._w.agent_terminated), wp.to_torch(self._w.agent_truncated)
         alive = wp.to_torch(self.alive)
         self._term = {g: term[:, s.start:s.stop] for g, s in self.groups.items()}
         self._trunc = {g: trunc[:, s.start:s.stop] for g, s in self.groups.items()}
         self._alive = {g: alive[:, s.start:s.stop] for g, s in self.groups.items()}
         self._metrics = {k: wp.to_torch(a) for k, a in self._metric_arrays.items()}
         self._metrics["alive"] = self._alive
-        final_alive = wp.to_torch(self._final_alive)
+        final_alive = wp.to_torch(self._w.final_alive)
         self._final_alive_views = {g: final_alive[:, s.start:s.stop] for g, s in self.groups.items()}
 
     def _step_info(self) -> dict:
@@ -458,61 +476,21 @@ class Tag(BatchedEnv):
         return self._alive
 
     # ------------------------------------------------------------------ launches
-    def _launch_agents(self, kernel, inputs: list, worlds: slice | None = None) -> None:
-        """Launch ``kernel`` with one thread per (world, agent) of ``worlds`` (all if None)."""
-        A = self.num_agents
-        if worlds is None or (worlds.start == 0 and worlds.stop == self.num_envs):
-            wp.launch(kernel, dim=(self.num_envs, A), inputs=inputs, device=self.device)
-            return
-        inputs = [a[worlds] if id(a) in self._world_ids and a.size else a for a in inputs]
-        wp.launch(kernel, dim=(worlds.stop - worlds.start, A), inputs=inputs, device=self.device)
-
-    def _launch_grid_and_observe(self, select: int, mask, advance_clock: bool, worlds) -> None:
-        c = self._c
-        self._launch(K.tag_build_grid, worlds=worlds, inputs=[
-            select, int(advance_clock), self.grid_cells, c["inv_cell"], mask, self._pending_reset,
-            self.alive, self.agent_pos, self._t, self._agent_cell, self._cell_start,
-            self._cell_cursor, self._cell_agents])
-        self._launch_agents(K.tag_observe, worlds=worlds, inputs=[
-            select, self.num_taggers, int(self.use_full_observation), self.num_other_agents_observed,
-            self.episode_length, self.grid_cells, c["cell_size"], c["diagonal"], c["speed_norm"],
-            c["two_pi"], int(self.observe_self), int(self.observe_egocentric), c["L"], mask, self._pending_reset, self._t, self.alive, self.agent_pos,
-            self.agent_speed, self.agent_acc, self.agent_dir, self._agent_cell, self._cell_start,
-            self._cell_agents, self._nn_dist, self._nn_idx,
-            self._obs_arrays["tagger"], self._obs_arrays["runner"]])
-
-    def _launch_reset(self, worlds) -> None:
-        c = self._c
-        self._launch(K.tag_reset, worlds=worlds, inputs=[
-            c["L"], c["half_pi"], self._world_seed, self._reset_now, self._episode, self._t,
-            self.alive, self.agent_pos, self.agent_speed, self.agent_dir, self.agent_acc,
-            self.agent_vel])
+    def _launch_grid_and_observe(self, select: int, advance_clock: bool, worlds) -> None:
+        kernels = self._kernels
+        self._launch_world(kernels["tag_build_grid"], worlds, select, int(advance_clock))
+        self._launch_world(kernels["tag_observe"], worlds, select, per_agent=True)
 
     def _launch_step(self, worlds: slice | None = None) -> None:
-        c = self._c
-        self._launch_agents(K.tag_move, worlds=worlds, inputs=[
-            self.num_taggers, c["L"], c["max_speed"], c["skill_tagger"], c["skill_runner"],
-            c["two_pi"], self._acc_table, self._turn_table, self._pending_reset, self.alive,
-            self._action, self.agent_pos, self.agent_speed, self.agent_dir, self.agent_acc,
-            self.agent_vel, self._edge_hit])
-        self._launch_grid_and_observe(K.SELECT_STEPPING, self._reset_now, True, worlds)
-        self._launch_agents(K.tag_find_tagger, worlds=worlds, inputs=[
-            self.num_taggers, self.grid_cells, c["inv_cell"], c["tag_radius"], self._pending_reset,
-            self.alive, self.agent_pos, self._cell_start, self._cell_agents, self._tagged_by])
-        m = self._metric_arrays
-        self._launch(K.tag_reward_done, worlds=worlds, inputs=[
-            self._mode_code, self.episode_length, self.num_taggers,
-            int(self.runner_exits_game_after_tagged), c["edge"], c["step_tagger"], c["step_runner"],
-            c["tag_reward"], c["tag_penalty"], c["end_reward"], self._edge_hit, self._tagged_by,
-            self.alive, self._t, self._pending_reset, self._reset_now, self._reward,
-            self._agent_term, self._agent_trunc, self._terminated, self._truncated, m["tags"],
-            m["runners_left"]])
+        kernels = self._kernels
+        self._launch_world(kernels["tag_move"], worlds, per_agent=True)
+        self._launch_grid_and_observe(K.SELECT_STEPPING, True, worlds)
+        self._launch_world(kernels["tag_find_tagger"], worlds, per_agent=True)
+        self._launch_world(kernels["tag_reward_done"], worlds)
         if self._mode_code == K.AUTORESET_SAME_STEP:
-            self._launch_agents(K.tag_copy_final, worlds=worlds, inputs=[
-                self._reset_now, self.alive, self._obs_arrays["tagger"], self._obs_arrays["runner"],
-                self._final_alive, self._final_obs_arrays["tagger"], self._final_obs_arrays["runner"]])
-        self._launch_reset(worlds)
-        self._launch_grid_and_observe(K.SELECT_MASKED, self._reset_now, False, worlds)
+            self._launch_world(kernels["tag_copy_final"], worlds, per_agent=True)
+        self._launch_world(kernels["tag_reset"], worlds)
+        self._launch_grid_and_observe(K.SELECT_RESET, False, worlds)
 
     def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
         """reset() / set_state() / clone_worlds(): reset the worlds flagged in ``_reset_now``,
@@ -522,7 +500,7 @@ class Tag(BatchedEnv):
         if request == "reset":
             flags = self._reset_now_view.bool()
             self._observe_mask_view.copy_(self._reset_now_view)
-            for view in (wp.to_torch(self._agent_term), wp.to_torch(self._agent_trunc),
+            for view in (wp.to_torch(self._w.agent_terminated), wp.to_torch(self._w.agent_truncated),
                          self._metrics["tags"], self._metrics["edge_hits"]):
                 view[flags] = 0
             self._metrics["runners_left"][flags] = self.num_runners
@@ -533,11 +511,9 @@ class Tag(BatchedEnv):
             self._observe_mask_view.zero_()
             self._observe_mask_view[index] = 1
         if write_final:  # pragma: no cover - the base never asks for it here
-            self._launch_agents(K.tag_copy_final, worlds=worlds, inputs=[
-                self._reset_now, self.alive, self._obs_arrays["tagger"], self._obs_arrays["runner"],
-                self._final_alive, self._final_obs_arrays["tagger"], self._final_obs_arrays["runner"]])
-        self._launch_reset(worlds)
-        self._launch_grid_and_observe(K.SELECT_MASKED, self._observe_mask, False, worlds)
+            self._launch_world(self._kernels["tag_copy_final"], worlds, per_agent=True)
+        self._launch_world(self._kernels["tag_reset"], worlds)
+        self._launch_grid_and_observe(K.SELECT_REQUESTED, False, worlds)
 
     # ------------------------------------------------------------------ API overrides
     def reset(self, seed: int | None = None, mask=None) -> dict[str, torch.Tensor]:
