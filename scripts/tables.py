@@ -462,7 +462,22 @@ def war_real_seeds(records: list[dict]) -> str:
                  ["l", "l", "l"] + ["r"] * 6, rows)
 
 
+def time_to_target(records: list[dict]) -> str:
+    """``benchmarks/time_to_target.py``: wall-clock (start-up included) and env steps to the target
+    return, or the budget spent and the return reached."""
+    rows = []
+    for r in records:
+        hit = r["reached"]
+        rows.append([r["framework"], r["algorithm"], f"{r['target']:g}",
+                     f"**{wall(hit['wall_s'])}**" if hit else f"not within {wall(r['wall_s'])}",
+                     f"{hit['env_steps'] / 1e6:.2f} M" if hit else f"> {r['env_steps'] / 1e6:.2f} M",
+                     f"{(hit or r)['return' if hit else 'final_return']:.2f}", rate(r["env_steps_per_s"])])
+    return table(["trainer", "what trains", "target (mpe2 return)", "time to target", "env steps",
+                  "return (last 200 episodes)", "env steps/s"], ["l", "l", "r", "r", "r", "r", "r"], rows)
+
+
 RENDERERS = {
+    "time-to-target": time_to_target,
     "env-throughput": env_throughput,
     "env-throughput-readme": env_throughput_readme,
     "env-throughput-views": env_throughput_views,
