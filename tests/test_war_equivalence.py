@@ -142,6 +142,10 @@ WAR_VARIANTS = {
     "box": dict(scenario="Spread-v0", env_kwargs={"continuous_actions": True, "max_cycles": 10}),
     # local critics: every bootstrap (window end, truncation) evaluates the agents' observations
     "local-critic": dict(scenario="Spread-v0", env_kwargs={"max_cycles": 10}, critic_input="local"),
+    # frame stacks: the collector pushes every step's observations, episode starts zero them
+    "frames": dict(scenario="Spread-v0", env_kwargs={"max_cycles": 10}, frame_stack=3),
+    "frames-local-critic": dict(scenario="Spread-v0", env_kwargs={"max_cycles": 10}, frame_stack=2,
+                                critic_input="local"),
     # action masks: sampled from, stored with each decision and applied in the PPO ratio
     "masks": dict(scenario="SMAX-v0", env_kwargs={"map_name": "3m"}),
     # MultiDiscrete heads, and tagged runners leaving the game (masked out of the losses)
@@ -152,8 +156,8 @@ WAR_VARIANTS = {
 @pytest.mark.parametrize("variant", sorted(WAR_VARIANTS))
 def test_war_sync_is_lockstep_for_every_feature(variant):
     """The WAR mode's lock-step arm trains what lock-step training does, row for row and bit for
-    bit, with Box and MultiDiscrete actions, local critics, action masks and agents leaving the
-    game (SMAX's dead units, Tag's tagged runners)."""
+    bit, with Box and MultiDiscrete actions, local critics, frame stacks, action masks and agents
+    leaving the game (SMAX's dead units, Tag's tagged runners)."""
     cfg = config(**WAR_VARIANTS[variant], total_env_steps=6 * 25 * 3)
     with war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed, **cfg.env_kwargs) as env:
         ref = war_train.train(env, cfg)

@@ -224,3 +224,23 @@ def test_the_cli_resumes_a_war_run_with_its_own_war_config(tmp_path, capsys):
     assert main(["train", "--resume", str(run_dir), "--arm", "sync"]) == 2
     err = capsys.readouterr().err
     assert "different WAR config: arm='overlap' (now 'sync')" in err and str(run_dir) in err
+
+
+@pytest.mark.parametrize("variant", ["frames-local-critic", "smax-masks"])
+def test_stop_and_resume_is_exact_with_every_feature(tmp_path, variant):
+    """Frame stacks and local critics (Command-v0, the commander holding), and SMAX-v0 self-play
+    with action masks and dead units (a slow ally holding): a WAR run stopped and resumed equals
+    the straight one."""
+    if variant == "smax-masks":
+        kw = dict(scenario="SMAX-v0", env_kwargs={"map_name": "3m", "enemy": "self_play"})
+        war = WarConfig(arm="war", costs={"ally": {"per_decision_ms": 50.0}, "enemy": {"per_decision_ms": 5.0}})
+    else:
+        kw = dict(frame_stack=2, critic_input="local")
+        war = ARMS["war"]
+    ref = tmp_path / "straight"
+    war_train.train(None, config(**kw), run_dir=ref, war=war)
+    run_dir = tmp_path / "run"
+    first = war_train.train(None, config(**kw), lambda row: row["update"] < K, run_dir=run_dir, war=war)
+    assert first.stopped_early
+    war_train.train(None, config(**kw), run_dir=run_dir, resume=run_dir, war=war)
+    assert_same_run(ref, run_dir)

@@ -23,7 +23,15 @@ from war_train.distributions import Categorical, action_head, space_from_signatu
 from war_train.networks import Actor, Critic, with_agent_id
 
 __all__ = ["GroupPolicy", "build_policies", "joint_state", "env_signature", "load_networks", "load_policies",
-           "first_action_mask", "step_action_mask"]
+           "first_action_mask", "step_action_mask", "push_frame"]
+
+
+def push_frame(frames: torch.Tensor, obs: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
+    """A frame stack ``[E, n, F·d]`` (newest first) with ``obs[E, n, d]`` pushed in; in worlds
+    where ``starts`` (a new episode begins at ``obs``) zeros behind it."""
+    d = obs.shape[-1]
+    older = frames[..., :-d] * (~starts).to(frames.dtype)[:, None, None]
+    return torch.cat([obs, older], dim=-1)
 
 
 class GroupPolicy(nn.Module):
@@ -65,11 +73,8 @@ class GroupPolicy(nn.Module):
         return torch.cat([x, pad, self.group_code.to(x.dtype).expand(*x.shape[:-1], -1)], dim=-1)
 
     def stack(self, frames: torch.Tensor, obs: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
-        """``frame_stack``: the newest ``frames`` observations ``[E, n, F·d]``, newest first, with
-        ``obs[E, n, d]`` pushed in; worlds where ``starts`` begin with zeros behind it."""
-        d = obs.shape[-1]
-        older = frames[..., :-d] * (~starts).to(frames.dtype)[:, None, None]
-        return torch.cat([obs, older], dim=-1)
+        """``frame_stack``: ``push_frame(frames, obs, starts)``."""
+        return push_frame(frames, obs, starts)
 
     def observed(self, h: torch.Tensor | None, obs: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
         """What the actor (and a local critic) would see next for ``obs``: the observations, or

@@ -50,6 +50,7 @@ from war_envs.core import validation as v
 from war_envs.war.costs import RESOURCES, CostModel, InferenceCost
 from war_envs.war.env import WarEnv, action_layout
 from war_envs.war.scheduler import Schedule
+from war_train.policy import push_frame
 
 __all__ = ["Trigger", "GroupTransitions", "WindowBatch", "Collector", "stitch", "concat_workers", "DRAFT"]
 
@@ -232,6 +233,9 @@ class Collector:
     ``stats``: an object with ``step(rew, info, done)`` (episode statistics), optional.
     ``env_time``: advance a virtual clock by the measured env-step time too (False: only the
     declared costs move it — fully deterministic, for tests).
+    ``frames``: ``{group: F}`` -- the policy sees the group's last ``F`` observations, newest
+    first, zeros before the episode's first (``frame_stack``; default 1: the observation); the
+    stacks advance every env step, decisions or not, and are what transitions store as ``obs``.
     ``lane_threads``: ``{lane: cpu ids or None}`` — call each lane's policy on a thread of its own
     (pinned to those CPUs), all lanes of a step at the same time: the parallel resource model for
     real (torch's kernels release the GIL).  The policy must then draw each lane's samples from a
@@ -241,7 +245,7 @@ class Collector:
     def __init__(self, env, policy, *, gamma: float, schedule: Schedule | None = None,
                  cost: InferenceCost | None = None, cost_models: dict[str, CostModel] | None = None,
                  draft_groups=(), world_offset: int = 0, stats=None, seed: int | None = None,
-                 env_time: bool = True, lane_threads: dict | None = None) -> None:
+                 env_time: bool = True, lane_threads: dict | None = None, frames: dict | None = None) -> None:
         self.war = WarEnv(env, schedule, gamma=gamma, trusted=True)   # (the policy samples from the spaces and masks)
         self.env = env
         self.policy = policy
@@ -277,6 +281,10 @@ class Collector:
         obs = self.war.reset(seed=seed)
         self.obs = {g: o.clone() for g, o in obs.items()}
         self.state = self._joint(self.obs)
+        self.frames = {g: v.check_int(f"frames[{g!r}]", (frames or {}).get(g, 1), minimum=1) for g in self.groups}
+        #: what the policy sees of each group: the observations, or the frame stacks ``[E, n, F·d]``
+        self.seen = {g: self._push(g, None, self.obs[g], torch.ones(self.E, dtype=torch.bool, device=self.device))
+                     for g in self.groups}
         self.masked = bool(env.has_action_mask)
         #: bool [E, n, A] available actions at the current observations ([E, n, 0] without masks)
         self.avail = ({g: m.clone() for g, m in env.action_mask().items()} if self.masked else
@@ -292,7 +300,7 @@ class Collector:
         self._agent_flags = {g: (torch.zeros(self.E, s.n_agents, dtype=torch.bool, device=self.device),) * 2
                              for g, s in self.groups.items()}
         S = self.state.shape[1]
-        self.pending = {g: _Pending(self.E, s.n_agents, s.obs_dim, S, self.device, self.action_layouts[g],
+        self.pending = {g: _Pending(self.E, s.n_agents, self.seen[g].shape[-1], S, self.device, self.action_layouts[g],
                                     self.avail[g].shape[-1]) for g, s in self.groups.items()}
         self._rows: dict[str, list[dict]] | None = None
 
@@ -319,13 +327,22 @@ class Collector:
         first = next(iter(obs.values()))
         return torch.cat([o.reshape(first.shape[0], -1) for o in obs.values()], dim=1)
 
+    def _push(self, group: str, stack, obs: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
+        """``obs`` pushed onto ``stack`` (None: an empty one) with ``frame_stack``; else ``obs``."""
+        F = self.frames[group]
+        if F == 1:
+            return obs
+        if stack is None:
+            stack = obs.new_zeros(*obs.shape[:-1], F * obs.shape[-1])
+        return push_frame(stack, obs, starts)
+
     def decides_now(self, group: str) -> torch.Tensor:
         """Bool ``[E]``: worlds where ``group`` takes a (full-policy) decision at the next step."""
         return self.war.decides(group)
 
     def _new_row(self) -> None:
         for g, s in self.groups.items():
-            E, n, d, S = self.E, s.n_agents, s.obs_dim, self.state.shape[1]
+            E, n, d, S = self.E, s.n_agents, self.seen[g].shape[-1], self.state.shape[1]
             z = lambda *sh, dtype=torch.float32: torch.zeros(*sh, dtype=dtype, device=self.device)  # noqa: E731
             shape, dtype = self.action_layouts[g]
             self._rows[g].append({
@@ -409,7 +426,7 @@ class Collector:
 
     def _call(self, group: str, idx, is_draft: bool):
         """One policy call of a lane over worlds ``idx``: its inputs, outputs and seconds."""
-        obs_g, state = self.obs[group][idx], self.state[idx]
+        obs_g, state = self.seen[group][idx], self.state[idx]
         avail = self.avail[group][idx] if self.masked else None
         t0 = time.perf_counter()
         fn = self.policy.draft if is_draft else self.policy.act
@@ -477,10 +494,13 @@ class Collector:
             for g in self.groups:
                 nv = torch.zeros_like(self.pending[g].values)
                 if final_state is not None:
-                    nv[trunc_idx] = self.policy.value(g, final_state, final_obs[g])
+                    no_start = torch.zeros(len(trunc_idx), dtype=torch.bool, device=self.device)
+                    seen = self._push(g, self.seen[g][trunc_idx], final_obs[g], no_start)
+                    nv[trunc_idx] = self.policy.value(g, final_state, seen)
                 self._close(g, done, r, nv[done])
         self.obs = {g: next_obs[g].clone() for g in self.groups}
         self.state = self._joint(self.obs)
+        self.seen = {g: self._push(g, self.seen[g], self.obs[g], done) for g in self.groups}
         if self.masked:
             self.avail = {g: info["action_mask"][g].clone() for g in self.groups}
         if self.can_leave:
@@ -498,9 +518,9 @@ class Collector:
                 ending = self.war.macro[g].active & (self.war.schedule_says(g) | (g in self.draft_groups))
                 if bool(ending.any()):
                     if bool(ending.all()):
-                        nv = self.policy.value(g, self.state, self.obs[g])
+                        nv = self.policy.value(g, self.state, self.seen[g])
                     else:
-                        nv = self.policy.value(g, self.state[ending], self.obs[g][ending])
+                        nv = self.policy.value(g, self.state[ending], self.seen[g][ending])
                     self._close(g, ending, T - 1, nv)
                 rows = self._rows[g]
                 fields = {name: torch.stack([row[name] for row in rows]) for name in _ROW_FIELDS}
@@ -548,6 +568,7 @@ class Collector:
         return {"env_state": {k: t.cpu() for k, t in self.env.get_state().items()},
                 "obs": {g: o.cpu().clone() for g, o in self.obs.items()},
                 "avail": {g: m.cpu().clone() for g, m in self.avail.items()},
+                "seen": {g: s.cpu().clone() for g, s in self.seen.items() if self.frames[g] > 1},
                 "alive": {g: a.cpu().clone() for g, a in self.alive.items()},
                 "agent_flags": {g: [f.cpu().clone() for f in flags] for g, flags in self._agent_flags.items()},
                 "war": self.war.state_dict(),
@@ -585,6 +606,8 @@ class Collector:
         self.avail = {g: state["avail"][g].to(self.device).clone() for g in self.groups}
         self.alive = {g: _checked(f"state['alive'][{g!r}]", state["alive"][g], self.alive[g]).clone()
                       for g in self.groups}
+        self.seen = {g: (_checked(f"state['seen'][{g!r}]", state.get("seen", {}).get(g), self.seen[g]).clone()
+                         if self.frames[g] > 1 else self.obs[g]) for g in self.groups}
         self._agent_flags = {g: tuple(_checked(f"state['agent_flags'][{g!r}]", f, like).clone()
                                       for f, like in zip(state["agent_flags"][g], self._agent_flags[g]))
                              for g in self.groups}
@@ -619,6 +642,7 @@ class Collector:
                 "env": {k: s[idx.to(s.device)].clone() for k, s in env_state.items()},
                 "obs": {g: o[idx].clone() for g, o in self.obs.items()},
                 "avail": {g: m[idx].clone() for g, m in self.avail.items()},
+                "seen": {g: s[idx].clone() for g, s in self.seen.items() if self.frames[g] > 1},
                 "alive": {g: a[idx].clone() for g, a in self.alive.items()},
                 "agent_flags": {g: [f[idx].clone() for f in flags] for g, flags in self._agent_flags.items()},
                 "macro": {g: {name: t[idx].clone() for name, t in vars(m).items()}
@@ -640,6 +664,8 @@ class Collector:
         for g in self.groups:
             self.obs[g][sel] = carry["obs"][g]
             self.avail[g][sel] = carry["avail"][g]
+            if self.frames[g] > 1:
+                self.seen[g][sel] = carry["seen"][g]
             self.alive[g][sel] = carry["alive"][g]
             self._agent_flags[g] = tuple(f.clone() for f in self._agent_flags[g])   # (a fresh copy, then its rows)
             for f, saved in zip(self._agent_flags[g], carry["agent_flags"][g]):

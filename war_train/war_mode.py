@@ -93,7 +93,7 @@ class WarPolicy:
     @torch.no_grad()
     def act(self, group, obs, state, avail=None):
         p = self.policies[group]
-        out, _ = p.forward_actor(obs)
+        out, _ = p.actor(p.actor_input(obs))   # (obs: the collector's frame stack with frame_stack)
         actions, logp = p.dist.draw(out, self.lane_gens.get(group, self.gen), avail)
         values, _ = p.value(state, obs)
         return actions, logp, values
@@ -223,7 +223,8 @@ class WarMode:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(cfg.seed + 7919)
                 # (the group actor's input: with share_actor padded and with the group id)
-                in_dim = self.policies[g].actor_input(torch.zeros(1, spec.n_agents, spec.obs_dim)).shape[-1]
+                frames = torch.zeros(1, spec.n_agents, self.policies[g].frames * spec.obs_dim)
+                in_dim = self.policies[g].actor_input(frames).shape[-1]
                 self.drafts[g] = Actor(in_dim, Categorical(int(spec.action_space.n)), small).to(self.device)
             self.draft_opt[g] = torch.optim.Adam(self.drafts[g].parameters(), lr=cfg.lr, eps=cfg.adam_eps)
             declared = [p for p in self.profiles.values() if p is not None]
@@ -261,7 +262,8 @@ class WarMode:
                                              seed=run_world_seeds(cfg.seed, range(w * self.E_worker,
                                                                                   (w + 1) * self.E_worker)),
                                              lane_threads={lane: war.lane_cpus.get(lane) for lane in self.lanes}
-                                             if lane_threads else None))
+                                             if lane_threads else None,
+                                             frames={g: p.frames for g, p in self.policies.items()}))
         self.triggers = [self._trigger() for _ in self.collectors]
 
     # -------------------------------------------------------------- planning
@@ -540,9 +542,6 @@ def _refuse_unsupported(cfg: TrainConfig) -> None:
     if cfg.use_gru:
         raise ValueError("use_gru: the WAR harness trains feed-forward policies (macro-steps and recurrent "
                          "state do not mix here); use use_gru=False")
-    if cfg.frame_stack != 1:
-        raise ValueError("frame_stack: the WAR harness's collector hands policies single observations; use "
-                         "frame_stack=1")
 
 
 def _batch_stats(groups, counts: dict, gw: dict, ratios: dict, lags: list, lag_w: list) -> dict:
