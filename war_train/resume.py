@@ -33,12 +33,8 @@ def check_lockstep_resume(ckpt: dict, path, cfg: TrainConfig, env) -> None:
     if missing:
         raise ValueError(f"resume: {name} holds networks only (no {', '.join(missing)}); "
                          f"it can be evaluated and rendered but not resumed")
-    diff = config_changes(ckpt["config"], config_to_dict(cfg), config_to_dict(TrainConfig()), RESUMABLE_CHANGES)
-    if diff:
-        raise ValueError(f"resume: {name} was trained with a different config: " + ", ".join(diff))
-    sig = env_signature(env, cfg)
-    if ckpt["env"] != sig:
-        raise ValueError(f"resume: {name} was trained on the env {ckpt['env']}, not this one {sig}")
+    _check_config(ckpt, name, cfg)
+    _check_env(ckpt, name, cfg, env)
     if env.agents_can_leave and not isinstance(ckpt.get("alive"), dict):
         raise ValueError(f"resume: {name} has no 'alive' masks, which this env's agents (who can leave the "
                          "game) need")
@@ -67,14 +63,23 @@ def check_war_resume(ckpt: dict, path, cfg: TrainConfig, war: WarConfig, env) ->
         raise ValueError(f"resume: {str(path)!r} holds networks only (no {', '.join(missing)}), e.g. a WAR run's "
                          f"final checkpoint from before WAR runs resumed; it can be evaluated and rendered but not "
                          f"resumed")
-    diff = config_changes(ckpt["config"], config_to_dict(cfg), config_to_dict(TrainConfig()),
-                          RESUMABLE_CHANGES)
-    if diff:
-        raise ValueError(f"resume: {str(path)!r} was trained with a different config: " + ", ".join(diff))
+    _check_config(ckpt, repr(str(path)), cfg)
     diff = config_changes(ckpt["war"], war_config_to_dict(war), war_config_to_dict(WarConfig()),
                           WAR_RESUMABLE_CHANGES)
     if diff:
         raise ValueError(f"resume: {str(path)!r} was trained with a different WAR config: " + ", ".join(diff))
+    _check_env(ckpt, repr(str(path)), cfg, env)
+
+
+def _check_config(ckpt: dict, name: str, cfg: TrainConfig) -> None:
+    """Every mode: the config is the checkpoint's but for ``RESUMABLE_CHANGES``."""
+    diff = config_changes(ckpt["config"], config_to_dict(cfg), config_to_dict(TrainConfig()), RESUMABLE_CHANGES)
+    if diff:
+        raise ValueError(f"resume: {name} was trained with a different config: " + ", ".join(diff))
+
+
+def _check_env(ckpt: dict, name: str, cfg: TrainConfig, env) -> None:
+    """Every mode: the env is the one the checkpoint was trained on."""
     sig = env_signature(env, cfg)
     if ckpt["env"] != sig:
-        raise ValueError(f"resume: {str(path)!r} was trained on the env {ckpt['env']}, not this one {sig}")
+        raise ValueError(f"resume: {name} was trained on the env {ckpt['env']}, not this one {sig}")

@@ -50,7 +50,7 @@ from war_envs.core import validation as v
 from war_envs.war.costs import RESOURCES, CostModel, InferenceCost
 from war_envs.war.env import WarEnv, action_layout
 from war_envs.war.scheduler import Schedule
-from war_train.policy import push_frame
+from war_train.policy import joint_state, push_frame
 
 __all__ = ["Trigger", "GroupTransitions", "WindowBatch", "Collector", "stitch", "concat_workers", "DRAFT"]
 
@@ -280,7 +280,7 @@ class Collector:
         self.env_time = bool(env_time)
         obs = self.war.reset(seed=seed)
         self.obs = {g: o.clone() for g, o in obs.items()}
-        self.state = self._joint(self.obs)
+        self.state = joint_state(self.obs)
         self.frames = {g: v.check_int(f"frames[{g!r}]", (frames or {}).get(g, 1), minimum=1) for g in self.groups}
         #: what the policy sees of each group: the observations, or the frame stacks ``[E, n, F·d]``
         self.seen = {g: self._push(g, None, self.obs[g], torch.ones(self.E, dtype=torch.bool, device=self.device))
@@ -322,11 +322,6 @@ class Collector:
         return self.war.version
 
     # -------------------------------------------------------------- helpers
-    def _joint(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
-        """``env.state()`` from group observations (``war_train.policy.joint_state``)."""
-        first = next(iter(obs.values()))
-        return torch.cat([o.reshape(first.shape[0], -1) for o in obs.values()], dim=1)
-
     def _push(self, group: str, stack, obs: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
         """``obs`` pushed onto ``stack`` (None: an empty one) with ``frame_stack``; else ``obs``."""
         F = self.frames[group]
@@ -490,7 +485,7 @@ class Collector:
             final_state = None
             if len(trunc_idx):
                 final_obs = {g: info["final_obs"][g][trunc_idx] for g in self.groups}
-                final_state = self._joint(final_obs)
+                final_state = joint_state(final_obs)
             for g in self.groups:
                 nv = torch.zeros_like(self.pending[g].values)
                 if final_state is not None:
@@ -499,7 +494,7 @@ class Collector:
                     nv[trunc_idx] = self.policy.value(g, final_state, seen)
                 self._close(g, done, r, nv[done])
         self.obs = {g: next_obs[g].clone() for g in self.groups}
-        self.state = self._joint(self.obs)
+        self.state = joint_state(self.obs)
         self.seen = {g: self._push(g, self.seen[g], self.obs[g], done) for g in self.groups}
         if self.masked:
             self.avail = {g: info["action_mask"][g].clone() for g in self.groups}
@@ -604,14 +599,14 @@ class Collector:
         self.env.set_state({k: t.to(self.env.torch_device) for k, t in state["env_state"].items()})
         self.obs = {g: state["obs"][g].to(self.device).clone() for g in self.groups}
         self.avail = {g: state["avail"][g].to(self.device).clone() for g in self.groups}
-        self.alive = {g: _checked(f"state['alive'][{g!r}]", state["alive"][g], self.alive[g]).clone()
+        self.alive = {g: v.check_like(f"state['alive'][{g!r}]", state["alive"][g], self.alive[g]).clone()
                       for g in self.groups}
-        self.seen = {g: (_checked(f"state['seen'][{g!r}]", state.get("seen", {}).get(g), self.seen[g]).clone()
+        self.seen = {g: (v.check_like(f"state['seen'][{g!r}]", state.get("seen", {}).get(g), self.seen[g]).clone()
                          if self.frames[g] > 1 else self.obs[g]) for g in self.groups}
-        self._agent_flags = {g: tuple(_checked(f"state['agent_flags'][{g!r}]", f, like).clone()
+        self._agent_flags = {g: tuple(v.check_like(f"state['agent_flags'][{g!r}]", f, like).clone()
                                       for f, like in zip(state["agent_flags"][g], self._agent_flags[g]))
                              for g in self.groups}
-        self.state = self._joint(self.obs)
+        self.state = joint_state(self.obs)
         for g, p in self.pending.items():
             for name, t in vars(p).items():
                 t.copy_(state["pending"][g][name])
@@ -676,7 +671,7 @@ class Collector:
                 t[sel] = carry["pending"][g][name]
             local = torch.arange(self.E, device=self.device)[sel] + self.world_offset
             self.pending[g].traj[sel] = local * 2 ** 32 + carry["pending"][g]["traj"]
-        self.state = self._joint(self.obs)
+        self.state = joint_state(self.obs)
         self.war.ep_step[host] = carry["ep_step"]
         self.war.ep_id[host] = carry["ep_id"]
         self.war.t = int(carry["t"])
@@ -771,11 +766,3 @@ def concat_workers(windows: list[WindowBatch]) -> dict[str, GroupTransitions]:
         else:
             out[g] = GroupTransitions(**{name: torch.cat([p[name] for p in parts], dim=1) for name in _ROW_FIELDS})
     return out
-
-
-def _checked(name: str, value, like: torch.Tensor) -> torch.Tensor:
-    """``value`` as a tensor of ``like``'s shape and dtype on its device (``ValueError`` otherwise)."""
-    if not isinstance(value, torch.Tensor) or tuple(value.shape) != tuple(like.shape) or value.dtype != like.dtype:
-        got = f"{value.dtype} {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
-        raise ValueError(f"{name}: expected a {like.dtype} tensor of shape {tuple(like.shape)}, got {got}")
-    return value.to(like.device)

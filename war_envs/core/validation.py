@@ -146,6 +146,15 @@ def check_in_space(name: str, tensor: torch.Tensor, space) -> None:
         check_box(name, tensor, float(space.low.min()), float(space.high.max()))
 
 
+def check_like(name: str, value, like: torch.Tensor) -> torch.Tensor:
+    """``value`` as a tensor of ``like``'s shape and dtype on ``like``'s device (a restored
+    checkpoint entry); ``ValueError`` naming ``name`` otherwise."""
+    if not isinstance(value, torch.Tensor) or tuple(value.shape) != tuple(like.shape) or value.dtype != like.dtype:
+        got = f"{value.dtype} {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
+        raise ValueError(f"{name}: expected a {like.dtype} tensor of shape {tuple(like.shape)}, got {got}")
+    return value.to(like.device)
+
+
 def check_keys(name: str, mapping, expected) -> None:
     """A mapping whose keys are exactly ``expected``."""
     if not isinstance(mapping, Mapping):

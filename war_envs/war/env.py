@@ -109,8 +109,8 @@ class WarEnv:
         self.schedule = schedule if schedule is not None else every_step_schedule(self.groups)
         self.version = 0
         self.last_env_seconds = 0.0                               # the last env.step's wall time
-        #: bool ``[E]`` per-world flags of the last step (``env.world_flags()``)
-        self.last_terminated = self.last_truncated = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        #: bool ``[E]``: the worlds the last step truncated (``env.world_flags()``)
+        self.last_truncated = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
         self.t = 0                                                # global step
         self.ep_step = np.zeros(self.num_envs, dtype=np.int64)    # steps since each world's episode began
         self.ep_id = np.zeros(self.num_envs, dtype=np.int64)      # episodes each world has finished
@@ -204,7 +204,7 @@ class WarEnv:
         obs, rew, term, trunc, info = self.env.step({g: m.held for g, m in self.macro.items()}, trusted=self.trusted)
         self.last_env_seconds = time.perf_counter() - t0
         term_w, trunc_w = (f.clone() for f in self.env.world_flags())   # (agents may leave before the episode ends)
-        self.last_terminated, self.last_truncated = term_w, trunc_w
+        self.last_truncated = trunc_w
         done = term_w | trunc_w
         for g, m in self.macro.items():
             m.reward += m.gpow * rew[g]
@@ -265,9 +265,9 @@ class WarEnv:
         if set(state["macro"]) != set(self.groups):
             raise ValueError(f"state: expected macro-steps of groups {sorted(self.groups)}, "
                              f"got {sorted(state['macro'])}")
-        steps = {name: _checked(f"state[{name!r}]", state[name], torch.from_numpy(getattr(self, name)))
+        steps = {name: v.check_like(f"state[{name!r}]", state[name], torch.from_numpy(getattr(self, name)))
                  for name in ("ep_step", "ep_id")}
-        macro = {g: {name: _checked(f"state['macro'][{g!r}][{name!r}]", state["macro"][g][name], t)
+        macro = {g: {name: v.check_like(f"state['macro'][{g!r}][{name!r}]", state["macro"][g][name], t)
                      for name, t in vars(m).items()} for g, m in self.macro.items()}
         self.t = v.check_int("t", state["t"], minimum=0)
         self.version = v.check_int("version", state["version"], minimum=0)
@@ -279,14 +279,6 @@ class WarEnv:
 
     def close(self) -> None:
         self.env.close()
-
-
-def _checked(name: str, value, like: torch.Tensor) -> torch.Tensor:
-    """``value`` as a tensor of ``like``'s shape, dtype and device (``ValueError`` otherwise)."""
-    if not isinstance(value, torch.Tensor) or tuple(value.shape) != tuple(like.shape) or value.dtype != like.dtype:
-        got = f"{value.dtype} {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
-        raise ValueError(f"{name}: expected a {like.dtype} tensor of shape {tuple(like.shape)}, got {got}")
-    return value.to(like.device)
 
 
 def action_layout(space) -> tuple[tuple, torch.dtype]:
