@@ -732,23 +732,34 @@ def _framework_version(framework: str) -> str:
     return ", ".join(f"{dist} {versions[dist]}" for dist in FRAMEWORK_DISTS[framework])
 
 
-def worker_main(cfg: dict) -> None:
-    """Measure one framework on every (scenario, worlds); print one JSON line."""
-    # Keep stdout for the result line alone: whatever the libraries print
-    # (jaxmarl prints on import) goes to stderr.
+def worker_start(cfg: dict, torch_frameworks) -> int:
+    """A worker's set-up: stdout kept for the result line alone (whatever the libraries print,
+    jaxmarl on import, goes to stderr), the process pinned to ``cfg["cpus"]`` and its thread
+    pools sized to ``cfg["threads"]`` (torch's too where ``cfg["framework"]`` is one of
+    ``torch_frameworks``).  Returns the file descriptor :func:`worker_finish` writes to."""
     result_fd = os.dup(1)
     os.dup2(2, 1)
-
-    framework = cfg["framework"]
     if cfg["cpus"] is not None:
         os.sched_setaffinity(0, cfg["cpus"])
     if cfg["threads"] is not None:
         _limit_threads(cfg["threads"])
-        if framework in (*OUR_FRAMEWORKS, "vmas"):
+        if cfg["framework"] in torch_frameworks:
             import torch
 
             torch.set_num_threads(cfg["threads"])
+    return result_fd
 
+
+def worker_finish(result_fd: int, result: dict) -> None:
+    """Write a worker's result as its one JSON line on the stdout kept by :func:`worker_start`."""
+    os.write(result_fd, (json.dumps(result) + "\n").encode())
+    os.close(result_fd)
+
+
+def worker_main(cfg: dict) -> None:
+    """Measure one framework on every (scenario, worlds); print one JSON line."""
+    framework = cfg["framework"]
+    result_fd = worker_start(cfg, (*OUR_FRAMEWORKS, "vmas"))
     rows = []
     for scenario in cfg["scenarios"]:
         for worlds in cfg["worlds"]:
@@ -783,8 +794,7 @@ def worker_main(cfg: dict) -> None:
         "threads": cfg["threads"],
         "rows": rows,
     }
-    os.write(result_fd, (json.dumps(result) + "\n").encode())
-    os.close(result_fd)
+    worker_finish(result_fd, result)
 
 
 # ---------------------------------------------------------------------------
@@ -888,9 +898,13 @@ def resolve_scenarios(requested: list[str] | None) -> tuple[list[str], list[str]
     return requested, skipped
 
 
-def run_worker(framework: str, python: str, cfg: dict, timeout_s: float, env: dict) -> dict:
+def run_worker(framework: str, python: str, cfg: dict, timeout_s: float, env: dict,
+               script: str = __file__) -> dict:
+    """Run ``script --_worker CFG`` (this file by default; classic_throughput.py passes its own)
+    under ``python`` and return the JSON line it prints last (``{"error": ...}`` if it fails or
+    runs past ``timeout_s``)."""
     cfg = dict(cfg, framework=framework)
-    cmd = [python, os.path.abspath(__file__), "--_worker", json.dumps(cfg)]
+    cmd = [python, os.path.abspath(script), "--_worker", json.dumps(cfg)]
     what = ",".join(cfg["scenarios"])
     log(f"measuring {framework} {what} ...")
     t0 = time.perf_counter()

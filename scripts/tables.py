@@ -173,6 +173,39 @@ def env_throughput_smax_rounds(records: list[dict]) -> str:
             + f" (our env-steps/s over JaxMARL's; `{first['command']}`, {first['date'][:10]}).")
 
 
+def classic_throughput(records: list[dict]) -> str:
+    """``benchmarks/classic_throughput.py``: env-steps/s of our two columns and each peer per
+    (env, worlds), each of ours over the best peer (``*``: fewer than 100 steps timed per repeat,
+    as the script notes), then the implementations, versions, command and date."""
+    columns = [("war-envs-vector", "war-envs vector env"), ("war-envs-batch", "war-envs batch API"),
+               ("gymnasium", "Gymnasium"), ("envpool", "envpool"), ("gymnax", "gymnax")]
+    by = {(r["env_id"], r["worlds"], r["framework"]): r for r in records}
+
+    def cell(r):
+        if r is None or r["env_steps_per_s"] is None:
+            return "–"
+        return rate3(r["env_steps_per_s"]) + (" *" if r["note"] else "")
+
+    def ratio(r):
+        return f"{r['over_best_peer']:.2f}× ({r['best_peer']})" if r and r["over_best_peer"] else "–"
+
+    rows = []
+    for env_id, worlds in dict.fromkeys((r["env_id"], r["worlds"]) for r in records):
+        get = lambda fw: by.get((env_id, worlds, fw))  # noqa: E731
+        rows.append([env_id, grouped(worlds), *(cell(get(fw)) for fw, _ in columns),
+                     ratio(get("war-envs-vector")), ratio(get("war-envs-batch"))])
+    text = table(["env", "worlds", *(name for _, name in columns), "vector env × best peer",
+                  "batch API × best peer"], ["l"] + ["r"] * 8, rows)
+    impls = dict.fromkeys(f"{r['framework']}: {r['impl']}" for r in records if r["impl"] and r["worlds"] == 1)
+    versions = dict.fromkeys(r["version"] for r in records if r["version"])
+    first = records[0]
+    return text + (
+        f"\n\nenv-steps/s (worlds × steps / s) on one pinned core, one thread per implementation, auto-reset on, "
+        f"the median of {first['repeats']} repeats of ~{first['target_s']:g} s; * fewer than 100 steps timed per "
+        f"repeat (a step takes longer than the repeat; the results file says how many). "
+        f"Stepped: {'; '.join(impls)}. Versions: {'; '.join(versions)}. `{first['command']}`, {first['date'][:10]}.")
+
+
 def learning_relay(records: list[dict]) -> str:
     """Relay-v0's ablation: the trained team, the same team with the commander muted, random."""
     rows = []
@@ -478,6 +511,7 @@ def time_to_target(records: list[dict]) -> str:
 
 RENDERERS = {
     "time-to-target": time_to_target,
+    "classic-throughput": classic_throughput,
     "env-throughput": env_throughput,
     "env-throughput-readme": env_throughput_readme,
     "env-throughput-views": env_throughput_views,
