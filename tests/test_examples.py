@@ -22,6 +22,8 @@ RUNS = {
                            "evaluation over 2 episodes"),
     "train_sb3_native.py": (["--num-envs", "4", "--total-steps", "200", "--n-steps", "16"], "PPO:"),
     "train_sb3_supersuit.py": (["--num-envs", "2", "--total-steps", "100", "--n-steps", "16"], "PPO:"),
+    "sb3_classic_control.py": (["--num-envs", "2", "--total-steps", "128", "--n-steps", "32", "--eval-episodes", "1"],
+                               "PPO:"),
     "sb3_flat_joint.py": (["--num-envs", "2", "--total-steps", "128", "--n-steps", "32"], "PPO:"),
     "torchrl_collector.py": (["--num-envs", "4", "--total-steps", "100", "--epochs", "1", "--minibatches", "2"],
                              "check_env_specs passed"),

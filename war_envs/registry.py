@@ -26,15 +26,35 @@ _SCENARIOS: dict[str, str] = {
     "CartPole-v1": "war_envs.scenarios.classic.cartpole:CartPole",
 }
 
+#: single-agent scenarios (one group of one agent): Gymnasium's front ends give them Gymnasium's
+#: own spaces (``war_envs.frontends.single_agent``) instead of ``Dict`` spaces keyed by agent
+_SINGLE_AGENT: set[str] = {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0",
+                           "Pendulum-v1"}
 
-def add(env_id: str, entry_point: str, *, overwrite: bool = False) -> None:
+
+def add(env_id: str, entry_point: str, *, overwrite: bool = False, single_agent: bool = False) -> None:
     """Add scenario class ``entry_point`` (``"package.module:Class"``) as ``env_id`` for
-    ``war_envs.make`` (``war_envs.register`` also registers it with Gymnasium and PettingZoo)."""
+    ``war_envs.make`` (``war_envs.register`` also registers it with Gymnasium and PettingZoo).
+    ``single_agent=True`` declares a scenario of one group of one agent whose Gymnasium front
+    ends have Gymnasium's own spaces (as ``CartPole-v1``'s)."""
     if not isinstance(env_id, str) or not env_id:
         raise TypeError(f"env_id: expected a non-empty str, got {env_id!r}")
+    if not isinstance(single_agent, bool):
+        raise TypeError(f"single_agent: expected a bool, got {type(single_agent).__name__}")
     if env_id in _SCENARIOS and not overwrite:
         raise ValueError(f"env_id: {env_id!r} is already registered (pass overwrite=True)")
     _SCENARIOS[env_id] = entry_point
+    if single_agent:
+        _SINGLE_AGENT.add(env_id)
+    else:
+        _SINGLE_AGENT.discard(env_id)
+
+
+def is_single_agent(env_id: str) -> bool:
+    """Whether ``env_id`` was registered as single-agent (Gymnasium's own spaces in
+    ``gym.make`` / ``gym.make_vec``)."""
+    key = env_id.split("/", 1)[1] if env_id.startswith("war_envs/") else env_id
+    return key in _SINGLE_AGENT
 
 
 def registered_ids() -> list[str]:

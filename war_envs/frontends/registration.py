@@ -10,12 +10,18 @@ from war_envs import registry
 NAMESPACE = "war_envs"
 _ENTRY_POINT = "war_envs.frontends.gymnasium:JointEnv"
 _VECTOR_ENTRY_POINT = "war_envs.frontends.gymnasium:VectorEnv"
+_SINGLE_ENTRY_POINT = "war_envs.frontends.single_agent:SingleAgentEnv"
+_SINGLE_VECTOR_ENTRY_POINT = "war_envs.frontends.single_agent:SingleAgentVectorEnv"
 
 
-def register(env_id: str, entry_point: str, *, overwrite: bool = False) -> None:
+def register(env_id: str, entry_point: str, *, overwrite: bool = False, single_agent: bool = False) -> None:
     """Register a scenario class under ``env_id`` (``"package.module:Class"``), for
-    ``war_envs.make`` and as ``war_envs/<env_id>`` with Gymnasium and PettingZoo."""
-    registry.add(env_id, entry_point, overwrite=overwrite)
+    ``war_envs.make`` and as ``war_envs/<env_id>`` with Gymnasium and PettingZoo
+    (``single_agent=True``: one group of one agent, Gymnasium's own spaces in ``gym.make`` /
+    ``gym.make_vec``)."""
+    registry.add(env_id, entry_point, overwrite=overwrite, single_agent=single_agent)
+    if overwrite:
+        gymnasium.registry.pop(gymnasium_id(env_id), None)
     register_gymnasium()
     register_pettingzoo([env_id])
 
@@ -27,8 +33,9 @@ def gymnasium_id(scenario_id: str) -> str:
 
 def register_gymnasium() -> list[str]:
     """Register every id of ``war_envs.registry.registered_ids()`` with Gymnasium as
-    ``war_envs/<Id>`` (``entry_point``: ``JointEnv``, ``vector_entry_point``: ``VectorEnv``,
-    no ``max_episode_steps``: scenarios truncate themselves).  Idempotent: ids already in
+    ``war_envs/<Id>`` (``entry_point``: ``JointEnv``, ``vector_entry_point``: ``VectorEnv``;
+    single-agent ids: ``SingleAgentEnv`` / ``SingleAgentVectorEnv``; no ``max_episode_steps``:
+    scenarios truncate themselves).  Idempotent: ids already in
     Gymnasium's registry are left alone; call it again after ``war_envs.register(...)``.
     Returns the Gymnasium ids."""
     ids = []
@@ -37,10 +44,11 @@ def register_gymnasium() -> list[str]:
         ids.append(gym_id)
         if gym_id in gymnasium.registry:
             continue
+        single = registry.is_single_agent(scenario_id)
         gymnasium.register(
             id=gym_id,
-            entry_point=_ENTRY_POINT,
-            vector_entry_point=_VECTOR_ENTRY_POINT,
+            entry_point=_SINGLE_ENTRY_POINT if single else _ENTRY_POINT,
+            vector_entry_point=_SINGLE_VECTOR_ENTRY_POINT if single else _VECTOR_ENTRY_POINT,
             max_episode_steps=None,
             kwargs={"scenario": scenario_id},
         )
