@@ -23,6 +23,7 @@ _SCENARIOS: dict[str, str] = {
     "WorldComm-v0": "war_envs.scenarios.mpe.world_comm:WorldComm",
     "Relay-v0": "war_envs.scenarios.mpe.relay:Relay",
     "SMAX-v0": "war_envs.scenarios.smax.smax:SMAX",
+    "TagGridWorld-v0": "war_envs.scenarios.tag_gridworld.tag_gridworld:TagGridWorld",
 }
 
 
