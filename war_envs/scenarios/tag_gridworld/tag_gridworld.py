@@ -77,7 +77,8 @@ class TagGridWorld(BatchedEnv):
     ``TagGridWorld`` and the CUDA steps ``CudaTagGridWorldStep`` / ``NumbaTagGridWorldStep``.
     Positions are integers, and trajectories are bitwise WarpDrive's:
     ``tests/test_warpdrive_reference.py`` replays episodes recorded with WarpDrive's own NumPy
-    step and its Numba step (``bash scripts/warpdrive_check.sh``).  Thousands of agents per
+    step and its Numba step (``bash scripts/warpdrive_check.sh``, a CI step) and compares the
+    random starts with WarpDrive's reset pool.  Thousands of agents per
     world work (one thread per agent for moves and observations, one owner thread per world for
     the tag count and rewards).
 
@@ -92,7 +93,9 @@ class TagGridWorld(BatchedEnv):
     **Start** — ``random_start=True`` (the default; WarpDrive's ``CUDATagGridWorldWithResetPool``
     generator): every tagger's x and y uniform on ``{1, …, L − 1}`` (independently), the runner
     at ``(0, 0)``; drawn afresh at every reset from the world's own stream (*deviation*:
-    WarpDrive draws a pool of 5 such starts once and each reset picks one of them).
+    WarpDrive draws a pool of 5 such starts once and each reset picks one of them, the x and
+    the y cells from independently picked entries; one start has the same distribution, and
+    the tests compare ours with starts of WarpDrive's pool).
     ``random_start=False`` (WarpDrive's ``TagGridWorld``): ``starting_location_x`` /
     ``starting_location_y`` (one int in ``[0, L]`` per agent, in agent order) if given, else
     every tagger at ``(int(L/2), int(L/2))`` and the runner at ``(0, 0)``; every reset the same.
@@ -160,15 +163,22 @@ class TagGridWorld(BatchedEnv):
     ``episode_length``.
 
     **WarpDrive's CPU and CUDA steps** differ in details; this env follows the NumPy step
-    (``TagGridWorld.step``), and the tests check both against it: the CUDA steps charge the
-    wall penalty once per clipped axis (one action moves one axis, so from cells in ``[0, L]``
-    at most one axis clips and the two agree; starts and states outside ``[0, L]`` are refused
-    here), sum rewards in float32 (pycuda) or from float32 constants (Numba), where the NumPy
-    step sums the Python floats in float64 (hence float32 worlds round WarpDrive's float64
-    reward), and compute observations in float32, which equal the NumPy step's float64 values
-    rounded to float32 (so ours are both).  WarpDrive's CUDA step reads actions unchecked;
-    ``step`` refuses an action outside ``0..4`` (``step(trusted=True)`` does not check: such
-    an agent stays where it is).
+    (``TagGridWorld.step``), and the tests check both against it:
+
+    - the CUDA steps charge the wall penalty once per clipped axis, the NumPy step once per
+      agent; one action moves one axis, so from cells in ``[0, L]`` at most one axis clips and
+      the two agree (starts and states outside ``[0, L]`` are refused here);
+    - rewards: the NumPy step sums Python floats in float64, the CUDA steps start from
+      ``+0.0`` and add float32 constants (pycuda in float32, Numba in float64) into a float32
+      buffer.  WarpDrive's Numba step, run in Numba's CUDA simulator, gives float32 worlds'
+      rewards bit for bit in every tested configuration but for the sign of zero: where the
+      NumPy step's reward is ``-0.0`` (``step_cost_for_tagger=0`` and no wall penalty: ``-1.0 *
+      0.0 + -0.0``) the CUDA steps return ``+0.0``; ours is the NumPy step's;
+    - observations: the NumPy step divides in float64, the CUDA steps in float32; a quotient
+      of small integers rounded once to float32 is the same either way, so ours (float32) are
+      both bit for bit;
+    - WarpDrive's CUDA step reads actions unchecked; ``step`` refuses an action outside
+      ``0..4`` (``step(trusted=True)`` does not check: such an agent stays where it is).
 
     **Version history**: v0 — initial release, WarpDrive 2.7.1 ``tag_gridworld`` rules (random
     starts by default, separate terminated/truncated).
