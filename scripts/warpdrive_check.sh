@@ -35,6 +35,7 @@ if [ ! -x "$VENV/bin/python" ] || [ ! -f "$MARKER" ] || [ "$(cat "$MARKER")" != 
     mkdir -p "$(dirname "$VENV")"
     "${PYTHON:-python3}" -m venv "$VENV"
     "$VENV/bin/pip" install -q --no-deps "rl-warp-drive==2.7.1"
+    # (pip then lists the requirements of rl-warp-drive left out: pycuda, torch, pyyaml, pytest)
     "$VENV/bin/pip" install -q "gym==0.26.2" "numpy==1.26.4" "numba==0.60.0"
     "$VENV/bin/python" -c "import example_envs.tag_gridworld.tag_gridworld, numba" 2>/dev/null
     printf '%s' "$SPEC" > "$MARKER"
