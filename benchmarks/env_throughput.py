@@ -31,6 +31,7 @@ CollectTreasure-v0  collect_treasure_v1         -                        -
 Command-v0          -                           -                        -
 Tag-v0              -                           -                        -
 Relay-v0            -                           -                        -
+TagGridWorld-v0     -                           -                        -
 SMAX-v0:<map> [3]   -                           -                        HeuristicEnemySMAX [3]
 ==================  ==========================  =======================  ==========================
 
@@ -199,6 +200,7 @@ SCENARIOS = (
     "Command-v0",  # no peer equivalent
     "Tag-v0",  # no peer equivalent (benchmarks/tag_scale.py compares it with simple_tag)
     "Relay-v0",  # no peer equivalent (the WAR task where the commander matters)
+    "TagGridWorld-v0",  # no peer equivalent (WarpDrive's tag_gridworld: WarpDrive needs CUDA)
 )
 # Registered ids measured on several maps: one row per map, labelled "<id>:<map>" and made as
 # ``war_envs.make(id, map_name=map)``.  ``--scenarios <id>`` selects every map of the id.
@@ -211,7 +213,7 @@ WORLDS = {"SMAX-v0": ((1, 64, 512, 4096), (1, 512))}
 # Registered ids whose episodes are not EPISODE_LEN steps (measured at their defaults): their
 # longest episode (SMAX: both sides' default max_steps=100 gives episodes of at most 101 steps,
 # as JaxMARL counts them; one ends sooner when a team is dead).
-EPISODE_LIMITS = {"Tag-v0": 100, "Relay-v0": 50, "SMAX-v0": 101}
+EPISODE_LIMITS = {"Tag-v0": 100, "Relay-v0": 50, "SMAX-v0": 101, "TagGridWorld-v0": 100}
 # Registered ids whose actions are unavailable at times (``env.has_action_mask``): every
 # framework draws its random actions among the available ones.
 ACTION_MASKED = ("SMAX-v0",)

@@ -399,6 +399,24 @@ def learning_tag_summary(records: list[dict], baselines: list[dict]) -> str:
             f"(`benchmarks/results/tag_baselines.json`).")
 
 
+def learning_tag_gridworld(records: list[dict]) -> str:
+    """TagGridWorld-v0: how often the runner is tagged and how long it lasts, each group trained
+    against a random other group and both random."""
+    def get(mode, key):
+        return lambda r: r["eval"][mode][key]
+
+    steps = lambda x: f"{x:.1f}"  # noqa: E731
+    columns = [(get("random", "tags"), pct), (get("tagger_greedy_vs_random", "tags"), pct),
+               (get("random", "episode_length"), steps), (get("tagger_greedy_vs_random", "episode_length"), steps),
+               (get("runner_greedy_vs_random", "tags"), pct), (get("runner_greedy_vs_random", "episode_length"), steps),
+               (get("greedy", "tags"), pct), ("wall_s", wall)]
+    return _learning_table(records, ["both random: tagged", "trained taggers, random runner: tagged",
+                                     "both random: steps", "trained taggers, random runner: steps",
+                                     "random taggers, trained runner: tagged",
+                                     "random taggers, trained runner: steps (survival)", "both trained: tagged",
+                                     "wall-clock"], columns, bold=(1, 3, 4, 5))
+
+
 def tag_baselines(records: list[dict]) -> str:
     """Scripted taggers against random runners, per action set."""
     labels = {"warpdrive": "WarpDrive's", "tag preset": "`tag` preset's"}
@@ -533,6 +551,7 @@ RENDERERS = {
     "war-real-seeds": war_real_seeds,
     "learning-relay": learning_relay,
     "tag-baselines": tag_baselines,
+    "learning-tag-gridworld": learning_tag_gridworld,
     "war-straggler": war_straggler,
 }
 

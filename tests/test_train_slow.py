@@ -57,6 +57,17 @@ def test_predator_prey_adversaries_learn_to_catch():
     assert suite["greedy"]["catch_rate"] > random_rate + 0.1, suite
 
 
+def test_tag_gridworld_taggers_tag_more_and_the_runner_lasts_longer():
+    # Measured over seeds 1-3 (1 M env steps, benchmarks/results/learning_tag_gridworld.json): see
+    # the preset's docstring; here a third of the budget, on evaluation worlds no run trains on.
+    cfg, result = _train("tag_gridworld", seed=2, total_env_steps=300_000)
+    suite = evaluation_suite(result.policies, cfg.scenario, cfg.env_kwargs, 500, cfg.seed)
+    random_tags, random_steps = suite["random"]["tags"], suite["random"]["episode_length"]
+    assert suite["tagger_greedy_vs_random"]["tags"] > random_tags + 0.3, suite
+    assert suite["runner_greedy_vs_random"]["tags"] < random_tags - 0.15, suite
+    assert suite["runner_greedy_vs_random"]["episode_length"] > random_steps + 3, suite
+
+
 def test_speaker_listener_reaches_a_three_word_code():
     # The MAPPO paper's "Comm" (on-policy simple_speaker_listener): its logged "average episode
     # rewards" is onpolicy_episode_reward (-2 goal_dist^2 per step, summed).  A speaker that merges

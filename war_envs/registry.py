@@ -24,6 +24,7 @@ _SCENARIOS: dict[str, str] = {
     "Relay-v0": "war_envs.scenarios.mpe.relay:Relay",
     "SMAX-v0": "war_envs.scenarios.smax.smax:SMAX",
     "CartPole-v1": "war_envs.scenarios.classic.cartpole:CartPole",
+    "TagGridWorld-v0": "war_envs.scenarios.tag_gridworld.tag_gridworld:TagGridWorld",
 }
 
 #: single-agent scenarios (one group of one agent): Gymnasium's front ends give them Gymnasium's
