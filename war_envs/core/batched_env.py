@@ -413,9 +413,8 @@ class BatchedEnv:
         integer, depth)`` where the batch is small enough for the Python range check (a CPU
         batch of 1..``SMALL_SCAN`` values in at most ``SMALL_ROWS`` rows: Discrete(n) ``[0, n -
         1]``, Box ``[low.min(), high.max()]`` (``clips_actions``: every finite float32); ``depth``
-        axes above the last two) and the numpy
-        target a view of the target that takes the checked values as they are, else both None
-        (the full check only)."""
+        axes above the last two) and the numpy target a view of the target that takes the
+        checked values as they are, else both None (the full check only)."""
         plan = {}
         for g, spec in self.groups.items():
             space = spec.action_space
