@@ -24,6 +24,10 @@ _SCENARIOS: dict[str, str] = {
     "Relay-v0": "war_envs.scenarios.mpe.relay:Relay",
     "SMAX-v0": "war_envs.scenarios.smax.smax:SMAX",
     "CartPole-v1": "war_envs.scenarios.classic.cartpole:CartPole",
+    "Acrobot-v1": "war_envs.scenarios.classic.acrobot:Acrobot",
+    "MountainCar-v0": "war_envs.scenarios.classic.mountain_car:MountainCar",
+    "MountainCarContinuous-v0": "war_envs.scenarios.classic.mountain_car:MountainCarContinuous",
+    "Pendulum-v1": "war_envs.scenarios.classic.pendulum:Pendulum",
     "TagGridWorld-v0": "war_envs.scenarios.tag_gridworld.tag_gridworld:TagGridWorld",
 }
 

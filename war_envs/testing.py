@@ -25,7 +25,9 @@ the scenario and what differed.  An unexpected exception inside a check is re-ra
   unseeded resets draw fresh starts.
 - ``check_bad_inputs``: wrong shapes, dtypes, ranges, NaN/inf, missing/unknown keys, bad reset
   arguments, step before reset: each raises ``ValueError``/``TypeError`` (``RuntimeError`` for
-  step-before-reset) and the env then steps exactly like an untouched twin.
+  step-before-reset) and the env then steps exactly like an untouched twin.  A scenario that
+  ``clips_actions`` takes Box values outside the space and plays them as the clipped values
+  (observations, flags and state as its twin's stepped with them).
 - ``check_pettingzoo``: PettingZoo's ``parallel_api_test``, ``api_test`` and ``seed_test``.
 - ``check_gymnasium``: ``gymnasium.utils.env_checker.check_env`` on ``gym.make``, and
   ``gym.make_vec`` agreeing step for step with ``SyncVectorEnv`` over ``gym.make`` in every
@@ -401,6 +403,7 @@ def check_bad_inputs(env_id: str, *, num_envs: int = 3, seed: int = 0, **kwargs)
     good = random_actions(bad, gen)
     E = num_envs
     g0 = next(iter(bad.groups))
+    clipped: list[tuple[str, dict, dict]] = []  # clips_actions: (what, actions, the same clipped)
     cases: list[tuple[str, object]] = [
         ("actions missing a group", {g: a for g, a in good.items() if g != g0}),
         ("actions with an unknown group", {**good, "no_such_group": good[g0]}),
@@ -447,13 +450,25 @@ def check_bad_inputs(env_id: str, *, num_envs: int = 3, seed: int = 0, **kwargs)
                 (f"actions[{g!r}] integer dtype", {**good, g: a.long()}),
                 (f"actions[{g!r}] with NaN", {**good, g: nan}),
                 (f"actions[{g!r}] with inf", {**good, g: inf}),
-                (f"actions[{g!r}] above the Box", {**good, g: above}),
-                (f"actions[{g!r}] below the Box", {**good, g: below}),
             ]
+            outside = [(f"actions[{g!r}] above the Box", {**good, g: above}),
+                       (f"actions[{g!r}] below the Box", {**good, g: below})]
+            if bad.clips_actions:  # accepted, and played as the values clipped into the space
+                low = torch.as_tensor(space.low, dtype=a.dtype, device=a.device)
+                high = torch.as_tensor(space.high, dtype=a.dtype, device=a.device)
+                clipped += [(what, acts, {**acts, g: torch.clamp(acts[g], low, high)}) for what, acts in outside]
+            else:
+                cases += outside
     for what, actions in cases:
         with _raises((ValueError, TypeError), f"step({what})"):
             bad.step(actions)
         _equal(bad.get_state(), twin.get_state(), f"world state after rejected step({what})")
+    for what, actions, inside in clipped:
+        # the dynamics see the clipped values (a reward may see the given ones, as its reference's)
+        ours, theirs = _clone(bad.step(actions)), _clone(twin.step(inside))
+        for i, name in ((0, "obs"), (2, "term"), (3, "trunc")):
+            _equal(ours[i], theirs[i], f"step({what}) (clips_actions) vs the clipped actions: {name}")
+        _equal(bad.get_state(), twin.get_state(), f"world state after step({what}) vs the clipped actions")
     for what, call in [
         ("reset(seed=-1)", lambda: bad.reset(seed=-1)),
         ("reset(seed=1.5)", lambda: bad.reset(seed=1.5)),
@@ -477,9 +492,10 @@ def check_bad_inputs(env_id: str, *, num_envs: int = 3, seed: int = 0, **kwargs)
 
 # ----------------------------------------------------------------------------- front ends
 # hints PettingZoo's / Gymnasium's checkers print for every MPE-style env (Box(-inf, inf)
-# observations, groups of different sizes, MultiDiscrete actions): not conformance failures
+# observations, groups of different sizes, MultiDiscrete actions) and for Gymnasium's own
+# Pendulum (a Box(-2, 2) action space): not conformance failures
 _FRONT_END_WARNINGS = ("infinity", "different from the unwrapped version", "different observation space sizes",
-                       "different shapes", "max_cycles is fixed", "render method without specifying",
+                       "symmetric and normalized space", "different shapes", "max_cycles is fixed", "render method without specifying",
                        "Action space for each agent probably should be", "deprecated")
 
 

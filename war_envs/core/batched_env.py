@@ -198,6 +198,9 @@ class BatchedEnv:
     #: whether some actions are unavailable at times (then ``action_mask`` says which, and
     #: every step's ``info["action_mask"]`` holds the same)
     has_action_mask: bool = False
+    #: whether the kernels clip Box actions into the space, as the reference does (the validated
+    #: step then takes any finite float32 value; NaN and inf are still refused)
+    clips_actions: bool = False
 
     @classmethod
     def evaluation_variants(cls, env_kwargs: dict) -> dict[str, dict]:
@@ -409,9 +412,9 @@ class BatchedEnv:
         shape, space, target view, bounds, numpy target)}``.  ``bounds`` is ``(low, high,
         integer, depth)`` where the batch is small enough for the Python range check (a CPU
         batch of 1..``SMALL_SCAN`` values in at most ``SMALL_ROWS`` rows: Discrete(n) ``[0, n -
-        1]``, Box ``[low.min(), high.max()]``; ``depth`` axes above the last two) and the numpy
-        target a view of the target that takes the checked values as they are, else both None
-        (the full check only)."""
+        1]``, Box ``[low.min(), high.max()]`` (``clips_actions``: every finite float32); ``depth``
+        axes above the last two) and the numpy target a view of the target that takes the
+        checked values as they are, else both None (the full check only)."""
         plan = {}
         for g, spec in self.groups.items():
             space = spec.action_space
@@ -421,6 +424,8 @@ class BatchedEnv:
             if self.torch_device.type == "cpu" and 0 < n_values <= SMALL_SCAN and n_rows <= SMALL_ROWS:
                 if isinstance(space, gymnasium.spaces.Discrete):
                     bounds = (0, int(space.n) - 1, True)
+                elif isinstance(space, gymnasium.spaces.Box) and self.clips_actions:
+                    bounds = (-v.FLOAT32_MAX, v.FLOAT32_MAX, False)
                 elif isinstance(space, gymnasium.spaces.Box):
                     bounds = (float(space.low.min()), float(space.high.max()), False)
                 if bounds is not None:
@@ -771,7 +776,7 @@ class BatchedEnv:
                 v.check_shape(name, tensor, shape)
             values = None if bounds is None else _small_values(tensor, *bounds)
             if values is None:
-                v.check_in_space(name, tensor, space)
+                v.check_in_space(name, tensor, space, clipped=self.clips_actions)
                 checked.append((part, tensor))
             else:
                 checked.append((part_np, values))

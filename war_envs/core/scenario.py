@@ -52,6 +52,16 @@ nothing else (no probing for optional attributes, no tables keyed by scenario id
     what an unavailable action then does).  ``war_envs.core.validation.check_action_mask``
     checks a mask that user code builds or passes on.
 
+``clips_actions: bool = False``
+    Whether the kernels clip ``Box`` actions into the action space, as the scenario's reference
+    does (Gymnasium's Pendulum clips its torque, MountainCarContinuous its force).  The validated
+    step then accepts any finite float32 value (NaN, inf and values beyond the float32 range
+    are still refused, naming the argument; ``validation.check_box(..., clipped=True)``) and
+    the scenario documents what the clipped value changes (the dynamics see the clipped value;
+    a reward may see the value given, as the reference's does).  A class or instance attribute
+    (e.g. off when the scenario is built with ``strict_actions=True``); front ends that check
+    actions themselves read it.
+
 ``evaluation_variants(env_kwargs) -> {name: kwargs}`` (classmethod, default ``{}``)
     Other start distributions an evaluation should also play: each entry's kwargs override the
     run's ``env_kwargs`` (``war_envs.make(id, **{**env_kwargs, **kwargs})``).  Variants equal to

@@ -118,32 +118,42 @@ def check_discrete(name: str, tensor: torch.Tensor, n: int) -> None:
         raise ValueError(f"{name}: expected Discrete({n}) actions in [0, {n - 1}], got {bad}")
 
 
-def check_box(name: str, tensor: torch.Tensor, low: float, high: float) -> None:
-    """Floating dtype, finite, every value in [low, high]."""
+#: the largest finite float32 (Box actions are float32: a larger value would become inf)
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def check_box(name: str, tensor: torch.Tensor, low: float, high: float, *, clipped: bool = False) -> None:
+    """Floating dtype, finite, every value in [low, high].  ``clipped``: the scenario clips
+    values into [low, high] as its reference does, so any finite float32 value is accepted."""
     if not tensor.is_floating_point():
         raise TypeError(f"{name}: expected a floating dtype for Box actions, got {tensor.dtype}")
     if tensor.numel() == 0:
         return
     lo, hi = torch.aminmax(tensor)
     lo, hi = float(lo), float(hi)
+    accept = (-FLOAT32_MAX, FLOAT32_MAX) if clipped else (low, high)
     # NaN makes both comparisons false, so it lands here too
-    if not (lo >= low and hi <= high):
+    if not (lo >= accept[0] and hi <= accept[1]):
         if math.isnan(lo) or math.isnan(hi) or torch.isnan(tensor).any():
             raise ValueError(f"{name}: expected finite Box actions in [{low}, {high}], got NaN")
-        bad = lo if not lo >= low else hi
+        bad = lo if not lo >= accept[0] else hi
+        if clipped:
+            raise ValueError(f"{name}: expected finite float32 Box actions (values outside [{low}, {high}] "
+                             f"are clipped into it), got {bad}")
         raise ValueError(f"{name}: expected Box actions in [{low}, {high}], got {bad}")
 
 
-def check_in_space(name: str, tensor: torch.Tensor, space) -> None:
+def check_in_space(name: str, tensor: torch.Tensor, space, *, clipped: bool = False) -> None:
     """Values of a batch of ``space`` actions (components last): Discrete and MultiDiscrete in
-    range (a MultiDiscrete component's errors name ``name[:, d]``), Box finite and in bounds."""
+    range (a MultiDiscrete component's errors name ``name[:, d]``), Box finite and in bounds
+    (``clipped``: any finite float32 value, see ``check_box``)."""
     if hasattr(space, "nvec"):          # MultiDiscrete (has no ``n``)
         for d, n in enumerate(space.nvec.reshape(-1)):
             check_discrete(f"{name}[:, {d}]", tensor[..., d], int(n))
     elif hasattr(space, "n"):           # Discrete
         check_discrete(name, tensor, int(space.n))
     else:                               # Box
-        check_box(name, tensor, float(space.low.min()), float(space.high.max()))
+        check_box(name, tensor, float(space.low.min()), float(space.high.max()), clipped=clipped)
 
 
 def check_like(name: str, value, like: torch.Tensor) -> torch.Tensor:

@@ -42,11 +42,13 @@ import warp as wp
 
 from war_envs.core import validation as v
 from war_envs.core.batched_env import BatchedEnv, GroupSpec, world_bytes
-from war_envs.core.episode import KERNEL_MODULE_OPTIONS, begin_pending_reset, end_step, start_episode
+from war_envs.core.episode import (AUTORESET_SAME_STEP, KERNEL_MODULE_OPTIONS, begin_pending_reset, end_step,
+                                   start_episode)
 from war_envs.core.runtime import capture_guard
 from war_envs.core.scenario import EpisodeMetric
 
-__all__ = ["ClassicControl", "REACHED_GOAL", "as_float32", "episode_stream", "reset_bounds", "uniform"]
+__all__ = ["Canvas", "ClassicControl", "REACHED_GOAL", "as_float32", "episode_stream", "numpy_square",
+           "numpy_square_float32", "reset_bounds", "rotate", "uniform"]
 
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
 
@@ -60,6 +62,29 @@ def as_float32(x: Any):
     """``x`` rounded to float32, in ``x``'s type: what a NumPy float32 array or scalar holds
     (the identity in float32 worlds)."""
     return type(x)(wp.float32(x))
+
+
+@wp.func
+def numpy_square(x: wp.float64, two: wp.float64):
+    """``x ** 2`` as NumPy and Python compute it on a float64 scalar: libm's ``pow(x, 2)``, which
+    differs from ``x * x`` in the last bit in about 0.1 % of cases.  ``two`` is a runtime 2 (the
+    task's ``two`` constant) so that the compiler keeps the call instead of turning it into
+    ``x * x``.  (Float32 worlds: ``x * x``, see the overload below.)"""
+    return wp.pow(x, two)
+
+
+@wp.func
+def numpy_square(x: wp.float32, two: wp.float32):
+    """Float32 worlds: ``x * x`` (several times cheaper than ``powf``; float32 worlds agree with
+    Gymnasium to float32 rounding, not bit for bit)."""
+    return x * x
+
+
+@wp.func
+def numpy_square_float32(x: wp.float32, two: wp.float32):
+    """``x ** 2`` of a ``np.float32`` scalar: libm's ``powf(x, 2)`` (runtime ``two``, as
+    ``numpy_square``), in every world."""
+    return wp.pow(x, two)
 
 
 @wp.func
@@ -123,6 +148,7 @@ def world_struct(cls, F, params: dict, action_type):
             "reward": wp.array2d(dtype=F), "terminated": wp.array(dtype=wp.bool),
             "truncated": wp.array(dtype=wp.bool),
             "obs": wp.array3d(dtype=wp.float32), "final_obs": wp.array3d(dtype=wp.float32),
+            **({"reached_goal": wp.array(dtype=F)} if cls.terminates_at_goal else {}),
         }
         name = f"{cls.__name__}World_{F.__name__}"
         struct = wp.struct(type(name, (), {"__annotations__": annotations, "__module__": cls.__module__,
@@ -131,19 +157,24 @@ def world_struct(cls, F, params: dict, action_type):
     return struct
 
 
-def step_kernel(World, F, step_world):
+def step_kernel(World, F, step_world, goal: bool):
     """One world: NEXT_STEP's reset-only step (reward 0, flags false), or the task's step, the
     clock and Gymnasium's TimeLimit: ``truncated = t >= max_episode_steps``, reported with
-    ``terminated`` when both hold (as ``gymnasium.wrappers.TimeLimit``)."""
+    ``terminated`` when both hold (as ``gymnasium.wrappers.TimeLimit``).  ``goal``
+    (``terminates_at_goal``): ``reached_goal[e]`` is 1 where the step terminated, else 0."""
 
     def classic_step(w: World):
         e = wp.tid()
         if w.pending_reset[e] != 0:
             w.pending_reset[e] = 0
             w.reward[e, 0] = F(0.0)
+            if wp.static(goal):
+                w.reached_goal[e] = F(0.0)
             begin_pending_reset(e, w.terminated, w.truncated, w.reset_now)
             return
         term = step_world(w, e)
+        if wp.static(goal):
+            w.reached_goal[e] = wp.where(term, F(1.0), F(0.0))
         steps = w.t[e] + 1
         w.t[e] = steps
         end_step(e, term, steps >= w.max_steps, w.mode, w.terminated, w.truncated, w.reset_now, w.pending_reset)
@@ -177,7 +208,7 @@ def kernels(cls, World, F) -> tuple:
     cached = _KERNELS.get(key)
     if cached is None:
         cached = tuple(wp.kernel(func, name=f"{key}_{func.__name__}", module=key)
-                       for func in (step_kernel(World, F, cls.step_world),
+                       for func in (step_kernel(World, F, cls.step_world, cls.terminates_at_goal),
                                     observe_kernel(World, cls.reset_world, cls.observe_world)))
         wp.get_module(key).options.update(KERNEL_MODULE_OPTIONS)
         _KERNELS[key] = cached
@@ -196,8 +227,8 @@ class ClassicControl(BatchedEnv):
     state_names: tuple[str, ...] = ()
     #: the task's per-world int32 state entries besides ``"state"``: name -> smallest value
     int_states: dict[str, int] = {}
-    #: terminated means the goal was reached: ``info["reached_goal"]`` (a view of the flags) and
-    #: the ``reached_goal`` episode metric
+    #: terminated means the goal was reached: ``info["reached_goal"]`` (``[E]``, 1.0 where this
+    #: step reached it, else 0.0) and the ``reached_goal`` episode metric
     terminates_at_goal: bool = False
     #: the Warp functions of the task (see the module docstring)
     reset_world = None
@@ -231,7 +262,7 @@ class ClassicControl(BatchedEnv):
         # every per-world buffer allocated below: refuse a batch that cannot fit before allocating
         self._check_allocation(self._common_world_bytes(1) + world_bytes(
             ((n,), F), (action_tail, action_dtype), *[((1, d), wp.float32)] * 2,
-            *[((), wp.int32)] * len(cls.int_states)), 1)
+            *[((), wp.int32)] * len(cls.int_states), *[((), F)] * int(cls.terminates_at_goal)), 1)
         self._allocate_common(1)
         params = self._params()
         action_type = wp.array(dtype=action_dtype, ndim=1 + len(action_tail))
@@ -255,9 +286,10 @@ class ClassicControl(BatchedEnv):
         self._w, self._Struct, self._shard_structs = w, Struct, {}
         self._step, self._observe = kernels(cls, Struct, F)
         self._metrics = {}
-        self._make_views()
         if cls.terminates_at_goal:
-            self._metrics["reached_goal"] = self._term_world
+            w.reached_goal = self._world_array((), F)
+            self._metrics["reached_goal"] = wp.to_torch(w.reached_goal)
+        self._make_views()
 
     def _state_arrays(self) -> dict[str, wp.array]:
         return {"state": self._state, **self._int_state_arrays, "t": self._t, "episode": self._episode,
@@ -270,7 +302,7 @@ class ClassicControl(BatchedEnv):
     # ------------------------------------------------------------------ launches
     def _launch_step(self, worlds: slice | None = None) -> None:
         self._launch_world(self._step, worlds)
-        self._launch_observe(self._mode_code == 1, worlds)
+        self._launch_observe(self._mode_code == AUTORESET_SAME_STEP, worlds)
 
     def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
         self._launch_world(self._observe, worlds, int(write_final))

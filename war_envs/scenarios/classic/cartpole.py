@@ -84,7 +84,8 @@ def cartpole_observe(w: Any, e: int, out: wp.array3d(dtype=wp.float32)):
 
 
 class CartPole(ClassicControl):
-    """CartPole-v1 — balance a pole on a cart by pushing it left or right (Gymnasium 1.4's ``CartPoleEnv``).
+    """CartPole-v1 — balance a pole on a cart by pushing it left or right (Gymnasium 1.4's
+    ``CartPoleEnv``).
 
     ``war_envs.make("CartPole-v1", num_envs=E, ...)``.  Every constant, rule and space is
     Gymnasium 1.4.0's ``gymnasium/envs/classic_control/cartpole.py`` with its registered
