@@ -1,8 +1,9 @@
-"""Environment throughput: war-envs against mpe2, VMAS and JaxMARL, every registered scenario.
+"""Environment throughput: war-envs against mpe2, VMAS and JaxMARL, every registered multi-agent scenario.
 
 What is measured
 ----------------
-For each scenario (every id in ``war_envs.registered_ids()``; ``--scenarios`` limits the run)
+For each scenario (every multi-agent id in ``war_envs.registered_ids()``: the single-agent
+classic-control ids are ``benchmarks/classic_throughput.py``'s; ``--scenarios`` limits the run)
 and each number of parallel worlds (default 1, 64, 1024, 8192) we step the environment with
 uniformly random actions and report
 
@@ -862,13 +863,15 @@ def pick_cpus(args) -> tuple[list[int] | None, int | None]:
 
 
 def registered_ids() -> list[str] | None:
-    """``war_envs.registered_ids()`` (None, with a message, if war_envs does not import)."""
+    """The multi-agent ids of ``war_envs.registered_ids()`` (None, with a message, if war_envs
+    does not import); the single-agent ones (Gymnasium's classic control) have their own
+    benchmark against single-agent peers, ``benchmarks/classic_throughput.py``."""
     try:
         import war_envs
     except Exception as exc:  # e.g. a scenario module half-written by someone else
         log(f"cannot import war_envs ({type(exc).__name__}: {exc}); not checking registrations")
         return None
-    return list(war_envs.registered_ids())
+    return [i for i in war_envs.registered_ids() if not war_envs.registry.is_single_agent(i)]
 
 
 def known_ids() -> list[str]:

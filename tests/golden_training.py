@@ -9,8 +9,16 @@ MultiDiscrete heads, Box actions (continuous Spread) and SMAX-v0's action masks;
 Command-v0 with virtual costs.  Columns that measure time (wall clock, or modelled time that
 includes measured env and learning seconds) are left out.
 
+Float results depend on the CPU (torch's kernels take other SIMD paths, and so other rounding,
+on other instruction sets and vendors), so the recordings are kept per machine kind
+(``machine_key()``: architecture, CPU vendor, torch's CPU capability, e.g.
+``x86_64-AuthenticAMD-AVX512``); a machine kind without a recording of its own is compared with
+the first recording (``FIRST``, made at 22e5726 on a machine whose kind was not noted).
+
 ``python tests/golden_training.py`` prints the digests of the current code; ``--record`` writes
-them (only after an intended change of the training semantics, said so in the commit).
+them as this machine kind's recording (only after an intended change of the training
+semantics, said so in the commit, or to add a machine kind, from a commit whose digests are
+known good on another kind).
 """
 
 from __future__ import annotations
@@ -85,6 +93,35 @@ def row_digests(metrics_csv: pathlib.Path) -> list[str]:
                                       sort_keys=True).encode()).hexdigest()[:16] for row in rows]
 
 
+#: the recording of a machine kind that has none of its own
+FIRST = "first-recording"
+
+
+def machine_key() -> str:
+    """``<architecture>-<CPU vendor>-<torch CPU capability>`` of this machine."""
+    import platform
+
+    import torch
+
+    vendor = "unknown-vendor"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("vendor_id", "CPU implementer")):
+                    vendor = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{platform.machine()}-{vendor}-{torch.backends.cpu.get_cpu_capability()}"
+
+
+def recorded_digests() -> tuple[str, dict[str, list[str]]]:
+    """(the recording's machine kind, its digests) for this machine."""
+    recordings = json.loads(GOLDEN.read_text())["recordings"]
+    key = machine_key()
+    return (key, recordings[key]) if key in recordings else (FIRST, recordings[FIRST])
+
+
 def case_digests(name: str) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         return row_digests(run_case(name, pathlib.Path(tmp) / name))
@@ -93,7 +130,9 @@ def case_digests(name: str) -> list[str]:
 if __name__ == "__main__":
     digests = {name: case_digests(name) for name in CASES}
     if "--record" in sys.argv[1:]:
-        GOLDEN.write_text(json.dumps({"digests": digests}, indent=1, sort_keys=True) + "\n")
-        print(f"recorded {len(digests)} runs -> {GOLDEN}")
+        recordings = json.loads(GOLDEN.read_text())["recordings"] if GOLDEN.exists() else {}
+        recordings[machine_key()] = digests
+        GOLDEN.write_text(json.dumps({"recordings": recordings}, indent=1, sort_keys=True) + "\n")
+        print(f"recorded {len(digests)} runs for {machine_key()} -> {GOLDEN}")
     else:
         print(json.dumps(digests, indent=1))

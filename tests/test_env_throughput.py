@@ -23,9 +23,14 @@ def load():
     return module
 
 
+def multi_agent_ids() -> list[str]:
+    """What env_throughput.py measures: the single-agent ids are classic_throughput.py's."""
+    return [i for i in war_envs.registered_ids() if not war_envs.registry.is_single_agent(i)]
+
+
 def test_scenario_table_covers_every_registered_id():
     et = load()
-    registered = war_envs.registered_ids()
+    registered = multi_agent_ids()
     assert set(registered) <= set(et.known_ids()), set(registered) - set(et.known_ids())
     assert len(set(et.SCENARIOS)) == len(et.SCENARIOS)
     for peer, envs in et.PEER_ENVS.items():
@@ -55,7 +60,7 @@ def test_smax_rows_are_jaxmarls_maps_with_action_masks():
     assert et.split_scenario("Spread-v0") == ("Spread-v0", {})
     # the masked draws exactly where our env has an action mask (default arguments); the
     # recorded episode limit is the default env's longest episode
-    for env_id in war_envs.registered_ids():
+    for env_id in multi_agent_ids():
         env = war_envs.make(env_id, num_envs=1)
         assert env.has_action_mask == (env_id in et.ACTION_MASKED), env_id
         assert env.max_cycles == et.EPISODE_LIMITS.get(env_id, et.EPISODE_LEN), env_id
