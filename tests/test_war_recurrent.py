@@ -137,3 +137,19 @@ def test_sequences_pack_each_worlds_decisions_in_order():
     full = torch.ones(2, 3, dtype=torch.bool)
     assert torch.equal(Sequences(full).pack(x[:2]), x[:2])
 
+
+
+def test_stolen_worlds_carry_their_gru_states():
+    """Work stealing moves worlds between collectors mid-window: their GRU states move with them
+    (every stored state is still what the world's own GRU computed)."""
+    war = WarConfig(arm="steal", costs=ARTICLE_COSTS, workers=2, straggler=1.5, env_time=False)
+    trainer = WarMode(config(num_envs=10, rollout_length=25, total_env_steps=10 * 25, env_kwargs={}), war)
+    try:
+        rnd = trainer.collect()
+        assert rnd.moves
+        for g, b in concat_workers(rnd.windows).items():
+            for e in range(trainer.cfg.num_envs):
+                replay({0: trainer.policies[g]}, b, e, torch.zeros_like(b.actor_h[0, e]),
+                       torch.zeros_like(b.critic_h[0, e]))
+    finally:
+        trainer.close()

@@ -22,7 +22,9 @@ update of the run loop:
    and writes the metrics row.
 
 With equal costs (every group deciding at every step) and one worker, the batches, losses and
-gradients are lock-step MAPPO's (``tests/test_war_equivalence.py``).
+gradients are lock-step MAPPO's (``tests/test_war_equivalence.py``), GRU policies included: a
+recurrent group's GRUs step at its decisions only, and learn from each world's sequence of them
+(``war_train.war_sequences``).
 
 **Time.**  ``model_s`` is the run's modelled wall-clock: for each update, the round's duration on
 the workers' clocks (declared inference under the resource model + measured env-step time;
