@@ -150,14 +150,18 @@ WAR_VARIANTS = {
     "masks": dict(scenario="SMAX-v0", env_kwargs={"map_name": "3m"}),
     # MultiDiscrete heads, and tagged runners leaving the game (masked out of the losses)
     "multidiscrete": dict(scenario="Tag-v0", env_kwargs={"num_taggers": 2, "num_runners": 3, "episode_length": 10}),
+    # GRUs (centralized state critics): every group decides every step, so its GRUs step as lock-step's
+    "gru": dict(use_gru=True),
+    # GRUs with action masks and dead units (SMAX)
+    "gru-masks": dict(scenario="SMAX-v0", env_kwargs={"map_name": "3m"}, use_gru=True),
 }
 
 
 @pytest.mark.parametrize("variant", sorted(WAR_VARIANTS))
 def test_war_sync_is_lockstep_for_every_feature(variant):
     """The WAR mode's lock-step arm trains what lock-step training does, row for row and bit for
-    bit, with Box and MultiDiscrete actions, local critics, frame stacks, action masks and agents
-    leaving the game (SMAX's dead units, Tag's tagged runners)."""
+    bit, with Box and MultiDiscrete actions, local critics, frame stacks, GRUs, action masks and
+    agents leaving the game (SMAX's dead units, Tag's tagged runners)."""
     cfg = config(**WAR_VARIANTS[variant], total_env_steps=6 * 25 * 3)
     with war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed, **cfg.env_kwargs) as env:
         ref = war_train.train(env, cfg)

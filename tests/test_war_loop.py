@@ -111,8 +111,8 @@ def test_war_config_validation():
         WarConfig(costs={"commander": {"ms": 3}}).validate()
     with pytest.raises(ValueError, match="unknown WAR config"):
         war_config_from_dict({"quota": 3})
-    with pytest.raises(ValueError, match="use_gru"):
-        WarMode(config(use_gru=True), WarConfig())
+    with pytest.raises(ValueError, match="fill"):   # (draft policies are feed-forward)
+        WarMode(config(use_gru=True), WarConfig(fill="draft"))
     with pytest.raises(ValueError, match="unknown groups"):
         WarMode(config(), WarConfig(costs={"scout": {"per_decision_ms": 1}}))
 

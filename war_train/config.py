@@ -90,7 +90,8 @@ class TrainConfig:
     activation: str = _f("tanh", "hidden activation: tanh or relu")
     layer_norm: bool = _f(True, "LayerNorm on network inputs and after each hidden layer")
     use_gru: bool = _f(False, "add a GRU after the MLP of actor and critic (recurrent MAPPO); "
-                              "trained by back-propagation through the whole rollout")
+                              "trained by back-propagation through the whole rollout; in the WAR mode a "
+                              "group's GRU steps only at its decisions (held between them)")
     agent_id: bool = _f(False, "append a one-hot agent index (within its group) to each actor input")
     share_actor: bool = _f(False, "one actor for every group (parameter-sharing MAPPO with heterogeneous agents): "
                                   "each agent's input zero-padded to the largest group's and a one-hot group id "

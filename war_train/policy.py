@@ -96,6 +96,15 @@ class GroupPolicy(nn.Module):
                             starts.repeat_interleave(n).reshape(1, E * n))
         return out.reshape(E, n, -1), h.reshape(E, n, -1)
 
+    def actor_sequence(self, obs: torch.Tensor, h0: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
+        """Recurrent actor over time-major sequences: ``obs[T, B, n, d]`` from the GRU states
+        ``h0[B, n, H]``, reset before step t in rows where ``starts[T, B]`` -> ``out[T, B, n,
+        head.n_outputs]`` (what the learner re-runs over a rollout's sequences)."""
+        T, B, n = obs.shape[:3]
+        x = self.actor_input(obs).reshape(T, B * n, -1)
+        out, _ = self.actor(x, h0.reshape(B * n, -1), starts.repeat_interleave(n, dim=1))
+        return out.reshape(T, B, n, -1)
+
     def critic_forward(self, state: torch.Tensor | None, obs: torch.Tensor) -> torch.Tensor:
         """Feed-forward values ``[..., n]`` (normalized units) from ``state[..., S]`` or, for a
         local critic, ``obs[..., n, d]`` (the actor's input: stacked with ``frame_stack``)."""

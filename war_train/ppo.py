@@ -314,12 +314,8 @@ def _evaluate(policy, batch: GroupBatch, mb: torch.Tensor):
     """``(new log-probs, entropies, new values, dim)`` of minibatch ``mb`` under ``policy``;
     ``dim``: the axis ``mb`` indexes (0: rows, 1: the worlds of time-major sequences)."""
     if batch.recurrent:
-        T = batch.obs.shape[0]
-        B, n = len(mb), policy.n_agents
-        x = policy.actor_input(_take(batch.obs, mb, 1)).reshape(T, B * n, -1)
         st = _take(batch.starts, mb, 1)
-        out, _ = policy.actor(x, _take(batch.actor_h0, mb).reshape(B * n, -1), st.repeat_interleave(n, dim=1))
-        out = out.reshape(T, B, n, -1)
+        out = policy.actor_sequence(_take(batch.obs, mb, 1), _take(batch.actor_h0, mb), st)
         new_values, _ = policy.critic(_take(batch.state, mb, 1), _take(batch.critic_h0, mb), st)
         dim = 1
     else:

@@ -97,7 +97,7 @@ class Trigger:
 # ----------------------------------------------------------------------------- batches
 _ROW_FIELDS = ("obs", "state", "actions", "logp", "values", "next_values", "rewards", "k", "terminated",
                "truncated", "valid", "version", "traj", "start", "draft", "fragment_end", "action_mask",
-               "alive")
+               "alive", "episode_start", "actor_h", "critic_h")
 
 
 @dataclasses.dataclass
@@ -127,6 +127,9 @@ class GroupTransitions:
     fragment_end: torch.Tensor  # [T, E] bool  last transition of an unfinished trajectory in this window
     action_mask: torch.Tensor   # [T, E, n, A] bool: available actions at the decision (A = 0: no masks)
     alive: torch.Tensor         # [T, E, n] bool: the agent was in the game at the decision (env.alive_mask)
+    episode_start: torch.Tensor  # [T, E] bool: the decision is at its episode's first step (a GRU starts from 0)
+    actor_h: torch.Tensor       # [T, E, n, H] the actor's GRU state before the decision (H = 0: feed-forward)
+    critic_h: torch.Tensor      # [T, E, H]    the critic's GRU state before the decision
 
     @property
     def n_agents(self) -> int:
@@ -201,9 +204,11 @@ class _Pending:
     """What the policy said at each world's last decision of a group: its inputs, its sample
     (``actions``, as stored for learning; the env action it maps to is the ``WarEnv``'s held
     action), log-prob and value, the available actions (``avail``, ``[E, n, A]``; A = 0 without
-    masks); the accumulated reward, ``k``, version and start are the ``WarEnv``'s macro-step."""
+    masks), whether it was its episode's first step and, for a recurrent group, the GRU states
+    before it (``actor_h [E, n, H]``, ``critic_h [E, H]``; H = 0 otherwise); the accumulated
+    reward, ``k``, version and start are the ``WarEnv``'s macro-step."""
 
-    def __init__(self, E: int, n: int, d: int, S: int, device, action: tuple, n_avail: int) -> None:
+    def __init__(self, E: int, n: int, d: int, S: int, device, action: tuple, n_avail: int, H: int) -> None:
         z = lambda *s, dtype=torch.float32: torch.zeros(*s, dtype=dtype, device=device)  # noqa: E731
         shape, dtype = action
         self.obs, self.state = z(E, n, d), z(E, S)
@@ -213,6 +218,8 @@ class _Pending:
         self.draft = torch.zeros(E, dtype=torch.bool, device=device)
         self.avail = torch.zeros(E, n, n_avail, dtype=torch.bool, device=device)
         self.alive = torch.ones(E, n, dtype=torch.bool, device=device)
+        self.episode_start = torch.zeros(E, dtype=torch.bool, device=device)
+        self.actor_h, self.critic_h = z(E, n, H), z(E, H)
 
 
 class Collector:
@@ -236,6 +243,16 @@ class Collector:
     ``frames``: ``{group: F}`` -- the policy sees the group's last ``F`` observations, newest
     first, zeros before the episode's first (``frame_stack``; default 1: the observation); the
     stacks advance every env step, decisions or not, and are what transitions store as ``obs``.
+    ``hidden_size``: ``{group: H}`` -- the group's policy is recurrent (GRU states ``[E, n, H]``
+    for the actor, ``[E, H]`` for its centralized critic; groups left out: feed-forward).  Its GRUs
+    step only at the group's decisions: the inputs are the decision-point observations and states,
+    the states are held in between and start from zero at an episode's first step (where every
+    group decides).  The collector carries the states and calls ``act(group, obs, state, avail,
+    hidden=(actor_h, critic_h, starts))``, which returns ``(actions, logp, values, (actor_h',
+    critic_h'))``, and ``value(group, state, obs, hidden=(critic_h, starts))`` for bootstraps; each
+    transition stores the states before its decision and ``episode_start`` (what the learner
+    re-runs the GRUs from: ``war_train.war_sequences``).  Draft policies are feed-forward: a
+    recurrent group cannot have one.
     ``lane_threads``: ``{lane: cpu ids or None}`` — call each lane's policy on a thread of its own
     (pinned to those CPUs), all lanes of a step at the same time: the parallel resource model for
     real (torch's kernels release the GIL).  The policy must then draw each lane's samples from a
@@ -245,7 +262,8 @@ class Collector:
     def __init__(self, env, policy, *, gamma: float, schedule: Schedule | None = None,
                  cost: InferenceCost | None = None, cost_models: dict[str, CostModel] | None = None,
                  draft_groups=(), world_offset: int = 0, stats=None, seed: int | None = None,
-                 env_time: bool = True, lane_threads: dict | None = None, frames: dict | None = None) -> None:
+                 env_time: bool = True, lane_threads: dict | None = None, frames: dict | None = None,
+                 hidden_size: dict | None = None) -> None:
         self.war = WarEnv(env, schedule, gamma=gamma, trusted=True)   # (the policy samples from the spaces and masks)
         self.env = env
         self.policy = policy
@@ -257,6 +275,14 @@ class Collector:
         for g in self.draft_groups:
             if g not in self.groups:
                 raise ValueError(f"draft_groups: unknown group {g!r}; groups: {list(self.groups)}")
+        self.hidden_size = {g: v.check_int(f"hidden_size[{g!r}]", (hidden_size or {}).get(g, 0), minimum=0)
+                            for g in self.groups}
+        unknown = sorted(set(hidden_size or {}) - set(self.groups))
+        recurrent_drafts = [g for g in self.draft_groups if self.hidden_size[g]]
+        if unknown or recurrent_drafts:
+            raise ValueError(f"hidden_size: unknown groups {unknown}" if unknown else
+                             f"draft_groups: group {recurrent_drafts[0]!r} is recurrent; draft policies are "
+                             f"feed-forward (use fill='hold')")
         lanes = {g: s.n_agents for g, s in self.groups.items()}
         lanes.update({g + DRAFT: self.groups[g].n_agents for g in self.draft_groups})
         self.lanes = lanes
@@ -301,7 +327,10 @@ class Collector:
                              for g, s in self.groups.items()}
         S = self.state.shape[1]
         self.pending = {g: _Pending(self.E, s.n_agents, self.seen[g].shape[-1], S, self.device, self.action_layouts[g],
-                                    self.avail[g].shape[-1]) for g, s in self.groups.items()}
+                                    self.avail[g].shape[-1], self.hidden_size[g]) for g, s in self.groups.items()}
+        #: recurrent groups' GRU states ``[actor [E, n, H], critic [E, H]]`` after their last decision
+        self.hidden = {g: [self.pending[g].actor_h.clone(), self.pending[g].critic_h.clone()]
+                       for g in self.groups if self.hidden_size[g]}
         self._rows: dict[str, list[dict]] | None = None
 
     @property
@@ -331,13 +360,23 @@ class Collector:
             stack = obs.new_zeros(*obs.shape[:-1], F * obs.shape[-1])
         return push_frame(stack, obs, starts)
 
+    def episode_starts(self) -> torch.Tensor:
+        """Bool ``[E]``: worlds at their episode's first step (a recurrent state starts from 0)."""
+        return torch.from_numpy(self.war.ep_step == 0).to(self.device)
+
+    def _value(self, group: str, idx, state: torch.Tensor, seen: torch.Tensor, starts) -> torch.Tensor:
+        """V of ``state`` / ``seen`` in worlds ``idx`` (a bootstrap: recurrent states are not advanced)."""
+        if group not in self.hidden:
+            return self.policy.value(group, state, seen)
+        return self.policy.value(group, state, seen, hidden=(self.hidden[group][1][idx], starts))
+
     def decides_now(self, group: str) -> torch.Tensor:
         """Bool ``[E]``: worlds where ``group`` takes a (full-policy) decision at the next step."""
         return self.war.decides(group)
 
     def _new_row(self) -> None:
         for g, s in self.groups.items():
-            E, n, d, S = self.E, s.n_agents, self.seen[g].shape[-1], self.state.shape[1]
+            E, n, d, S, H = self.E, s.n_agents, self.seen[g].shape[-1], self.state.shape[1], self.hidden_size[g]
             z = lambda *sh, dtype=torch.float32: torch.zeros(*sh, dtype=dtype, device=self.device)  # noqa: E731
             shape, dtype = self.action_layouts[g]
             self._rows[g].append({
@@ -348,7 +387,8 @@ class Collector:
                 "start": z(E, dtype=torch.long), "draft": z(E, dtype=torch.bool),
                 "fragment_end": z(E, dtype=torch.bool),
                 "action_mask": z(E, n, self.avail[g].shape[-1], dtype=torch.bool),
-                "alive": z(E, n, dtype=torch.bool)})
+                "alive": z(E, n, dtype=torch.bool), "episode_start": z(E, dtype=torch.bool),
+                "actor_h": z(E, n, H), "critic_h": z(E, H)})
 
     def _close(self, group: str, mask: torch.Tensor, row: int, next_values: torch.Tensor,
                terminated=None, truncated=None) -> None:
@@ -361,7 +401,8 @@ class Collector:
         r = self._rows[group][row]
         all_worlds = bool(mask.all())
         sel = slice(None) if all_worlds else mask
-        for name in ("obs", "state", "actions", "logp", "values", "traj", "draft"):
+        for name in ("obs", "state", "actions", "logp", "values", "traj", "draft", "episode_start", "actor_h",
+                     "critic_h"):
             r[name][sel] = getattr(p, name)[sel]
         r["action_mask"][sel] = p.avail[sel]
         r["alive"][sel] = p.alive[sel]
@@ -374,8 +415,18 @@ class Collector:
         self.war.release(group, sel)
         self._closed += int(mask.sum()) * self.groups[group].n_agents
 
-    def _open(self, group: str, idx, obs, state, actions, logp, values, draft: bool) -> None:
+    def _open(self, group: str, idx, obs, state, actions, logp, values, draft: bool, hidden=None) -> None:
+        """A decision of ``group`` in worlds ``idx``; ``hidden``: a recurrent group's
+        ``((actor_h, critic_h, starts) before, (actor_h, critic_h) after)``."""
         p = self.pending[group]
+        if hidden is not None:
+            (p.actor_h[idx], p.critic_h[idx], p.episode_start[idx]), after = hidden
+            if isinstance(idx, slice):
+                self.hidden[group] = list(after)
+            else:
+                self.hidden[group][0][idx], self.hidden[group][1][idx] = after
+        else:
+            p.episode_start[idx] = self._starts[idx]
         p.obs[idx], p.state[idx] = obs, state
         p.actions[idx], p.logp[idx], p.values[idx] = actions, logp, values
         if self.masked:
@@ -420,13 +471,21 @@ class Collector:
         return n
 
     def _call(self, group: str, idx, is_draft: bool):
-        """One policy call of a lane over worlds ``idx``: its inputs, outputs and seconds."""
+        """One policy call of a lane over worlds ``idx``: its inputs, outputs, recurrent states
+        (``_open``'s ``hidden``) and seconds."""
         obs_g, state = self.seen[group][idx], self.state[idx]
         avail = self.avail[group][idx] if self.masked else None
         t0 = time.perf_counter()
-        fn = self.policy.draft if is_draft else self.policy.act
-        actions, logp, values = fn(group, obs_g, state, avail)
-        return obs_g, state, actions, logp, values, time.perf_counter() - t0
+        hidden = None
+        if is_draft:
+            actions, logp, values = self.policy.draft(group, obs_g, state, avail)
+        elif group in self.hidden:
+            before = (self.hidden[group][0][idx], self.hidden[group][1][idx], self._starts[idx])
+            actions, logp, values, after = self.policy.act(group, obs_g, state, avail, hidden=before)
+            hidden = (before, after)
+        else:
+            actions, logp, values = self.policy.act(group, obs_g, state, avail)
+        return obs_g, state, actions, logp, values, hidden, time.perf_counter() - t0
 
     def step(self) -> None:
         """One env step: decisions (or holds, or drafts) of every group, then the world moves."""
@@ -434,6 +493,7 @@ class Collector:
             raise RuntimeError("step: call begin_window() first")
         r = self.t - self._window_start
         self._new_row()
+        self._starts = self.episode_starts()
         # who decides: at a window's first step only worlds without an action in force (the
         # others' boundary decisions were closed by end_window; a re-planned schedule waits a step)
         plan = []
@@ -452,14 +512,14 @@ class Collector:
         else:
             results = [self._call(g, idx, is_draft) for _, g, _, is_draft, idx in todo]
         measured = {}
-        for (lane, g, mask, is_draft, idx), (obs_g, state, actions, logp, values, seconds) in zip(todo, results):
+        for (lane, g, mask, is_draft, idx), (obs_g, state, actions, logp, values, hidden, seconds) in zip(todo, results):
             n = calls[lane]
             measured[lane] = seconds
             closing = mask & self.war.macro[g].active
             if bool(closing.any()):
                 nv = values if bool(closing.all()) else values[closing[mask]]
                 self._close(g, closing, r - 1, nv)
-            self._open(g, idx, obs_g, state, actions, logp, values, is_draft)
+            self._open(g, idx, obs_g, state, actions, logp, values, is_draft, hidden)
             self._decisions[lane] += n * self.groups[g].n_agents
             self._calls[lane] += 1
         seconds, per_lane = self.cost.end(token, measured)
@@ -491,7 +551,7 @@ class Collector:
                 if final_state is not None:
                     no_start = torch.zeros(len(trunc_idx), dtype=torch.bool, device=self.device)
                     seen = self._push(g, self.seen[g][trunc_idx], final_obs[g], no_start)
-                    nv[trunc_idx] = self.policy.value(g, final_state, seen)
+                    nv[trunc_idx] = self._value(g, trunc_idx, final_state, seen, no_start)
                 self._close(g, done, r, nv[done])
         self.obs = {g: next_obs[g].clone() for g in self.groups}
         self.state = joint_state(self.obs)
@@ -512,10 +572,11 @@ class Collector:
             if T > 0:
                 ending = self.war.macro[g].active & (self.war.schedule_says(g) | (g in self.draft_groups))
                 if bool(ending.any()):
+                    starts = self.episode_starts()   # (the next decision's: a GRU bootstraps from there)
                     if bool(ending.all()):
-                        nv = self.policy.value(g, self.state, self.seen[g])
+                        nv = self._value(g, slice(None), self.state, self.seen[g], starts)
                     else:
-                        nv = self.policy.value(g, self.state[ending], self.seen[g][ending])
+                        nv = self._value(g, ending, self.state[ending], self.seen[g][ending], starts[ending])
                     self._close(g, ending, T - 1, nv)
                 rows = self._rows[g]
                 fields = {name: torch.stack([row[name] for row in rows]) for name in _ROW_FIELDS}
@@ -566,6 +627,7 @@ class Collector:
                 "seen": {g: s.cpu().clone() for g, s in self.seen.items() if self.frames[g] > 1},
                 "alive": {g: a.cpu().clone() for g, a in self.alive.items()},
                 "agent_flags": {g: [f.cpu().clone() for f in flags] for g, flags in self._agent_flags.items()},
+                "hidden": {g: [h.cpu().clone() for h in hs] for g, hs in self.hidden.items()},
                 "war": self.war.state_dict(),
                 "pending": {g: {name: t.cpu().clone() for name, t in vars(p).items()} for g, p in self.pending.items()},
                 "clock": self.clock.state_dict() if self.cost.virtual else None,
@@ -606,6 +668,12 @@ class Collector:
         self._agent_flags = {g: tuple(v.check_like(f"state['agent_flags'][{g!r}]", f, like).clone()
                                       for f, like in zip(state["agent_flags"][g], self._agent_flags[g]))
                              for g in self.groups}
+        saved_hidden = state.get("hidden", {})
+        if set(saved_hidden) != set(self.hidden):
+            raise ValueError(f"state['hidden']: expected the GRU states of groups {sorted(self.hidden)}, "
+                             f"got {sorted(saved_hidden)}")
+        self.hidden = {g: [v.check_like(f"state['hidden'][{g!r}][{i}]", h, like).clone()
+                           for i, (h, like) in enumerate(zip(saved_hidden[g], hs))] for g, hs in self.hidden.items()}
         self.state = joint_state(self.obs)
         for g, p in self.pending.items():
             for name, t in vars(p).items():
@@ -640,6 +708,7 @@ class Collector:
                 "seen": {g: s[idx].clone() for g, s in self.seen.items() if self.frames[g] > 1},
                 "alive": {g: a[idx].clone() for g, a in self.alive.items()},
                 "agent_flags": {g: [f[idx].clone() for f in flags] for g, flags in self._agent_flags.items()},
+                "hidden": {g: [h[idx].clone() for h in hs] for g, hs in self.hidden.items()},
                 "macro": {g: {name: t[idx].clone() for name, t in vars(m).items()}
                           for g, m in self.war.macro.items()},
                 "pending": {g: {name: (t[idx] % 2 ** 32 if name == "traj" else t[idx].clone())
@@ -665,6 +734,8 @@ class Collector:
             self._agent_flags[g] = tuple(f.clone() for f in self._agent_flags[g])   # (a fresh copy, then its rows)
             for f, saved in zip(self._agent_flags[g], carry["agent_flags"][g]):
                 f[sel] = saved
+            for h, saved in zip(self.hidden.get(g, ()), carry["hidden"].get(g, ())):
+                h[sel] = saved
             for name, t in vars(self.war.macro[g]).items():
                 t[sel] = carry["macro"][g][name]
             for name, t in vars(self.pending[g]).items():

@@ -22,7 +22,9 @@ update of the run loop:
    and writes the metrics row.
 
 With equal costs (every group deciding at every step) and one worker, the batches, losses and
-gradients are lock-step MAPPO's (``tests/test_war_equivalence.py``).
+gradients are lock-step MAPPO's (``tests/test_war_equivalence.py``), GRU policies included: a
+recurrent group's GRUs step at its decisions only, and learn from each world's sequence of them
+(``war_train.war_sequences``).
 
 **Time.**  ``model_s`` is the run's modelled wall-clock: for each update, the round's duration on
 the workers' clocks (declared inference under the resource model + measured env-step time;
@@ -73,6 +75,7 @@ from war_train.stopping import non_finite
 from war_train.war_collector import DRAFT, Collector, GroupTransitions, Trigger, WindowBatch, concat_workers
 from war_train.war_config import WarConfig, war_config_to_dict
 from war_train.war_rounds import Round, collect_round
+from war_train.war_sequences import Sequences, sequence_batch, sequence_log_prob
 from war_train.weights import group_balancing_weights, kish_ess, staleness_summary
 
 __all__ = ["WarMode", "WarPolicy", "war_columns"]
@@ -83,7 +86,8 @@ class WarPolicy:
     """What the collectors call: sample from a group's actor (from the available actions, where
     the env has masks), value from its critic (centralized on the state, or local on the
     observations), and the env action of a sample (``to_env``: Box samples are squashed into the
-    box)."""
+    box).  A recurrent group's calls take ``hidden``: its GRU states and episode starts, stepped
+    as lock-step's rollout steps them (``war_train.war_collector.Collector``, ``hidden_size``)."""
 
     def __init__(self, policies, gen: torch.Generator, drafts: dict | None = None,
                  lane_gens: dict | None = None) -> None:
@@ -91,10 +95,17 @@ class WarPolicy:
         self.lane_gens = lane_gens or {}  # lanes called concurrently: a generator each
 
     @torch.no_grad()
-    def act(self, group, obs, state, avail=None):
+    def act(self, group, obs, state, avail=None, hidden=None):
         p = self.policies[group]
+        gen = self.lane_gens.get(group, self.gen)
+        if hidden is not None:   # ((actor_h, critic_h, starts): one GRU step of actor and critic)
+            actor_h, critic_h, starts = hidden
+            out, actor_h = p.forward_actor(obs, actor_h, starts)
+            actions, logp = p.dist.draw(out, gen, avail)
+            values, critic_h = p.value(state, obs, critic_h, starts)
+            return actions, logp, values, (actor_h, critic_h)
         out, _ = p.actor(p.actor_input(obs))   # (obs: the collector's frame stack with frame_stack)
-        actions, logp = p.dist.draw(out, self.lane_gens.get(group, self.gen), avail)
+        actions, logp = p.dist.draw(out, gen, avail)
         values, _ = p.value(state, obs)
         return actions, logp, values
 
@@ -110,8 +121,11 @@ class WarPolicy:
         return self.policies[group].dist.to_env(actions)
 
     @torch.no_grad()
-    def value(self, group, state, obs):
-        return self.policies[group].value(state, obs)[0]
+    def value(self, group, state, obs, hidden=None):
+        """V (normalized units); ``hidden``: a recurrent group's ``(critic_h, starts)``, not advanced."""
+        if hidden is None:
+            return self.policies[group].value(state, obs)[0]
+        return self.policies[group].value(state, obs, *hidden)[0]
 
 
 def war_columns(groups, lanes) -> list[str]:
@@ -132,7 +146,7 @@ class WarMode:
     def __init__(self, config: TrainConfig, war: WarConfig, envs: list | None = None) -> None:
         self.cfg = cfg = config.validate()
         self.war = war = war.validate()
-        _refuse_unsupported(cfg)
+        _refuse_unsupported(cfg, war)
         torch.set_num_threads(cfg.torch_threads)
         self.device = torch.device(cfg.device)
         self.envs = envs if envs is not None else make_worker_envs(cfg, war.workers)
@@ -263,7 +277,9 @@ class WarMode:
                                                                                   (w + 1) * self.E_worker)),
                                              lane_threads={lane: war.lane_cpus.get(lane) for lane in self.lanes}
                                              if lane_threads else None,
-                                             frames={g: p.frames for g, p in self.policies.items()}))
+                                             frames={g: p.frames for g, p in self.policies.items()},
+                                             hidden_size={g: p.hidden_size for g, p in self.policies.items()
+                                                          if p.recurrent}))
         self.triggers = [self._trigger() for _ in self.collectors]
 
     # -------------------------------------------------------------- planning
@@ -360,15 +376,20 @@ class WarMode:
     def _group_batch(self, g: str, p, b: GroupTransitions, lag, keep):
         """``(GroupBatch, importance ratios or None, V-trace used)`` of group ``g``'s kept transitions."""
         cfg, war, vnorm = self.cfg, self.war, self.learner.vnorm[g]
+        masked, can_leave = self.envs[0].has_action_mask, self.envs[0].agents_can_leave
+        seq = Sequences(b.valid) if p.recurrent else None   # (a GRU learns from each world's decisions in order)
         obs_f, act_f, old_logp_f = b.obs[keep], b.actions[keep], b.logp[keep]
-        avail_f = b.action_mask[keep] if self.envs[0].has_action_mask else None
+        avail_f = b.action_mask[keep] if masked else None
         values = vnorm.denormalize(b.values)
         next_values = vnorm.denormalize(b.next_values)
         off = (b.draft | (lag > 0)) & keep
         cur_logp = ratio = None
         if bool(off.any()) or war.vtrace == "always":
-            out, _ = p.actor(p.actor_input(obs_f))
-            cur_logp = p.dist.log_prob(out, act_f, avail_f)
+            if seq is not None:
+                cur_logp = sequence_log_prob(p, b, seq, masked)[keep]
+            else:
+                out, _ = p.actor(p.actor_input(obs_f))
+                cur_logp = p.dist.log_prob(out, act_f, avail_f)
             ratio = (cur_logp - old_logp_f).exp()
         use_vtrace = war.vtrace == "always" or (war.vtrace == "auto" and bool((lag[keep] > 1).any()))
         k, term, trunc = b.k[..., None], b.terminated, b.truncated   # (flags per agent)
@@ -380,8 +401,11 @@ class WarMode:
         else:
             advantages, returns = losses.smdp_gae(b.rewards, values, next_values, k, term, trunc, cfg.gamma,
                                                   cfg.gae_lambda, valid=keep[..., None])
+        if seq is not None:
+            return (sequence_batch(b, seq, keep, returns, advantages, values, masked=masked, can_leave=can_leave),
+                    ratio, use_vtrace)
         state_f = b.state[keep] if not p.local_critic else None
-        alive_f = b.alive[keep] if self.envs[0].agents_can_leave else None   # (agents out of the game: no loss)
+        alive_f = b.alive[keep] if can_leave else None   # (agents out of the game: no loss)
         batch = GroupBatch(obs_f, state_f, act_f, old_logp_f, b.values[keep], returns[keep], advantages[keep],
                            values[keep], alive_f, action_mask=avail_f)
         return batch, ratio, use_vtrace
@@ -538,10 +562,10 @@ class WarMode:
                 e.close()
 
 
-def _refuse_unsupported(cfg: TrainConfig) -> None:
-    if cfg.use_gru:
-        raise ValueError("use_gru: the WAR harness trains feed-forward policies (macro-steps and recurrent "
-                         "state do not mix here); use use_gru=False")
+def _refuse_unsupported(cfg: TrainConfig, war: WarConfig) -> None:
+    if cfg.use_gru and war.fill == "draft":
+        raise ValueError("fill: draft policies are feed-forward and a GRU steps only at its group's own "
+                         "decisions; use fill='hold' with use_gru=True")
 
 
 def _batch_stats(groups, counts: dict, gw: dict, ratios: dict, lags: list, lag_w: list) -> dict:
