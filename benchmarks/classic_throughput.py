@@ -330,7 +330,7 @@ def worker_main(cfg: dict) -> None:
 def unregistered(envs) -> dict[str, str]:
     """``{env_id: note}`` for the ids of ``envs`` that war_envs does not register (yet): our
     columns skip them."""
-    registered = et.registered_ids()
+    registered = et.registered_ids(single_agent=True)
     if registered is None:
         return {e: "war_envs does not import" for e in envs}
     return {e: "not run: not registered in war_envs (yet)" for e in envs if e not in registered}

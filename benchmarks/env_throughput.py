@@ -862,16 +862,16 @@ def pick_cpus(args) -> tuple[list[int] | None, int | None]:
     return None, None
 
 
-def registered_ids() -> list[str] | None:
-    """The multi-agent ids of ``war_envs.registered_ids()`` (None, with a message, if war_envs
-    does not import); the single-agent ones (Gymnasium's classic control) have their own
-    benchmark against single-agent peers, ``benchmarks/classic_throughput.py``."""
+def registered_ids(single_agent: bool = False) -> list[str] | None:
+    """The multi-agent ids of ``war_envs.registered_ids()`` (``single_agent=True``: the
+    single-agent ones, Gymnasium's classic control, which ``benchmarks/classic_throughput.py``
+    measures against single-agent peers); None, with a message, if war_envs does not import."""
     try:
         import war_envs
     except Exception as exc:  # e.g. a scenario module half-written by someone else
         log(f"cannot import war_envs ({type(exc).__name__}: {exc}); not checking registrations")
         return None
-    return [i for i in war_envs.registered_ids() if not war_envs.registry.is_single_agent(i)]
+    return [i for i in war_envs.registered_ids() if war_envs.registry.is_single_agent(i) == single_agent]
 
 
 def known_ids() -> list[str]:

@@ -280,6 +280,21 @@ def wall(x: float) -> str:
     return f"{grouped(round(x))} s"
 
 
+def learning_classic(*tasks: list[dict]) -> str:
+    """Classic control presets (one results file per task): greedy, sampled and random returns
+    over the evaluation episodes, per seed and the median."""
+    columns = [("train_last5", num), ("eval/greedy", num), ("eval/sample", num), ("eval/random", num),
+               ("wall_s", wall)]
+    rows = []
+    for records in tasks:
+        label = f"`{records[0]['scenario']}`"
+        for r in records:
+            rows.append([label, str(r["seed"]), *(fmt(r[key]) for key, fmt in columns)])
+        rows.append([label, *median_row(records, columns, bold=(1,))])
+    return table(["task", "seed", "training (last 5 updates)", "greedy", "sampled", "random", "wall-clock"],
+                 ["l"] * 7, rows)
+
+
 def learning_spread(discrete: list[dict], continuous: list[dict]) -> str:
     """Spread, discrete and continuous presets, on both start distributions."""
     columns = [("train_last5", num), ("eval/greedy", num), ("eval/greedy@onpolicy_init", num),
@@ -535,6 +550,7 @@ RENDERERS = {
     "env-throughput-views": env_throughput_views,
     "train-speed": train_speed,
     "train-before-after": train_before_after,
+    "learning-classic": learning_classic,
     "learning-spread": learning_spread,
     "learning-spread-readme": learning_spread_readme,
     "learning-speaker-listener": learning_speaker_listener,
