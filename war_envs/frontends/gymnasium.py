@@ -663,18 +663,23 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.batched.set_state({"rng_key": keys, "episode": np.zeros(len(worlds), dtype=np.int32)},
                                worlds=np.array(worlds, dtype=np.int64))
 
-    # -------------------------------------------------------------- step
-    def step(self, actions):
-        """``actions``: ``{agent: int [W]}`` (Discrete) or ``{agent: float [W, 5]}`` (Box)."""
-        if self.batched.closed:
-            raise RuntimeError(f"{self.scenario_id}: the environment is closed")
-        mode = self.autoreset_mode
-        if mode == AutoresetMode.DISABLED and self._done.any():
+    def _check_not_finished(self) -> None:
+        """DISABLED autoreset: stepping a finished world without resetting it is an error, as in
+        ``SyncVectorEnv``."""
+        if self.autoreset_mode == AutoresetMode.DISABLED and self._done.any():
             worlds = np.flatnonzero(self._done).tolist()
             raise RuntimeError(
                 f"{self.scenario_id}: worlds {worlds} finished (terminated or truncated) and "
                 "autoreset_mode is DISABLED; reset them with reset(options={'reset_mask': mask}) "
                 "before stepping")
+
+    # -------------------------------------------------------------- step
+    def step(self, actions):
+        """``actions``: ``{agent: int [W]}`` (Discrete) or ``{agent: float [W, 5]}`` (Box)."""
+        if self.batched.closed:
+            raise RuntimeError(f"{self.scenario_id}: the environment is closed")
+        self._check_not_finished()
+        mode = self.autoreset_mode
         group_actions = self._layout.vector_actions(actions, self.num_envs)
         restarting = self._done.copy() if mode == AutoresetMode.NEXT_STEP else None
         masked = self._layout.has_action_mask

@@ -220,13 +220,8 @@ class SingleAgentVectorEnv(VectorEnv):
         """``actions``: ``int [W]`` (Discrete) or ``float [W, d]`` (Box)."""
         if self.batched.closed:
             raise RuntimeError(f"{self.scenario_id}: the environment is closed")
+        self._check_not_finished()
         mode = self.autoreset_mode
-        if mode == AutoresetMode.DISABLED and self._done.any():
-            worlds = np.flatnonzero(self._done).tolist()
-            raise RuntimeError(
-                f"{self.scenario_id}: worlds {worlds} finished (terminated or truncated) and "
-                "autoreset_mode is DISABLED; reset them with reset(options={'reset_mask': mask}) "
-                "before stepping")
         layout = self._layout
         obs, rew, _, _, info = layout.step(layout.actions(actions, (self.num_envs,)))
         terminations, truncations = layout.flags()
