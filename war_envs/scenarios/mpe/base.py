@@ -33,10 +33,7 @@ number of groups.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import linecache
 import re
-from typing import Any
 
 import gymnasium
 import numpy as np
@@ -45,6 +42,8 @@ import warp as wp
 
 from war_envs.core import validation as v
 from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces, world_bytes
+from war_envs.core.fields import ROLES, Field, const, info, info_clearer, param, scratch, state, warp_dtype  # noqa: F401
+from war_envs.core.fields import world_struct as _world_struct
 from war_envs.core.runtime import capture_guard
 from war_envs.scenarios.mpe import world as W
 
@@ -55,76 +54,6 @@ CONTACT_FORCE = 1e2
 CONTACT_MARGIN = 1e-3
 DEFAULT_SENSITIVITY = 5.0  # mpe2 SimpleEnv._set_action when agent.accel is None
 NO_SPEED_CAP = -1.0
-
-
-# ------------------------------------------------------------------ a scenario's own fields
-@dataclasses.dataclass(frozen=True)
-class Field:
-    """One of a scenario's struct fields.
-
-    ``role``: ``"param"`` (a scalar ``value``), ``"const"`` (a 1-D array of ``value``, shared by
-    every world), ``"state"`` (per world, ``[E, *shape]``, in ``get_state``/``set_state``: the
-    random choices of a reset), ``"info"`` (per world, in ``step``'s info: ``[E]`` for
-    ``shape=()``) or ``"scratch"``.  ``dtype``: ``"float"`` (the world's precision), ``"int"``
-    (int32) or ``"bool"``.
-    """
-
-    role: str
-    dtype: str
-    shape: tuple[int, ...] = ()
-    value: object = None
-
-
-def param(value, dtype: str = "float") -> Field:
-    return Field("param", dtype, (), value)
-
-
-def const(values, dtype: str = "float") -> Field:
-    return Field("const", dtype, (len(values),), list(values))
-
-
-def state(dtype: str, *shape: int) -> Field:
-    return Field("state", dtype, tuple(shape))
-
-
-def info(dtype: str, *shape: int) -> Field:
-    return Field("info", dtype, tuple(shape))
-
-
-def scratch(dtype: str, *shape: int) -> Field:
-    return Field("scratch", dtype, tuple(shape))
-
-
-_ROLES = ("param", "const", "state", "info", "scratch")
-_ZEROS = {"float": "type(w.dt)(0.0)", "int": "0", "bool": "False"}
-_CLEARERS: dict = {}
-
-
-def info_clearer(fields: dict[str, Field]):
-    """The ``clear_info(w, e)`` Warp function that zeroes every ``info`` field of world e
-    (``world.no_info`` when there is none).  Its source is generated (one function per distinct
-    set of info names, dtypes and ranks, so a kernel's hash, hence Warp's kernel cache, depends
-    only on them) and registered with ``linecache``, where Warp reads a function's source."""
-    body = []
-    for name, f in fields.items():
-        if f.role == "info":
-            index = ", ".join(["e", *(f"k{d}" for d in range(len(f.shape)))])
-            for d in range(len(f.shape)):
-                body.append("    " * (d + 1) + f"for k{d} in range(w.{name}.shape[{d + 1}]):")
-            body.append("    " * (len(f.shape) + 1) + f"w.{name}[{index}] = {_ZEROS[f.dtype]}")
-    if not body:
-        return W.no_info
-    name = "clear_info_" + hashlib.sha256("\n".join(body).encode()).hexdigest()[:12]
-    func = _CLEARERS.get(name)
-    if func is None:
-        source = "\n".join([f"def {name}(w: Any, e: int):",
-                            '    """NEXT_STEP\'s reset-only step: every info field zero."""', *body, ""])
-        filename = f"<war_envs.scenarios.mpe.base {name}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        namespace = {"Any": Any, "wp": wp, "__name__": __name__}
-        exec(compile(source, filename, "exec"), namespace)  # noqa: S102 (our own generated source)
-        func = _CLEARERS[name] = wp.func(namespace[name])
-    return func
 
 
 @dataclasses.dataclass
@@ -180,38 +109,6 @@ def agent_action_space(movable: bool, silent: bool, dim_c: int, continuous: bool
         return gymnasium.spaces.Box(low=0.0, high=1.0, shape=(dim,), dtype=np.float32)
     n = W.NUM_MOVE_ACTIONS if movable else 1
     return gymnasium.spaces.Discrete(n * (1 if silent else dim_c))
-
-
-_WARP_DTYPES = {"int": wp.int32, "bool": wp.bool}
-_STRUCTS: dict = {}
-
-
-def _warp_dtype(dtype: str, F):
-    return F if dtype == "float" else _WARP_DTYPES[dtype]
-
-
-def world_struct(cls, F, fields: dict[str, Field]):
-    """The ``wp.struct`` type of scenario ``cls``'s worlds in float type ``F``: the shared fields
-    and the scenario's own (a type depends on field names and types only)."""
-    key = (cls, F, tuple((n, f.role, f.dtype, len(f.shape)) for n, f in fields.items()))
-    struct = _STRUCTS.get(key)
-    if struct is None:
-        annotations = W.shared_fields(F)
-        for name, f in fields.items():
-            if name in annotations:
-                raise ValueError(f"{cls.__name__}._fields: {name!r} is a shared MPE world field")
-            dtype = _warp_dtype(f.dtype, F)
-            if f.role == "param":
-                annotations[name] = dtype
-            elif f.role == "const":
-                annotations[name] = wp.array(dtype=dtype)
-            else:
-                annotations[name] = wp.array(dtype=dtype, ndim=1 + len(f.shape))
-        name = f"{cls.__name__}World_{F.__name__}"
-        struct = wp.struct(type(name, (), {"__annotations__": annotations, "__module__": cls.__module__,
-                                           "__qualname__": name}))
-        _STRUCTS[key] = struct
-    return struct
 
 
 #: MPEBase's optional behaviours: name -> (its default, what a scenario without it lacks).  A
@@ -328,8 +225,8 @@ class MPEBase(BatchedEnv):
             start += len(agents)
         fields = self._fields()
         for name, f in fields.items():
-            if f.role not in _ROLES or f.dtype not in ("float", "int", "bool"):
-                raise ValueError(f"{cls.__name__}._fields[{name!r}]: role must be one of {_ROLES} and dtype "
+            if f.role not in ROLES or f.dtype not in ("float", "int", "bool"):
+                raise ValueError(f"{cls.__name__}._fields[{name!r}]: role must be one of {ROLES} and dtype "
                                  f"'float', 'int' or 'bool', got {f.role!r}, {f.dtype!r}")
         for name in cls.landmark_index_states:
             if name not in fields or fields[name].role != "state" or fields[name].dtype != "int":
@@ -340,14 +237,14 @@ class MPEBase(BatchedEnv):
         buffers = [((num_agents, 2), F)] * 3 + [((num_agents, max(lay.dim_c, 1)), F), ((num_landmarks, 2), F)]
         buffers += [((num_agents,), F)] * 2 + [((num_agents,), wp.int32), ((num_agents, act_dim), wp.float32)]
         buffers += [((num_agents, obs_dim), wp.float32)] * 2
-        buffers += [(f.shape, _warp_dtype(f.dtype, F)) for f in fields.values() if f.role not in ("param", "const")]
+        buffers += [(f.shape, warp_dtype(f.dtype, F)) for f in fields.values() if f.role not in ("param", "const")]
         self._check_allocation(self._common_world_bytes(num_agents) + world_bytes(*buffers), num_agents)
         self._allocate_common(num_agents)
 
         def array(values, dtype):
             return wp.array(np.asarray(values, dtype=wp.dtype_to_numpy(dtype)), dtype=dtype, device=dev)
 
-        Struct = world_struct(cls, F, fields)
+        Struct = _world_struct(cls, F, W.shared_fields(F), fields, "MPE world")
         w = Struct()
         ints = lambda flags: array([int(x) for x in flags], wp.int32)  # noqa: E731
         w.mode, w.max_cycles, w.continuous, w.dim_c = (self._mode_code, self.max_cycles,
@@ -379,7 +276,7 @@ class MPEBase(BatchedEnv):
         w.final_obs = self._world_array((num_agents, obs_dim), wp.float32)
         self._scenario_state, self._info = {}, {}
         for name, f in fields.items():
-            dtype = _warp_dtype(f.dtype, F)
+            dtype = warp_dtype(f.dtype, F)
             if f.role == "param":
                 setattr(w, name, f.value)
             elif f.role == "const":

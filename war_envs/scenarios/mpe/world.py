@@ -36,6 +36,7 @@ from typing import Any
 
 import warp as wp
 
+from war_envs.core.fields import no_info  # noqa: F401  (scenarios' clear_info)
 from war_envs.core.episode import (  # noqa: F401  (the modes are part of this module's API)
     AUTORESET_DISABLED,
     AUTORESET_NEXT_STEP,
@@ -248,10 +249,6 @@ def reset_agent_motion(w: Any, e: int, i: int):
     w.agent_max_speed[e, i] = w.base_max_speed[i] * factor
 
 
-@wp.func
-def no_info(w: Any, e: int):
-    """A scenario whose info needs no clearing on the NEXT_STEP reset-only step."""
-    pass
 
 
 @wp.func

@@ -1,0 +1,130 @@
+"""A scenario's own Warp-struct fields, declared as data (``Field``), for the scenario families
+whose kernels read one ``wp.struct`` per world batch (MPE, VMAS): the family's shared fields plus
+the scenario's own, one struct type per scenario and float type (``world_struct``), and the
+generated ``clear_info`` that zeroes a scenario's per-step info fields (``info_clearer``).
+
+A field's role says what it is: ``param`` (a scalar), ``const`` (a 1-D array shared by every
+world), ``state`` (per world, in ``get_state``/``set_state``), ``info`` (per world, in ``step``'s
+info) or ``scratch``.  Generated functions read ``w.dt`` for the world's float type.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import linecache
+from typing import Any
+
+import warp as wp
+
+from war_envs.core.episode import KERNEL_MODULE_OPTIONS
+
+wp.set_module_options(KERNEL_MODULE_OPTIONS)
+
+
+@wp.func
+def no_info(w: Any, e: int):
+    """A scenario whose info needs no clearing on the NEXT_STEP reset-only step."""
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+    """One of a scenario's struct fields.
+
+    ``role``: ``"param"`` (a scalar ``value``), ``"const"`` (a 1-D array of ``value``, shared by
+    every world), ``"state"`` (per world, ``[E, *shape]``, in ``get_state``/``set_state``: the
+    random choices of a reset), ``"info"`` (per world, in ``step``'s info: ``[E]`` for
+    ``shape=()``) or ``"scratch"``.  ``dtype``: ``"float"`` (the world's precision), ``"int"``
+    (int32) or ``"bool"``.
+    """
+
+    role: str
+    dtype: str
+    shape: tuple[int, ...] = ()
+    value: object = None
+
+
+def param(value, dtype: str = "float") -> Field:
+    return Field("param", dtype, (), value)
+
+
+def const(values, dtype: str = "float") -> Field:
+    return Field("const", dtype, (len(values),), list(values))
+
+
+def state(dtype: str, *shape: int) -> Field:
+    return Field("state", dtype, tuple(shape))
+
+
+def info(dtype: str, *shape: int) -> Field:
+    return Field("info", dtype, tuple(shape))
+
+
+def scratch(dtype: str, *shape: int) -> Field:
+    return Field("scratch", dtype, tuple(shape))
+
+
+ROLES = ("param", "const", "state", "info", "scratch")
+_ZEROS = {"float": "type(w.dt)(0.0)", "int": "0", "bool": "False"}
+_CLEARERS: dict = {}
+
+
+def info_clearer(fields: dict[str, Field]):
+    """The ``clear_info(w, e)`` Warp function that zeroes every ``info`` field of world e
+    (``no_info`` when there is none).  Its source is generated (one function per distinct
+    set of info names, dtypes and ranks, so a kernel's hash, hence Warp's kernel cache, depends
+    only on them) and registered with ``linecache``, where Warp reads a function's source."""
+    body = []
+    for name, f in fields.items():
+        if f.role == "info":
+            index = ", ".join(["e", *(f"k{d}" for d in range(len(f.shape)))])
+            for d in range(len(f.shape)):
+                body.append("    " * (d + 1) + f"for k{d} in range(w.{name}.shape[{d + 1}]):")
+            body.append("    " * (len(f.shape) + 1) + f"w.{name}[{index}] = {_ZEROS[f.dtype]}")
+    if not body:
+        return no_info
+    name = "clear_info_" + hashlib.sha256("\n".join(body).encode()).hexdigest()[:12]
+    func = _CLEARERS.get(name)
+    if func is None:
+        source = "\n".join([f"def {name}(w: Any, e: int):",
+                            '    """NEXT_STEP\'s reset-only step: every info field zero."""', *body, ""])
+        filename = f"<war_envs.core.fields {name}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        namespace = {"Any": Any, "wp": wp, "__name__": __name__}
+        exec(compile(source, filename, "exec"), namespace)  # noqa: S102 (our own generated source)
+        func = _CLEARERS[name] = wp.func(namespace[name])
+    return func
+
+
+_WARP_DTYPES = {"int": wp.int32, "bool": wp.bool}
+_STRUCTS: dict = {}
+
+
+def warp_dtype(dtype: str, F):
+    return F if dtype == "float" else _WARP_DTYPES[dtype]
+
+
+def world_struct(cls, F, shared: dict, fields: dict[str, Field], family: str = "shared world"):
+    """The ``wp.struct`` type of scenario ``cls``'s worlds in float type ``F``: its family's
+    ``shared`` fields (name -> Warp type) and the scenario's own (a type depends on field names
+    and types only)."""
+    key = (cls, F, tuple((n, f.role, f.dtype, len(f.shape)) for n, f in fields.items()))
+    struct = _STRUCTS.get(key)
+    if struct is None:
+        annotations = dict(shared)
+        for name, f in fields.items():
+            if name in annotations:
+                raise ValueError(f"{cls.__name__}._fields: {name!r} is a {family} field")
+            dtype = warp_dtype(f.dtype, F)
+            if f.role == "param":
+                annotations[name] = dtype
+            elif f.role == "const":
+                annotations[name] = wp.array(dtype=dtype)
+            else:
+                annotations[name] = wp.array(dtype=dtype, ndim=1 + len(f.shape))
+        name = f"{cls.__name__}World_{F.__name__}"
+        struct = wp.struct(type(name, (), {"__annotations__": annotations, "__module__": cls.__module__,
+                                           "__qualname__": name}))
+        _STRUCTS[key] = struct
+    return struct
