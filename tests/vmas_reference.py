@@ -1,0 +1,180 @@
+"""VMAS 1.5.2 itself, side by side with our VMAS scenarios (the parity tests' shared harness).
+
+VMAS is a test dependency (``[dev]``: torch and VMAS's light requirements), so both run in one
+process.  A parity check is:
+
+1. ``vmas.make_env(scenario, num_envs=E, seed=...)`` and ``reset`` it (VMAS's own start states);
+2. our env with the same keyword arguments and ``autoreset_mode="disabled"`` (VMAS never resets
+   by itself; a finished world keeps moving in both), its state set from VMAS's (``copy_state``:
+   every body's position, velocity, rotation and angular velocity, plus the scenario's own
+   per-world state read off VMAS's scenario object by ``extra_state``);
+3. the same actions on both sides for whole episodes, comparing after every step the
+   observations, rewards, dones, info and every body's state (``compare``).
+
+Float32 on both sides, so the tolerances are float32 rounding (the physics repeats VMAS's
+operation order; what differs is libm's and torch's last-ulp choices in sqrt/exp/log/sin/cos,
+amplified a little by contacts over an episode).  ``one_step_from_every_state`` re-injects VMAS's
+state before each step (no accumulation), ``whole_episode`` lets both run free.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import vmas
+
+import war_envs
+
+#: float32 tolerances: one step from VMAS's state, and free-running whole episodes
+STEP_TOL = dict(rtol=1e-5, atol=2e-5)
+EPISODE_TOL = dict(rtol=1e-4, atol=1e-4)
+
+
+def make_vmas(scenario: str, num_envs: int, seed: int, continuous: bool, **kwargs):
+    env = vmas.make_env(scenario, num_envs=num_envs, device="cpu", continuous_actions=continuous, seed=seed,
+                        **kwargs)
+    env.reset()
+    return env
+
+
+def make_ours(env_id: str, num_envs: int, continuous: bool, **kwargs):
+    return war_envs.make(env_id, num_envs=num_envs, continuous_actions=continuous, autoreset_mode="disabled",
+                         **kwargs)
+
+
+def vmas_state(env) -> dict[str, torch.Tensor]:
+    """Every body's state, in VMAS's entity order (landmarks, then agents)."""
+    ents = env.world.entities
+    return {
+        "pos": torch.stack([e.state.pos for e in ents], dim=1).clone(),
+        "vel": torch.stack([e.state.vel for e in ents], dim=1).clone(),
+        "rot": torch.stack([e.state.rot[:, 0] for e in ents], dim=1).clone(),
+        "ang_vel": torch.stack([e.state.ang_vel[:, 0] for e in ents], dim=1).clone(),
+    }
+
+
+def copy_state(vm, ours, extra_state=None) -> None:
+    """Our worlds := VMAS's (bodies, clock, and ``extra_state(vm) -> {field: tensor}``)."""
+    state = vmas_state(vm)
+    state["t"] = vm.steps.to(torch.int32).clone()
+    if extra_state is not None:
+        state.update(extra_state(vm))
+    ours.reset(seed=0)
+    ours.set_state({k: v.to(ours.torch_float) if v.is_floating_point() else v for k, v in state.items()})
+
+
+def set_vmas_state(vm, state: dict[str, torch.Tensor]) -> None:
+    """VMAS's bodies := ``state`` (``vmas_state``'s layout)."""
+    for b, e in enumerate(vm.world.entities):
+        e.state.pos = state["pos"][:, b].clone().float()
+        e.state.vel = state["vel"][:, b].clone().float()
+        e.state.rot = state["rot"][:, b, None].clone().float()
+        e.state.ang_vel = state["ang_vel"][:, b, None].clone().float()
+
+
+def random_actions(vm, ours, gen: torch.Generator):
+    """The same random actions for both: VMAS's list of ``[E, k]`` (or ``[E]``) tensors and our
+    ``{group: tensor}`` (uniform over each agent's box, or its Discrete(n))."""
+    acts = []
+    E = vm.num_envs
+    for agent in vm.agents:
+        space = vm.get_agent_action_space(agent)
+        if vm.continuous_actions:
+            low, high = torch.as_tensor(space.low), torch.as_tensor(space.high)
+            acts.append(low + (high - low) * torch.rand(E, len(low), generator=gen))
+        else:
+            acts.append(torch.randint(0, int(space.n), (E,), generator=gen))
+    ours_acts = {}
+    for g, spec in ours.groups.items():
+        ours_acts[g] = torch.stack(acts[spec.start:spec.stop], dim=1)
+    return acts, ours_acts
+
+
+def compare(label: str, ours, theirs, tol: dict) -> None:
+    ours = torch.as_tensor(ours).double()
+    theirs = torch.as_tensor(theirs).double()
+    assert ours.shape == theirs.shape, f"{label}: shape {tuple(ours.shape)} != VMAS's {tuple(theirs.shape)}"
+    if not torch.allclose(ours, theirs, **tol):
+        diff = (ours - theirs).abs()
+        where = torch.nonzero(diff > tol["atol"] + tol["rtol"] * theirs.abs())[:5].tolist()
+        raise AssertionError(f"{label}: max |ours - VMAS| = {diff.max().item():.3g} at {where} "
+                             f"(ours {ours.flatten()[diff.argmax()].item():.9g}, VMAS "
+                             f"{theirs.flatten()[diff.argmax()].item():.9g})")
+
+
+def compare_outputs(label: str, vm, ours, vm_out, our_out, tol: dict, info_keys=()) -> None:
+    """After one step on both sides: observations, rewards, done, the info entries and state."""
+    obs, rew, done, infos = vm_out
+    o_obs, o_rew, o_term, o_trunc, o_info = our_out
+    for g, spec in ours.groups.items():
+        compare(f"{label} obs[{g}]", o_obs[g], torch.stack(obs[spec.start:spec.stop], dim=1), tol)
+        compare(f"{label} reward[{g}]", o_rew[g], torch.stack(rew[spec.start:spec.stop], dim=1), tol)
+    ours_done = ours.world_flags()
+    ours_done = (ours_done[0] | ours_done[1])
+    assert torch.equal(ours_done.cpu(), done.cpu()), f"{label}: done {ours_done.tolist()} != VMAS's {done.tolist()}"
+    for key in info_keys:
+        theirs = torch.stack([i[key].reshape(vm.num_envs) for i in infos], dim=1)
+        compare(f"{label} info[{key!r}]", o_info[key], theirs, tol)
+    theirs = vmas_state(vm)
+    mine = ours.get_state()
+    for key in ("pos", "vel", "rot", "ang_vel"):
+        compare(f"{label} {key}", mine[key], theirs[key], tol)
+
+
+def whole_episode(env_id: str, scenario: str, *, num_envs: int = 8, steps: int = 100, seed: int = 0,
+                  continuous: bool = True, extra_state=None, info_keys=(), start=None, tol=None, **kwargs):
+    """Both run free from VMAS's start (or ``start(vm)``, which may move VMAS's bodies first) for
+    ``steps`` steps of the same random actions; compared after every step."""
+    vm = make_vmas(scenario, num_envs, seed, continuous, max_steps=steps, **kwargs)
+    if start is not None:
+        start(vm)
+    ours = make_ours(env_id, num_envs, continuous, max_steps=steps, **kwargs)
+    copy_state(vm, ours, extra_state)
+    gen = torch.Generator().manual_seed(seed + 1)
+    for t in range(steps):
+        acts, ours_acts = random_actions(vm, ours, gen)
+        vm_out = vm.step(acts)
+        our_out = ours.step(ours_acts)
+        compare_outputs(f"{env_id} step {t}", vm, ours, vm_out, our_out, tol or EPISODE_TOL, info_keys)
+    return vm, ours
+
+
+def one_step_from_every_state(env_id: str, scenario: str, *, num_envs: int = 8, steps: int = 60, seed: int = 0,
+                              continuous: bool = True, extra_state=None, info_keys=(), start=None, **kwargs):
+    """VMAS runs ``steps`` steps; before each, our worlds get VMAS's state, then both take the
+    same step and are compared (float32 rounding, no accumulation)."""
+    vm = make_vmas(scenario, num_envs, seed, continuous, max_steps=steps, **kwargs)
+    if start is not None:
+        start(vm)
+    ours = make_ours(env_id, num_envs, continuous, max_steps=steps, **kwargs)
+    gen = torch.Generator().manual_seed(seed + 1)
+    for t in range(steps):
+        copy_state(vm, ours, extra_state)
+        acts, ours_acts = random_actions(vm, ours, gen)
+        vm_out = vm.step(acts)
+        our_out = ours.step(ours_acts)
+        compare_outputs(f"{env_id} step {t}", vm, ours, vm_out, our_out, STEP_TOL, info_keys)
+
+
+def crowd(vm, scale: float = 0.3, seed: int = 0) -> None:
+    """A contact-heavy start: every movable body of VMAS's worlds pulled towards the origin by
+    ``scale`` (so bodies overlap), with random velocities."""
+    gen = torch.Generator().manual_seed(seed)
+    for e in vm.world.entities:
+        if e.movable:
+            e.state.pos = e.state.pos * scale
+            e.state.vel = (torch.rand(e.state.vel.shape, generator=gen) - 0.5) * 0.5
+
+
+def ks_statistic(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sample Kolmogorov-Smirnov statistic."""
+    a, b = np.sort(a), np.sort(b)
+    grid = np.concatenate([a, b])
+    return float(np.max(np.abs(np.searchsorted(a, grid, side="right") / len(a)
+                               - np.searchsorted(b, grid, side="right") / len(b))))
+
+
+def ks_critical(n: int, m: int, alpha: float = 1e-3) -> float:
+    """The two-sample KS critical value at level ``alpha``."""
+    c = np.sqrt(-0.5 * np.log(alpha / 2))
+    return float(c * np.sqrt((n + m) / (n * m)))

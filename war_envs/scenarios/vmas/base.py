@@ -1,0 +1,441 @@
+"""What every VMAS scenario shares (the Python side of ``world.py``): bodies and lidars as data,
+VMAS's environment arguments, action spaces, buffers, the struct the kernels read, launches and
+rendering.
+
+**A scenario is one file**: a subclass of ``VmasBase`` with
+
+- ``_layout()`` -> ``Layout``: the world's parameters (VMAS's ``World(...)`` arguments), the
+  bodies in VMAS's entity order (landmarks, then agents, each in the order the VMAS scenario
+  adds them), the groups and the lidars;
+- ``_obs_dim(group)``: the observation size of the group's agents;
+- ``_fields()`` -> ``{name: Field}`` (``war_envs.core.fields``): the scenario's own struct
+  fields (parameters, per-world ``state`` kept by ``get_state``/``set_state``, per-step ``info``);
+- Warp functions set as class attributes: ``reset_world(w, e)`` (world e's start: VMAS's
+  ``reset_world_at``; the state is already zeroed), ``reward_world(w, e) -> bool`` (every
+  agent's reward into ``w.reward[e, :]`` and the info fields, after the physics; returns VMAS's
+  ``done()``), ``observe_agent(w, e, i, out)`` (agent i's observation into ``out[e, i, :]``),
+  and optionally ``process_action(w, e, i)`` (VMAS's ``process_action``, on ``w.u``) and
+  ``pre_step(w, e)``.
+
+VMAS's environment arguments are taken by every scenario: ``continuous_actions`` (default True,
+as VMAS), ``max_steps`` (VMAS's horizon; default 100, BenchMARL's, where VMAS's ``make_env``
+defaults to no limit: ``None`` gives no limit here too) and ``clamp_actions``.  Discrete actions
+are VMAS's default flat ``Discrete(3 ** action_size)`` (``multidiscrete_actions=False``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+import gymnasium
+import numpy as np
+import torch
+import warp as wp
+
+from war_envs.core import validation as v
+from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces, world_bytes
+from war_envs.core.fields import ROLES, Field, info_clearer, warp_dtype
+from war_envs.core.fields import world_struct as _world_struct
+from war_envs.core.runtime import capture_guard
+from war_envs.scenarios.vmas import geometry as G
+from war_envs.scenarios.vmas import world as W
+
+#: ``max_steps=None`` (VMAS: no horizon) as the kernels' step limit
+NO_HORIZON = 2**31 - 1
+_SHAPES = {"sphere": 0, "box": 1, "line": 2}
+_PAIR_KINDS = {("sphere", "sphere"): 0, ("line", "sphere"): 1, ("line", "line"): 2, ("box", "sphere"): 3,
+               ("box", "line"): 4, ("box", "box"): 5}
+#: VMAS's Color enum values (vmas/simulator/utils.py)
+COLORS = {"red": (0.75, 0.25, 0.25), "green": (0.25, 0.75, 0.25), "blue": (0.25, 0.25, 0.75),
+          "light_green": (0.45, 0.95, 0.45), "white": (0.75, 0.75, 0.75), "gray": (0.25, 0.25, 0.25),
+          "black": (0.15, 0.15, 0.15), "orange": (1.0, 0.5, 0.0), "pink": (0.97, 0.51, 0.75),
+          "purple": (0.8, 0.0, 0.8), "yellow": (0.87, 0.87, 0.0)}
+
+
+@dataclasses.dataclass
+class Body:
+    """One VMAS entity: an agent (``agent=True``: VMAS's ``Agent`` defaults, movable and
+    rotatable) or a landmark (VMAS's ``Landmark``: static).  Shapes: ``"sphere"`` (``radius``,
+    VMAS default 0.05), ``"box"`` (``length`` along its x axis, ``width``; VMAS defaults 0.3 and
+    0.1; ``hollow``) and ``"line"`` (``length``, default 0.5).  ``None`` limits are VMAS's None."""
+
+    name: str
+    agent: bool = False
+    shape: str = "sphere"
+    radius: float = 0.05
+    length: float | None = None
+    width: float = 0.1
+    hollow: bool = False
+    movable: bool | None = None  # None: True for agents, False for landmarks
+    rotatable: bool | None = None
+    collide: bool = True
+    mass: float = 1.0
+    max_speed: float | None = None
+    v_range: float | None = None
+    drag: float | None = None
+    linear_friction: float | None = None
+    angular_friction: float | None = None
+    color: tuple[float, float, float] = COLORS["gray"]
+    # agents only (VMAS's Agent arguments)
+    u_range: float | tuple[float, ...] = 1.0
+    u_multiplier: float | tuple[float, ...] = 1.0
+    f_range: float | None = None
+    max_f: float | None = None
+    #: names of bodies this one never collides with (VMAS's ``collision_filter`` returning False)
+    ignores: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        if self.shape not in _SHAPES:
+            raise ValueError(f"Body.shape: expected one of {list(_SHAPES)}, got {self.shape!r}")
+        if self.length is None:
+            self.length = 0.3 if self.shape == "box" else 0.5
+        if self.movable is None:
+            self.movable = self.agent
+        if self.rotatable is None:
+            self.rotatable = self.agent
+        self.ignores = frozenset(self.ignores)
+
+    def circumscribed_radius(self) -> float:
+        if self.shape == "sphere":
+            return self.radius
+        if self.shape == "box":
+            return math.sqrt((self.length / 2) ** 2 + (self.width / 2) ** 2)
+        return self.length / 2
+
+    def moment_of_inertia(self) -> float:
+        if self.shape == "sphere":
+            return (1 / 2) * self.mass * self.radius**2
+        if self.shape == "box":
+            return (1 / 12) * self.mass * (self.length**2 + self.width**2)
+        return (1 / 12) * self.mass * (self.length**2)
+
+
+@dataclasses.dataclass
+class Lidar:
+    """VMAS's ``Lidar`` sensor of one agent: ``n_rays`` rays from ``angle_start`` to
+    ``angle_end`` (a full turn leaves out the repeated end), ``max_range``, seeing the bodies named
+    in ``sees``."""
+
+    agent: str
+    n_rays: int = 8
+    max_range: float = 1.0
+    sees: tuple[str, ...] = ()
+    angle_start: float = 0.0
+    angle_end: float = 2 * math.pi
+
+    def angles(self) -> np.ndarray:
+        """The rays' angles as VMAS computes them (``torch.linspace`` in float32)."""
+        if (self.angle_start - self.angle_end) % (math.pi * 2) < 1e-5:
+            return torch.linspace(self.angle_start, self.angle_end, self.n_rays + 1)[: self.n_rays].numpy()
+        return torch.linspace(self.angle_start, self.angle_end, self.n_rays).numpy()
+
+
+@dataclasses.dataclass
+class Layout:
+    """One world of a scenario: VMAS's ``World(...)`` parameters, bodies, groups and lidars."""
+
+    bodies: list[Body]  # VMAS's entity order: landmarks, then agents
+    groups: list[tuple[str, list[str]]]  # (group, agent names) in agent order
+    dt: float = 0.1
+    substeps: int = 1
+    drag: float = G.DRAG
+    linear_friction: float = 0.0
+    angular_friction: float = 0.0
+    x_semidim: float | None = None
+    y_semidim: float | None = None
+    collision_force: float = G.COLLISION_FORCE
+    contact_margin: float = 1e-3
+    gravity: tuple[float, float] = (0.0, 0.0)
+    lidars: list[Lidar] = dataclasses.field(default_factory=list)
+    action_size: int = 2
+
+    def __post_init__(self) -> None:
+        names = [b.name for b in self.bodies]
+        if len(set(names)) != len(names):
+            raise ValueError("Layout.bodies: body names must be unique")
+        seen_agent = False
+        for b in self.bodies:
+            if b.agent:
+                seen_agent = True
+            elif seen_agent:
+                raise ValueError(f"Layout.bodies: landmarks come before agents (VMAS's entity order); "
+                                 f"{b.name!r} follows an agent")
+        agents = [b.name for b in self.bodies if b.agent]
+        grouped = [a for _, members in self.groups for a in members]
+        if grouped != agents:
+            raise ValueError(f"Layout.groups: expected the agents {agents} in order, got {grouped}")
+
+    @property
+    def agents(self) -> list[Body]:
+        return [b for b in self.bodies if b.agent]
+
+    @property
+    def n_landmarks(self) -> int:
+        return sum(not b.agent for b in self.bodies)
+
+    def index(self, name: str) -> int:
+        return [b.name for b in self.bodies].index(name)
+
+    def contact_pairs(self) -> list[tuple[int, int, int, float]]:
+        """``(a, b, kind, reach)`` for every pair VMAS's world works on, in VMAS's order: by
+        kind (``world.SPHERE_SPHERE`` ...), then entity-pair order; for mixed kinds ``a`` is the
+        line / box.  ``reach``: the sum of the circumscribed radii (VMAS's ``collides`` test)."""
+        pairs = []
+        for i, a in enumerate(self.bodies):
+            for j in range(i + 1, len(self.bodies)):
+                b = self.bodies[j]
+                if not (a.collide and b.collide) or b.name in a.ignores or a.name in b.ignores:
+                    continue
+                if not (a.movable or a.rotatable or b.movable or b.rotatable):
+                    continue
+                first, second = (i, j)
+                key = (a.shape, b.shape)
+                if key not in _PAIR_KINDS:
+                    first, second, key = j, i, (b.shape, a.shape)
+                pairs.append((_PAIR_KINDS[key], i, j, first, second,
+                              a.circumscribed_radius() + b.circumscribed_radius()))
+        pairs.sort(key=lambda p: (p[0], p[1], p[2]))
+        return [(first, second, kind, reach) for kind, _, _, first, second, reach in pairs]
+
+
+def agent_action_space(body: Body, action_size: int, continuous: bool) -> gymnasium.spaces.Space:
+    """VMAS's action space of one agent: ``Box(-u_range, u_range)`` per component, or
+    ``Discrete(3 ** action_size)`` (stay, decrement, increment per component, flattened)."""
+    if continuous:
+        high = np.broadcast_to(np.asarray(body.u_range, dtype=np.float32), (action_size,)).copy()
+        return gymnasium.spaces.Box(low=-high, high=high, shape=(action_size,), dtype=np.float32)
+    return gymnasium.spaces.Discrete(3**action_size)
+
+
+def check_positive(name: str, value) -> float:
+    """A finite float > 0 (``ValueError`` naming the argument otherwise)."""
+    value = v.check_float(name, value)
+    if not value > 0:
+        raise ValueError(f"{name}: expected a float > 0, got {value}")
+    return value
+
+
+def _none(value) -> float:
+    return -1.0 if value is None else float(value)
+
+
+class VmasBase(BatchedEnv):
+    """Shared machinery of the VMAS scenarios.  See the scenario classes for documentation."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
+    episode_length_kwarg = "max_steps"
+    #: the VMAS scenario (``vmas.make_env(scenario=...)``) this one is
+    vmas_scenario: str = ""
+
+    reset_world = None
+    reward_world = None
+    observe_agent = None
+    clear_info = None
+    process_action = None
+    pre_step = None
+
+    def __init__(self, *, num_envs: int = 1, device="cpu", seed: int | None = None,
+                 precision: str = "float32", autoreset_mode=None, num_threads: int | None = None,
+                 max_steps: int | None = 100, continuous_actions: bool = True,
+                 clamp_actions: bool = False) -> None:
+        super().__init__(num_envs=num_envs, device=device, seed=seed, precision=precision,
+                         autoreset_mode=autoreset_mode, num_threads=num_threads)
+        max_steps = v.check_int("max_steps", max_steps, minimum=1, allow_none=True)
+        self.max_steps = max_steps
+        self.max_cycles = NO_HORIZON if max_steps is None else max_steps
+        self.continuous_actions = v.check_bool("continuous_actions", continuous_actions)
+        self.clamp_actions = v.check_bool("clamp_actions", clamp_actions)
+        self.clips_actions = self.clamp_actions and self.continuous_actions
+        self.layout = self._layout()
+        with capture_guard.shared():  # allocations must not land in another thread's capture
+            self._build()
+
+    # ------------------------------------------------------------------ scenario interface
+    def _layout(self) -> Layout:  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must implement _layout")
+
+    def _obs_dim(self, group: str) -> int:  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must implement _obs_dim")
+
+    def _fields(self) -> dict[str, Field]:
+        return {}
+
+    # ------------------------------------------------------------------ building
+    def _build(self) -> None:
+        lay, F, dev = self.layout, self.wp_float, self.device
+        cls = type(self)
+        for fn in ("reset_world", "reward_world", "observe_agent"):
+            if getattr(cls, fn) is None:
+                raise TypeError(f"{cls.__name__} must set {fn} (a Warp function)")
+        agents = lay.agents
+        num_agents, num_bodies, K = len(agents), len(lay.bodies), lay.action_size
+        start = 0
+        for name, members in lay.groups:
+            bodies = agents[start:start + len(members)]
+            space = agent_action_space(bodies[0], K, self.continuous_actions)
+            if any(agent_action_space(b, K, self.continuous_actions) != space for b in bodies):
+                raise ValueError(f"Layout.groups: the agents of group {name!r} must share one action space")
+            dim = self._obs_dim(name)
+            self.groups[name] = GroupSpec(name=name, agents=tuple(members), start=start, obs_dim=dim,
+                                          action_space=space, observation_space=stack_group_spaces(dim))
+            start += len(members)
+        fields = self._fields()
+        for name, f in fields.items():
+            if f.role not in ROLES or f.dtype not in ("float", "int", "bool"):
+                raise ValueError(f"{cls.__name__}._fields[{name!r}]: role must be one of {ROLES} and dtype "
+                                 f"'float', 'int' or 'bool', got {f.role!r}, {f.dtype!r}")
+        obs_dim = max(s.obs_dim for s in self.groups.values())
+        buffers = [((num_bodies, 2), F)] * 3 + [((num_bodies,), F)] * 3 + [((num_bodies,), wp.int32)]
+        buffers += [((num_agents,), wp.int32), ((num_agents, K), wp.float32), ((num_agents, K), wp.float32)]
+        buffers += [((num_agents, obs_dim), wp.float32)] * 2
+        buffers += [(f.shape, warp_dtype(f.dtype, F)) for f in fields.values() if f.role not in ("param", "const")]
+        self._check_allocation(self._common_world_bytes(num_agents) + world_bytes(*buffers), num_agents)
+        self._allocate_common(num_agents)
+
+        def array(values, dtype):
+            return wp.array(np.asarray(values, dtype=wp.dtype_to_numpy(dtype)), dtype=dtype, device=dev)
+
+        def ints(flags):
+            return array([int(x) for x in flags], wp.int32)
+
+        Struct = _world_struct(cls, F, W.shared_fields(F), fields, "VMAS world")
+        w = Struct()
+        bodies = lay.bodies
+        w.mode, w.max_cycles = self._mode_code, self.max_cycles
+        w.continuous, w.clamp_actions = int(self.continuous_actions), int(self.clamp_actions)
+        w.substeps, w.n_landmarks, w.action_size = lay.substeps, lay.n_landmarks, K
+        w.has_gravity = int(any(g != 0.0 for g in lay.gravity))
+        w.dt, w.sub_dt = lay.dt, lay.dt / lay.substeps
+        w.collision_force, w.contact_margin = lay.collision_force, lay.contact_margin
+        # VMAS's gravity is a float32 tensor whatever the world's precision
+        w.gravity_x, w.gravity_y = (float(np.float32(g)) for g in lay.gravity)
+        w.x_semidim, w.y_semidim = _none(lay.x_semidim), _none(lay.y_semidim)
+        w.line_min_dist = G.LINE_MIN_DIST
+        w.shape = ints([_SHAPES[b.shape] for b in bodies])
+        w.radius = array([b.radius for b in bodies], F)
+        w.length = array([b.length for b in bodies], F)
+        w.width = array([b.width for b in bodies], F)
+        w.hollow = ints([b.hollow for b in bodies])
+        w.movable, w.rotatable = ints([b.movable for b in bodies]), ints([b.rotatable for b in bodies])
+        w.mass = array([b.mass for b in bodies], F)
+        w.inertia = array([b.moment_of_inertia() for b in bodies], F)
+        w.max_speed = array([_none(b.max_speed) for b in bodies], F)
+        w.v_range = array([_none(b.v_range) for b in bodies], F)
+        w.keep = array([1 - (lay.drag if b.drag is None else b.drag) for b in bodies], F)
+        # friction: the body's own coefficient, else the world's where positive (-1: none)
+        w.lin_friction = array([_none(b.linear_friction if b.linear_friction is not None else
+                                      (lay.linear_friction if lay.linear_friction > 0 else None)) for b in bodies], F)
+        w.ang_friction = array([_none(b.angular_friction if b.angular_friction is not None else
+                                      (lay.angular_friction if lay.angular_friction > 0 else None)) for b in bodies], F)
+        pairs = lay.contact_pairs()
+        self.contact_pairs = pairs
+        w.pair_a, w.pair_b = ints([p[0] for p in pairs] or [0]), ints([p[1] for p in pairs] or [0])
+        w.pair_kind, w.pair_reach = ints([p[2] for p in pairs] or [0]), array([p[3] for p in pairs] or [0.0], F)
+        if not pairs:  # zero-length loops: keep the arrays non-empty but empty in effect
+            w.pair_a = wp.zeros(0, dtype=wp.int32, device=dev)
+        w.u_range = array([np.broadcast_to(np.asarray(b.u_range, dtype=np.float32), (K,)) for b in agents], wp.float32)
+        w.u_multiplier = array([np.broadcast_to(np.asarray(b.u_multiplier, dtype=np.float32), (K,))
+                                for b in agents], wp.float32)
+        w.max_f = array([_none(b.max_f) for b in agents], F)
+        w.f_range = array([_none(b.f_range) for b in agents], F)
+        agent_names = [b.name for b in agents]
+        lidars = lay.lidars
+        angles = [lid.angles() for lid in lidars]
+        starts = np.cumsum([0] + [len(a) for a in angles])[:-1]
+        w.lidar_agent = ints([agent_names.index(lid.agent) for lid in lidars] or [0])
+        w.lidar_range = array([lid.max_range for lid in lidars] or [0.0], F)
+        w.lidar_start = ints(list(starts) or [0])
+        w.lidar_rays = ints([lid.n_rays for lid in lidars] or [0])
+        w.lidar_angles = array(np.concatenate(angles) if angles else [0.0], wp.float32)
+        w.lidar_sees = array([[int(b.name in lid.sees) for b in bodies] for lid in lidars] or [[0] * num_bodies],
+                             wp.int32)
+        w.world_seed, w.episode, w.t = self._world_seed, self._episode, self._t
+        w.pending_reset, w.reset_now = self._pending_reset, self._reset_now
+        w.pos = self.pos = self._world_array((num_bodies, 2), F)
+        w.vel = self.vel = self._world_array((num_bodies, 2), F)
+        w.rot = self.rot = self._world_array((num_bodies,), F)
+        w.ang_vel = self.ang_vel = self._world_array((num_bodies,), F)
+        w.force = self._world_array((num_bodies, 2), F)
+        w.torque = self._world_array((num_bodies,), F)
+        w.placed = self._world_array((num_bodies,), wp.int32)
+        w.action_discrete = self._world_array((num_agents,), wp.int32)
+        w.action_continuous = self._world_array((num_agents, K), wp.float32)
+        w.u = self._world_array((num_agents, K), wp.float32)
+        w.reward, w.terminated, w.truncated = self._reward, self._terminated, self._truncated
+        w.obs = self._world_array((num_agents, obs_dim), wp.float32)
+        w.final_obs = self._world_array((num_agents, obs_dim), wp.float32)
+        self._scenario_state, self._info = {}, {}
+        for name, f in fields.items():
+            dtype = warp_dtype(f.dtype, F)
+            if f.role == "param":
+                setattr(w, name, f.value)
+            elif f.role == "const":
+                setattr(w, name, array(f.value if f.value else [0], dtype))
+            else:
+                value = self._world_array(f.shape, dtype)
+                setattr(w, name, value)
+                if f.role == "state":
+                    self._scenario_state[name] = value
+                elif f.role == "info":
+                    self._info[name] = value
+        self._w, self._Struct = w, Struct
+        self._shard_structs = {}
+        self._action_view = wp.to_torch(w.action_continuous if self.continuous_actions else w.action_discrete)
+        for name, spec in self.groups.items():
+            rows = (slice(None), slice(spec.start, spec.stop), slice(0, spec.obs_dim))
+            self._obs_arrays[name], self._final_obs_arrays[name] = w.obs[rows], w.final_obs[rows]
+        self._metric_arrays = self._info
+        self._metrics = {k: wp.to_torch(a) for k, a in self._info.items()}
+        module = re.sub(r"\W", "_", f"war_envs_vmas_{cls.__module__}_{cls.__name__}_{F.__name__}")
+        clear_info = cls.clear_info if cls.clear_info is not None else info_clearer(fields)
+        process_action = cls.process_action if cls.process_action is not None else W.no_action_processing
+        pre_step = cls.pre_step if cls.pre_step is not None else W.no_pre_step
+        self._physics, self._reward_done, self._observe = W.world_kernels(
+            Struct, module, cls.reset_world, cls.reward_world, cls.observe_agent, clear_info, process_action,
+            pre_step)
+        self._make_views()
+
+    def _state_arrays(self) -> dict[str, wp.array]:
+        arrays = {"pos": self.pos, "vel": self.vel, "rot": self.rot, "ang_vel": self.ang_vel}
+        arrays.update(self._scenario_state)
+        arrays.update({"t": self._t, "episode": self._episode, "rng_key": self._world_seed,
+                       "pending_reset": self._pending_reset})
+        return arrays
+
+    def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
+        if key == "pending_reset" and tensor.numel() and int(tensor.max()) > 1:
+            raise ValueError("state['pending_reset']: expected 0 or 1")
+        if key in ("pos", "vel", "rot", "ang_vel") and tensor.numel() and not bool(torch.isfinite(tensor).all()):
+            raise ValueError(f"state[{key!r}]: expected finite values")
+
+    # ------------------------------------------------------------------ launches
+    def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
+        self._launch_world(self._observe, worlds, int(write_final))
+
+    def _launch_step(self, worlds: slice | None = None) -> None:
+        self._launch_world(self._physics, worlds)
+        self._launch_world(self._reward_done, worlds)
+        self._launch_observe(write_final=self._mode_code == W.AUTORESET_SAME_STEP, worlds=worlds)
+
+    # ------------------------------------------------------------------ names
+    def body_index(self, name: str) -> int:
+        """The body index (VMAS's entity order: landmarks, then agents) of the body ``name``."""
+        names = [b.name for b in self.layout.bodies]
+        if name not in names:
+            raise KeyError(f"name: expected one of {names}, got {name!r}")
+        return names.index(name)
+
+    # ------------------------------------------------------------------ rendering
+    def render_frame(self, world: int = 0, *, width: int = 700, height: int = 700,
+                     original_cam_range: float | None = None) -> np.ndarray:
+        """An RGB ``[H, W, 3]`` uint8 picture of one world: every body's shape at its position and
+        rotation, in its colour, and every lidar's rays (no display needed)."""
+        from war_envs.scenarios.vmas.render import render_world
+
+        self._check_open()
+        world = v.check_int("world", world, minimum=0)
+        if world >= self.num_envs:
+            raise ValueError(f"world: expected 0..{self.num_envs - 1}, got {world}")
+        return render_world(self, world, width=width, height=height)

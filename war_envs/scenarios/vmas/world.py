@@ -1,0 +1,574 @@
+"""The VMAS world every VMAS scenario shares: one Warp struct, VMAS 1.5.2's physics
+(``vmas/simulator/core.py`` ``World.step``), the Lidar sensor, the step's kernels and the helpers
+scenarios write their functions with.
+
+Bodies are indexed in VMAS's entity order, **landmarks first, then agents** (``World.entities``
+is ``landmarks + agents``); agent ``i`` is body ``w.n_landmarks + i``.  Per world: ``pos`` and
+``vel`` ``[E, N, 2]``, ``rot`` and ``ang_vel`` ``[E, N]``.
+
+A scenario (one file, see ``base.VmasBase``) supplies Warp functions; this module builds the
+kernels around them:
+
+    physics       actions -> u (VMAS's _set_action) -> the scenario's process_action ->
+                  substeps of forces and semi-implicit Euler                          (shared)
+    reward_done   the episode protocol around the scenario's ``reward``               (shared)
+    observe       autoreset (state zeroed, the scenario's ``reset``) + its ``observe``
+
+One substep, as VMAS (float32 worlds round every operation as VMAS's float32 torch code):
+
+    force_b  = 0 [+ action force (max_f norm clamp, f_range clamp)] + friction + m g
+               + contact forces of every colliding pair, pairs grouped by shape kind in VMAS's
+                 order (sphere-sphere, line-sphere, line-line, box-sphere, box-line, box-box),
+                 within a kind in entity-pair order
+    torque_b = 0 + angular friction + contact torques (same order)
+    substep 0: vel *= 1 - drag, ang_vel *= 1 - drag
+    vel = clamp(vel + force / m * sub_dt)  (max_speed norm clamp, v_range clamp)
+    pos = clamp(pos + vel * sub_dt)        (to +-x_semidim / +-y_semidim where set)
+    ang_vel += torque / I * sub_dt;  rot += ang_vel * sub_dt
+
+**Where we differ from VMAS, on purpose.**  VMAS's ``World.collides`` decides whether a pair is
+worked on at all by looking over the *whole batch* (``(|p_a - p_b| <= r_a + r_b).any()`` over
+worlds, ``r`` the circumscribed radii), so one world's contact force can depend on where the
+other worlds' bodies are (a sphere within ``LINE_MIN_DIST`` of a line's end, outside the
+circumscribed circles, is pushed only if some other world has that pair closer).  We apply the
+same test per world: every world behaves as VMAS with ``num_envs=1``.  The same holds for the
+scenarios' reward terms that VMAS gates with ``collides``.  Contact forces are otherwise exactly
+zero beyond the circumscribed circles, so nothing else changes.
+"""
+
+from typing import Any
+
+import warp as wp
+
+from war_envs.core.episode import (  # noqa: F401  (the modes are part of this module's API)
+    AUTORESET_DISABLED,
+    AUTORESET_NEXT_STEP,
+    AUTORESET_SAME_STEP,
+    KERNEL_MODULE_OPTIONS,
+    begin_pending_reset,
+    end_step,
+    start_episode,
+)
+from war_envs.core.fields import no_info  # noqa: F401  (scenarios' clear_info)
+from war_envs.scenarios.vmas import geometry as G
+
+wp.set_module_options(KERNEL_MODULE_OPTIONS)
+
+# body shapes
+SPHERE = wp.constant(0)
+BOX = wp.constant(1)
+LINE = wp.constant(2)
+# contact pair kinds, in VMAS's order of working them out (_apply_vectorized_enviornment_force)
+SPHERE_SPHERE = wp.constant(0)
+LINE_SPHERE = wp.constant(1)
+LINE_LINE = wp.constant(2)
+BOX_SPHERE = wp.constant(3)
+BOX_LINE = wp.constant(4)
+BOX_BOX = wp.constant(5)
+
+
+def shared_fields(F) -> dict:
+    """The struct fields every VMAS world has (``F``: the world's float type)."""
+    return {
+        # Params
+        "mode": int, "max_cycles": int, "continuous": int, "clamp_actions": int, "substeps": int,
+        "n_landmarks": int, "action_size": int, "has_gravity": int,
+        "dt": F, "sub_dt": F, "collision_force": F, "contact_margin": F,
+        "gravity_x": F, "gravity_y": F,
+        "x_semidim": F, "y_semidim": F,  # < 0: unbounded
+        "line_min_dist": F,
+        # Bodies (one value per body, shared by every world); -1: "None" in VMAS
+        "shape": wp.array(dtype=wp.int32), "radius": wp.array(dtype=F), "length": wp.array(dtype=F),
+        "width": wp.array(dtype=F), "hollow": wp.array(dtype=wp.int32),
+        "movable": wp.array(dtype=wp.int32), "rotatable": wp.array(dtype=wp.int32),
+        "mass": wp.array(dtype=F), "inertia": wp.array(dtype=F),
+        "max_speed": wp.array(dtype=F), "v_range": wp.array(dtype=F), "keep": wp.array(dtype=F),
+        "lin_friction": wp.array(dtype=F), "ang_friction": wp.array(dtype=F),
+        # Contact pairs (VMAS's order); for LINE_SPHERE / BOX_SPHERE / BOX_LINE ``pair_a`` is the
+        # line / box; ``pair_reach``: the sum of the circumscribed radii (VMAS's collides test)
+        "pair_a": wp.array(dtype=wp.int32), "pair_b": wp.array(dtype=wp.int32),
+        "pair_kind": wp.array(dtype=wp.int32), "pair_reach": wp.array(dtype=F),
+        # Agents' actions: ranges and multipliers per action component, force limits (-1: None)
+        "u_range": wp.array2d(dtype=wp.float32), "u_multiplier": wp.array2d(dtype=wp.float32),
+        "max_f": wp.array(dtype=F), "f_range": wp.array(dtype=F),
+        # Lidars: owner agent, range, rays [start, start + n) of ``lidar_angles``, bodies seen
+        "lidar_agent": wp.array(dtype=wp.int32), "lidar_range": wp.array(dtype=F),
+        "lidar_start": wp.array(dtype=wp.int32), "lidar_rays": wp.array(dtype=wp.int32),
+        "lidar_angles": wp.array(dtype=wp.float32), "lidar_sees": wp.array2d(dtype=wp.int32),
+        # Episode state
+        "world_seed": wp.array(dtype=wp.int32), "episode": wp.array(dtype=wp.int32),
+        "t": wp.array(dtype=wp.int32), "pending_reset": wp.array(dtype=wp.int32),
+        "reset_now": wp.array(dtype=wp.int32),
+        # World state
+        "pos": wp.array3d(dtype=F), "vel": wp.array3d(dtype=F),
+        "rot": wp.array2d(dtype=F), "ang_vel": wp.array2d(dtype=F),
+        # Actions (as given) and the physical action u (VMAS's agent.action.u, float32)
+        "action_discrete": wp.array2d(dtype=wp.int32), "action_continuous": wp.array3d(dtype=wp.float32),
+        "u": wp.array3d(dtype=wp.float32),
+        # Scratch
+        "force": wp.array3d(dtype=F), "torque": wp.array2d(dtype=F), "placed": wp.array2d(dtype=wp.int32),
+        # Outputs
+        "reward": wp.array2d(dtype=F), "terminated": wp.array(dtype=wp.bool),
+        "truncated": wp.array(dtype=wp.bool),
+        "obs": wp.array3d(dtype=wp.float32), "final_obs": wp.array3d(dtype=wp.float32),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers for scenario functions
+# ---------------------------------------------------------------------------------------------
+
+
+@wp.func
+def body_of(w: Any, i: int):
+    """The body index of agent i (landmarks come first)."""
+    return w.n_landmarks + i
+
+
+@wp.func
+def position(w: Any, e: int, b: int):
+    """Body b's position as a vector of the world's float type."""
+    return wp.vector(w.pos[e, b, 0], w.pos[e, b, 1])
+
+
+@wp.func
+def velocity(w: Any, e: int, b: int):
+    return wp.vector(w.vel[e, b, 0], w.vel[e, b, 1])
+
+
+@wp.func
+def set_position(w: Any, e: int, b: int, p: Any):
+    w.pos[e, b, 0] = p[0]
+    w.pos[e, b, 1] = p[1]
+
+
+@wp.func
+def distance(a: Any, b: Any):
+    """|a - b| (torch.linalg.vector_norm of a 2-vector: sqrt(x^2 + y^2))."""
+    d = a - b
+    return wp.sqrt(d[0] * d[0] + d[1] * d[1])
+
+
+@wp.func
+def uniform(u: float, lo: Any, hi: Any):
+    """Map u ~ U[0, 1) (``wp.randf``) to U[lo, hi) in the world's float type (VMAS: torch's
+    ``uniform_(lo, hi)``)."""
+    return lo + (hi - lo) * type(lo)(u)
+
+
+@wp.func
+def episode_stream(w: Any, e: int):
+    """World e's random stream of this episode (what its reset draws from)."""
+    return wp.rand_init(w.world_seed[e], w.episode[e])
+
+
+@wp.func
+def clear_placed(w: Any, e: int):
+    """No body of world e is placed yet (the start of a reset's spawning)."""
+    for b in range(w.placed.shape[1]):
+        w.placed[e, b] = 0
+
+
+@wp.func
+def place_at(w: Any, e: int, b: int, p: Any):
+    """Put body b at p and count it as placed (``place_randomly`` keeps away from it)."""
+    set_position(w, e, b, p)
+    w.placed[e, b] = 1
+
+
+@wp.func
+def random_free_position(w: Any, e: int, rng: wp.uint32, min_dist: Any, x_lo: Any, x_hi: Any, y_lo: Any,
+                         y_hi: Any):
+    """VMAS's ``ScenarioUtils.find_random_pos_for_entity`` in world e: a uniform point of the box
+    (x then y), redrawn until it is at least ``min_dist`` from every placed body.  VMAS redraws
+    every world of the batch and keeps each world's first acceptable draw, so per world this is
+    the same rejection sampler (other random numbers: the distribution is what matches).
+    Returns ``(point, stream advanced)``."""
+    while True:
+        x = uniform(wp.randf(rng), x_lo, x_hi)
+        y = uniform(wp.randf(rng), y_lo, y_hi)
+        p = wp.vector(x, y)
+        ok = True
+        for j in range(w.placed.shape[1]):
+            if w.placed[e, j] != 0:
+                if distance(position(w, e, j), p) < min_dist:
+                    ok = False
+        if ok:
+            return p, rng
+    return wp.vector(x_lo, y_lo), rng  # (unreachable)
+
+
+@wp.func
+def place_randomly(w: Any, e: int, rng: wp.uint32, b: int, min_dist: Any, x_lo: Any, x_hi: Any, y_lo: Any,
+                   y_hi: Any):
+    """Body b at ``random_free_position`` (VMAS's ``spawn_entities_randomly`` for one entity),
+    counted as placed; returns the stream advanced."""
+    p, rng = random_free_position(w, e, rng, min_dist, x_lo, x_hi, y_lo, y_hi)
+    place_at(w, e, b, p)
+    return rng
+
+
+@wp.func
+def lidar_reading(w: Any, e: int, l: int, r: int):
+    """Ray r of lidar l in world e: the distance to the nearest body it sees along the ray, or
+    its range (VMAS's ``World.cast_rays``: angle = the ray's float32 angle + the owner's rot)."""
+    owner = body_of(w, w.lidar_agent[l])
+    origin = position(w, e, owner)
+    angle = type(w.dt)(w.lidar_angles[w.lidar_start[l] + r]) + w.rot[e, owner]
+    max_range = w.lidar_range[l]
+    best = max_range
+    for b in range(w.pos.shape[1]):
+        if b != owner and w.lidar_sees[l, b] != 0:
+            d = max_range
+            kind = w.shape[b]
+            if kind == SPHERE:
+                d = G.ray_to_sphere(origin, angle, max_range, position(w, e, b), w.radius[b])
+            elif kind == BOX:
+                d = G.ray_to_box(origin, angle, max_range, position(w, e, b), w.rot[e, b], w.length[b],
+                                 w.width[b])
+            else:
+                d = G.ray_to_line(origin, angle, max_range, position(w, e, b), w.rot[e, b], w.length[b])
+            best = wp.min(best, d)
+    return best
+
+
+@wp.func
+def write_lidar(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, w: Any, l: int):
+    """``max_range - reading`` of every ray of lidar l into agent i's row from offset o (the
+    navigation / flocking / discovery observation); returns the next offset."""
+    for r in range(w.lidar_rays[l]):
+        out[e, i, o + r] = wp.float32(w.lidar_range[l] - lidar_reading(w, e, l, r))
+    return o + w.lidar_rays[l]
+
+
+@wp.func
+def write_vec(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, v: Any):
+    """A 2-vector into agent i's row at offset o; returns o + 2."""
+    out[e, i, o] = wp.float32(v[0])
+    out[e, i, o + 1] = wp.float32(v[1])
+    return o + 2
+
+
+@wp.func
+def write_value(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, value: Any):
+    out[e, i, o] = wp.float32(value)
+    return o + 1
+
+
+@wp.func
+def no_action_processing(w: Any, e: int, i: int):
+    """A scenario without ``process_action``."""
+    pass
+
+
+@wp.func
+def no_pre_step(w: Any, e: int):
+    """A scenario without ``pre_step``."""
+    pass
+
+
+@wp.func
+def finish_step(w: Any, e: int, terminal: bool):
+    """VMAS's done: ``terminated`` is the scenario's ``done()``, ``truncated`` is
+    ``steps >= max_steps`` (both can hold); schedule the autoreset."""
+    steps = w.t[e] + 1
+    w.t[e] = steps
+    trunc = steps >= w.max_cycles
+    end_step(e, terminal, trunc, w.mode, w.terminated, w.truncated, w.reset_now, w.pending_reset)
+
+
+# ---------------------------------------------------------------------------------------------
+# Physics (shared by every VMAS scenario)
+# ---------------------------------------------------------------------------------------------
+
+
+@wp.func
+def set_action(w: Any, e: int, i: int):
+    """Agent i's physical action ``u`` (float32), VMAS's ``Environment._set_action``.
+    Continuous: the action (clamped into +-u_range with ``clamp_actions``); discrete: the flat
+    index's digits (most significant first, 3 per component), digit 0 -> 0, 1 -> -u_range,
+    2 -> +u_range.  Then times ``u_multiplier``."""
+    K = w.action_size
+    if w.continuous != 0:
+        for k in range(K):
+            a = w.action_continuous[e, i, k]
+            if w.clamp_actions != 0:
+                a = wp.clamp(a, -w.u_range[i, k], w.u_range[i, k])
+            w.u[e, i, k] = a * w.u_multiplier[i, k]
+    else:
+        flat = w.action_discrete[e, i]
+        n = int(1)
+        for k in range(K - 1):
+            n = n * 3
+        for k in range(K):
+            digit = flat // n
+            flat = flat % n
+            n = n // 3
+            u_max = w.u_range[i, k]
+            u = wp.float32(0.0)
+            if digit == 1:
+                u = -u_max
+            elif digit == 2:
+                u = u_max
+            w.u[e, i, k] = u * w.u_multiplier[i, k]
+
+
+@wp.func
+def friction(v: Any, speed: Any, coeff: Any, mass: Any, sub_dt: Any):
+    """One component of VMAS's friction force ``-(v / speed) * min(coeff * m, |v| / sub_dt * m)``
+    (0 where the body is at rest)."""
+    zero = type(v)(0.0)
+    if speed == zero:
+        return zero
+    return -(v / speed) * wp.min(coeff * mass, (wp.abs(v) / sub_dt) * mass)
+
+
+@wp.func
+def add_force(w: Any, e: int, b: int, f: Any):
+    if w.movable[b] != 0:
+        w.force[e, b, 0] = w.force[e, b, 0] + f[0]
+        w.force[e, b, 1] = w.force[e, b, 1] + f[1]
+
+
+@wp.func
+def add_torque(w: Any, e: int, b: int, t: Any):
+    if w.rotatable[b] != 0:
+        w.torque[e, b] = w.torque[e, b] + t
+
+
+@wp.func
+def pair_contact(w: Any, e: int, k: int):
+    """The contact force (and torques) of pair k in world e, added to both bodies (VMAS's
+    ``_<kind>_vectorized_collision`` for one pair)."""
+    a = w.pair_a[k]
+    b = w.pair_b[k]
+    pa = position(w, e, a)
+    pb = position(w, e, b)
+    if distance(pa, pb) > w.pair_reach[k]:
+        return
+    kind = w.pair_kind[k]
+    zero = type(w.dt)(0.0)
+    lmd = w.line_min_dist
+    if kind == SPHERE_SPHERE:
+        f = G.constraint_force(pa, pb, w.radius[a] + w.radius[b], w.collision_force, w.contact_margin, False)
+        add_force(w, e, a, f)
+        add_force(w, e, b, -f)
+    elif kind == LINE_SPHERE:
+        closest = G.closest_point_line(pa, w.rot[e, a], w.length[a], pb, True)
+        f_sphere = G.constraint_force(pb, closest, w.radius[b] + lmd, w.collision_force, w.contact_margin, False)
+        f_line = -f_sphere
+        add_force(w, e, a, f_line)
+        add_torque(w, e, a, G.compute_torque(f_line, closest - pa))
+        add_force(w, e, b, f_sphere)
+    elif kind == LINE_LINE:
+        point_a, point_b = G.closest_points_line_line(pa, w.rot[e, a], w.length[a], pb, w.rot[e, b], w.length[b])
+        f_a = G.constraint_force(point_a, point_b, lmd, w.collision_force, w.contact_margin, False)
+        f_b = -f_a
+        add_force(w, e, a, f_a)
+        add_torque(w, e, a, G.compute_torque(f_a, point_a - pa))
+        add_force(w, e, b, f_b)
+        add_torque(w, e, b, G.compute_torque(f_b, point_b - pb))
+    elif kind == BOX_SPHERE:
+        closest = G.closest_point_box(pa, w.rot[e, a], w.width[a], w.length[a], pb)
+        inner = closest
+        d = zero
+        if w.hollow[a] == 0:
+            inner, d = G.inner_point_box(pb, closest, pa)
+        f_sphere = G.constraint_force(pb, inner, w.radius[b] + lmd + d, w.collision_force, w.contact_margin,
+                                      False)
+        f_box = -f_sphere
+        add_force(w, e, a, f_box)
+        add_torque(w, e, a, G.compute_torque(f_box, closest - pa))
+        add_force(w, e, b, f_sphere)
+    elif kind == BOX_LINE:
+        point_box, point_line = G.closest_line_box(pa, w.rot[e, a], w.width[a], w.length[a], pb, w.rot[e, b],
+                                                   w.length[b])
+        inner = point_box
+        d = zero
+        if w.hollow[a] == 0:
+            inner, d = G.inner_point_box(point_line, point_box, pa)
+        f_box = G.constraint_force(inner, point_line, lmd + d, w.collision_force, w.contact_margin, False)
+        f_line = -f_box
+        add_force(w, e, a, f_box)
+        add_torque(w, e, a, G.compute_torque(f_box, point_box - pa))
+        add_force(w, e, b, f_line)
+        add_torque(w, e, b, G.compute_torque(f_line, point_line - pb))
+    else:
+        point_a, point_b = G.closest_box_box(pa, w.rot[e, a], w.width[a], w.length[a], pb, w.rot[e, b],
+                                             w.width[b], w.length[b])
+        inner_a = point_a
+        d_a = zero
+        if w.hollow[a] == 0:
+            inner_a, d_a = G.inner_point_box(point_b, point_a, pa)
+        inner_b = point_b
+        d_b = zero
+        if w.hollow[b] == 0:
+            inner_b, d_b = G.inner_point_box(point_a, point_b, pb)
+        f_a = G.constraint_force(inner_a, inner_b, d_a + d_b + lmd, w.collision_force, w.contact_margin, False)
+        f_b = -f_a
+        add_force(w, e, a, f_a)
+        add_torque(w, e, a, G.compute_torque(f_a, point_a - pa))
+        add_force(w, e, b, f_b)
+        add_torque(w, e, b, G.compute_torque(f_b, point_b - pb))
+
+
+@wp.func
+def substep(w: Any, e: int, s: int):
+    """One of VMAS's substeps in world e (see the module docstring)."""
+    zero = type(w.dt)(0.0)
+    n_bodies = w.pos.shape[1]
+    for b in range(n_bodies):
+        fx = zero
+        fy = zero
+        i = b - w.n_landmarks
+        if i >= 0 and w.movable[b] != 0:
+            f = wp.vector(type(zero)(w.u[e, i, 0]), type(zero)(w.u[e, i, 1]))
+            if w.max_f[i] >= zero:
+                f = G.clamp_with_norm(f, w.max_f[i])
+            if w.f_range[i] >= zero:
+                f = wp.vector(wp.clamp(f[0], -w.f_range[i], w.f_range[i]),
+                              wp.clamp(f[1], -w.f_range[i], w.f_range[i]))
+            fx = fx + f[0]
+            fy = fy + f[1]
+        tq = zero
+        if w.lin_friction[b] >= zero:
+            vx = w.vel[e, b, 0]
+            vy = w.vel[e, b, 1]
+            speed = wp.sqrt(vx * vx + vy * vy)
+            fx = fx + friction(vx, speed, w.lin_friction[b], w.mass[b], w.sub_dt)
+            fy = fy + friction(vy, speed, w.lin_friction[b], w.mass[b], w.sub_dt)
+        if w.ang_friction[b] >= zero:
+            av = w.ang_vel[e, b]
+            tq = tq + friction(av, wp.abs(av), w.ang_friction[b], w.inertia[b], w.sub_dt)
+        if w.has_gravity != 0 and w.movable[b] != 0:
+            fx = fx + w.mass[b] * w.gravity_x
+            fy = fy + w.mass[b] * w.gravity_y
+        w.force[e, b, 0] = fx
+        w.force[e, b, 1] = fy
+        w.torque[e, b] = tq
+    for k in range(w.pair_a.shape[0]):
+        pair_contact(w, e, k)
+    for b in range(n_bodies):
+        if w.movable[b] != 0:
+            vx = w.vel[e, b, 0]
+            vy = w.vel[e, b, 1]
+            if s == 0:
+                vx = vx * w.keep[b]
+                vy = vy * w.keep[b]
+            vx = vx + (w.force[e, b, 0] / w.mass[b]) * w.sub_dt
+            vy = vy + (w.force[e, b, 1] / w.mass[b]) * w.sub_dt
+            v = wp.vector(vx, vy)
+            if w.max_speed[b] >= zero:
+                v = G.clamp_with_norm(v, w.max_speed[b])
+            if w.v_range[b] >= zero:
+                v = wp.vector(wp.clamp(v[0], -w.v_range[b], w.v_range[b]),
+                              wp.clamp(v[1], -w.v_range[b], w.v_range[b]))
+            w.vel[e, b, 0] = v[0]
+            w.vel[e, b, 1] = v[1]
+            x = w.pos[e, b, 0] + v[0] * w.sub_dt
+            y = w.pos[e, b, 1] + v[1] * w.sub_dt
+            if w.x_semidim >= zero:
+                x = wp.clamp(x, -w.x_semidim, w.x_semidim)
+            if w.y_semidim >= zero:
+                y = wp.clamp(y, -w.y_semidim, w.y_semidim)
+            w.pos[e, b, 0] = x
+            w.pos[e, b, 1] = y
+        if w.rotatable[b] != 0:
+            av = w.ang_vel[e, b]
+            if s == 0:
+                av = av * w.keep[b]
+            av = av + (w.torque[e, b] / w.inertia[b]) * w.sub_dt
+            w.ang_vel[e, b] = av
+            w.rot[e, b] = w.rot[e, b] + av * w.sub_dt
+
+
+def physics_kernel(World, process_action, pre_step):
+    """One world (owner thread): every agent's physical action (``set_action``, then the
+    scenario's ``process_action(w, e, i)``), the scenario's ``pre_step(w, e)``, then VMAS's
+    substeps."""
+
+    def vmas_physics(w: World):
+        e = wp.tid()
+        if w.pending_reset[e] != 0:
+            return
+        for i in range(w.u.shape[1]):
+            set_action(w, e, i)
+            process_action(w, e, i)
+        pre_step(w, e)
+        for s in range(w.substeps):
+            substep(w, e, s)
+
+    return vmas_physics
+
+
+def reward_done_kernel(World, reward, clear_info):
+    """One world: the episode protocol (``war_envs.core.episode``) around the scenario's
+    ``reward(w, e) -> terminal`` (which writes ``w.reward[e, :]``, the scenario's info, and
+    returns VMAS's ``done()``)."""
+
+    def reward_done(w: World):
+        e = wp.tid()
+        if w.pending_reset[e] != 0:
+            w.pending_reset[e] = 0
+            zero = type(w.dt)(0.0)
+            for i in range(w.reward.shape[1]):
+                w.reward[e, i] = zero
+            clear_info(w, e)
+            begin_pending_reset(e, w.terminated, w.truncated, w.reset_now)
+            return
+        terminal = reward(w, e)
+        finish_step(w, e, terminal)
+
+    return reward_done
+
+
+@wp.func
+def zero_state(w: Any, e: int):
+    """VMAS's ``World.reset``: every body's position, velocity, rotation and angular velocity 0."""
+    zero = type(w.dt)(0.0)
+    for b in range(w.pos.shape[1]):
+        w.pos[e, b, 0] = zero
+        w.pos[e, b, 1] = zero
+        w.vel[e, b, 0] = zero
+        w.vel[e, b, 1] = zero
+        w.rot[e, b] = zero
+        w.ang_vel[e, b] = zero
+
+
+def observe_kernel(World, reset, observe):
+    """One world: if flagged in ``reset_now``, keep its final observations (``write_final``) and
+    draw a fresh start (``zero_state``, then the scenario's ``reset(w, e)``); then observe
+    every agent (the scenario's ``observe(w, e, i, out)``)."""
+
+    def observe_world(w: World, write_final: int):
+        e = wp.tid()
+        num_agents = w.u.shape[1]
+        if w.reset_now[e] != 0:
+            if write_final != 0:
+                for i in range(num_agents):
+                    observe(w, e, i, w.final_obs)
+            zero_state(w, e)
+            reset(w, e)
+            start_episode(e, w.episode, w.t)
+        for i in range(num_agents):
+            observe(w, e, i, w.obs)
+
+    return observe_world
+
+
+_KERNELS: dict = {}
+
+
+def world_kernels(World, key: str, reset, reward, observe, clear_info, process_action, pre_step):
+    """The physics, reward/done and observe kernels of one scenario and struct type, in one Warp
+    module named ``key`` (built once per process)."""
+    cached = _KERNELS.get(key)
+    if cached is not None:
+        return cached
+    kernels = tuple(
+        wp.kernel(func, name=f"{key}_{func.__name__}", module=key)
+        for func in (physics_kernel(World, process_action, pre_step), reward_done_kernel(World, reward, clear_info),
+                     observe_kernel(World, reset, observe)))
+    wp.get_module(key).options.update(KERNEL_MODULE_OPTIONS)
+    _KERNELS[key] = kernels
+    return kernels
