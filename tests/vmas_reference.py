@@ -11,6 +11,14 @@ process.  A parity check is:
 3. the same actions on both sides for whole episodes, comparing after every step the
    observations, rewards, dones, info and every body's state (``compare``).
 
+**VMAS's batch-wide gate.**  VMAS's ``World.collides`` skips a pair unless *some world of the
+batch* has it within the circumscribed radii (``.any()`` over worlds); our worlds are independent
+and always work a pair out, as VMAS does whenever any world has it in reach (see
+``war_envs/scenarios/vmas/world.py``).  ``ungated_vmas`` runs VMAS with that one batch-wide test
+removed (every other condition of ``collides`` kept), so the comparison does not depend on what
+the *other* worlds of the test batch happen to do; ``test_the_batch_gate_is_the_only_change``
+style checks use plain VMAS.
+
 Float32 on both sides, so the tolerances are float32 rounding (the physics repeats VMAS's
 operation order; what differs is libm's and torch's last-ulp choices in sqrt/exp/log/sin/cos,
 amplified a little by contacts over an episode).  ``one_step_from_every_state`` re-injects VMAS's
@@ -30,9 +38,28 @@ STEP_TOL = dict(rtol=1e-5, atol=2e-5)
 EPISODE_TOL = dict(rtol=1e-4, atol=1e-4)
 
 
-def make_vmas(scenario: str, num_envs: int, seed: int, continuous: bool, **kwargs):
+def _collides_without_batch_gate(self, a, b) -> bool:
+    """VMAS 1.5.2's ``World.collides`` without its last test (the pair within reach in some world
+    of the batch)."""
+    if (not a.collides(b)) or (not b.collides(a)) or a is b:
+        return False
+    if not a.movable and not a.rotatable and not b.movable and not b.rotatable:
+        return False
+    return {a.shape.__class__, b.shape.__class__} in self._collidable_pairs
+
+
+def ungated_vmas(env):
+    """VMAS's world ``env.world`` with the batch-wide gate of ``collides`` removed (this world only)."""
+    env.world.collides = _collides_without_batch_gate.__get__(env.world)
+    return env
+
+
+def make_vmas(scenario: str, num_envs: int, seed: int, continuous: bool, gated: bool = False, **kwargs):
+    """VMAS's env, reset; ``gated=False``: with ``ungated_vmas``."""
     env = vmas.make_env(scenario, num_envs=num_envs, device="cpu", continuous_actions=continuous, seed=seed,
                         **kwargs)
+    if not gated:
+        ungated_vmas(env)
     env.reset()
     return env
 

@@ -178,10 +178,10 @@ class Layout:
     def index(self, name: str) -> int:
         return [b.name for b in self.bodies].index(name)
 
-    def contact_pairs(self) -> list[tuple[int, int, int, float]]:
-        """``(a, b, kind, reach)`` for every pair VMAS's world works on, in VMAS's order: by
-        kind (``world.SPHERE_SPHERE`` ...), then entity-pair order; for mixed kinds ``a`` is the
-        line / box.  ``reach``: the sum of the circumscribed radii (VMAS's ``collides`` test)."""
+    def contact_pairs(self) -> list[tuple[int, int, int]]:
+        """``(a, b, kind)`` for every pair VMAS's world works on, in VMAS's order: by kind
+        (``world.SPHERE_SPHERE`` ...), then entity-pair order; for mixed kinds ``a`` is the
+        line / box."""
         pairs = []
         for i, a in enumerate(self.bodies):
             for j in range(i + 1, len(self.bodies)):
@@ -194,10 +194,9 @@ class Layout:
                 key = (a.shape, b.shape)
                 if key not in _PAIR_KINDS:
                     first, second, key = j, i, (b.shape, a.shape)
-                pairs.append((_PAIR_KINDS[key], i, j, first, second,
-                              a.circumscribed_radius() + b.circumscribed_radius()))
+                pairs.append((_PAIR_KINDS[key], i, j, first, second))
         pairs.sort(key=lambda p: (p[0], p[1], p[2]))
-        return [(first, second, kind, reach) for kind, _, _, first, second, reach in pairs]
+        return [(first, second, kind) for kind, _, _, first, second in pairs]
 
 
 def agent_action_space(body: Body, action_size: int, continuous: bool) -> gymnasium.spaces.Space:
@@ -332,7 +331,7 @@ class VmasBase(BatchedEnv):
         pairs = lay.contact_pairs()
         self.contact_pairs = pairs
         w.pair_a, w.pair_b = ints([p[0] for p in pairs] or [0]), ints([p[1] for p in pairs] or [0])
-        w.pair_kind, w.pair_reach = ints([p[2] for p in pairs] or [0]), array([p[3] for p in pairs] or [0.0], F)
+        w.pair_kind = ints([p[2] for p in pairs] or [0])
         if not pairs:  # zero-length loops: keep the arrays non-empty but empty in effect
             w.pair_a = wp.zeros(0, dtype=wp.int32, device=dev)
         w.u_range = array([np.broadcast_to(np.asarray(b.u_range, dtype=np.float32), (K,)) for b in agents], wp.float32)
@@ -351,6 +350,7 @@ class VmasBase(BatchedEnv):
         w.lidar_angles = array(np.concatenate(angles) if angles else [0.0], wp.float32)
         w.lidar_sees = array([[int(b.name in lid.sees) for b in bodies] for lid in lidars] or [[0] * num_bodies],
                              wp.int32)
+        w.lidar_last = self._world_array((max(int(sum(len(a) for a in angles)), 1),), F)
         w.world_seed, w.episode, w.t = self._world_seed, self._episode, self._t
         w.pending_reset, w.reset_now = self._pending_reset, self._reset_now
         w.pos = self.pos = self._world_array((num_bodies, 2), F)
@@ -426,6 +426,16 @@ class VmasBase(BatchedEnv):
         if name not in names:
             raise KeyError(f"name: expected one of {names}, got {name!r}")
         return names.index(name)
+
+    def lidar_readings(self, world: int) -> list[np.ndarray]:
+        """The last readings of every lidar of ``world`` (one array of ``n_rays`` distances per
+        lidar of ``layout.lidars``; the observation just returned was made from them)."""
+        last = self._w.lidar_last.numpy()[world]
+        out, start = [], 0
+        for lid in self.layout.lidars:
+            out.append(last[start:start + lid.n_rays].copy())
+            start += lid.n_rays
+        return out
 
     # ------------------------------------------------------------------ rendering
     def render_frame(self, world: int = 0, *, width: int = 700, height: int = 700,

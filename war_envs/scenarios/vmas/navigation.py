@@ -61,8 +61,8 @@ def reward_world(w: Any, e: int):
     L = w.n_landmarks
     zero = type(w.dt)(0.0)
     total = zero
-    all_on_goal = True
-    done = True
+    all_on_goal = bool(True)
+    done = bool(True)
     for i in range(n):
         d = W.distance(W.position(w, e, L + i), W.position(w, e, i))
         if not (d < type(w.dt)(w.goal_radius)):
@@ -81,14 +81,11 @@ def reward_world(w: Any, e: int):
     if w.collisions != 0:
         for i in range(n):
             for j in range(i):
-                pa = W.position(w, e, L + i)
-                pb = W.position(w, e, L + j)
-                # VMAS's world.collides(a, b) gate (per world), then get_distance <= 0.005
-                centre = W.distance(pa, pb)
-                if centre <= w.pair_reach_agents:
-                    if centre - w.radius[L + i] - w.radius[L + j] <= w.min_collision_distance:
-                        w.agent_collisions[e, i] = w.agent_collisions[e, i] + w.agent_collision_penalty
-                        w.agent_collisions[e, j] = w.agent_collisions[e, j] + w.agent_collision_penalty
+                # VMAS's get_distance(a, b) <= 0.005 (its batch-wide collides gate: world.py)
+                centre = W.distance(W.position(w, e, L + i), W.position(w, e, L + j))
+                if centre - w.radius[L + i] - w.radius[L + j] <= w.min_collision_distance:
+                    w.agent_collisions[e, i] = w.agent_collisions[e, i] + w.agent_collision_penalty
+                    w.agent_collisions[e, j] = w.agent_collisions[e, j] + w.agent_collision_penalty
     for i in range(n):
         pos_rew = w.agent_pos_rew[e, i]
         if w.shared_rew != 0:
@@ -224,7 +221,6 @@ class Navigation(VmasBase):
             "goal_radius": param(GOAL_RADIUS), "pos_shaping_factor": param(self.pos_shaping_factor),
             "final_reward": param(self.final_reward), "agent_collision_penalty": param(self.agent_collision_penalty),
             "min_collision_distance": param(self.min_collision_distance),
-            "pair_reach_agents": param(2 * self.agent_radius),
             "pos_shaping": state("float", n),
             "goal_pos": Field("scratch", "float", (n, 2)),
             "agent_pos_rew": Field("scratch", "float", (n,)),

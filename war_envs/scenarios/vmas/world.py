@@ -26,14 +26,17 @@ One substep, as VMAS (float32 worlds round every operation as VMAS's float32 tor
     pos = clamp(pos + vel * sub_dt)        (to +-x_semidim / +-y_semidim where set)
     ang_vel += torque / I * sub_dt;  rot += ang_vel * sub_dt
 
-**Where we differ from VMAS, on purpose.**  VMAS's ``World.collides`` decides whether a pair is
-worked on at all by looking over the *whole batch* (``(|p_a - p_b| <= r_a + r_b).any()`` over
-worlds, ``r`` the circumscribed radii), so one world's contact force can depend on where the
-other worlds' bodies are (a sphere within ``LINE_MIN_DIST`` of a line's end, outside the
-circumscribed circles, is pushed only if some other world has that pair closer).  We apply the
-same test per world: every world behaves as VMAS with ``num_envs=1``.  The same holds for the
-scenarios' reward terms that VMAS gates with ``collides``.  Contact forces are otherwise exactly
-zero beyond the circumscribed circles, so nothing else changes.
+**VMAS's batch-wide gate.**  VMAS's ``World.collides`` decides whether a pair is worked on at all
+by looking over the *whole batch*: ``(|p_a - p_b| <= r_a + r_b).any()`` over worlds (``r`` the
+circumscribed radii), so in VMAS one world's contact force (or a scenario's collision penalty
+gated the same way) can depend on where the other worlds' bodies are.  Our worlds are
+independent: every pair is always worked on, which is what VMAS does whenever some world of its
+batch has the pair within reach (at training batch sizes, practically always).  Contact forces
+are exactly zero beyond contact, so this changes nothing there; it only matters where VMAS's
+gate cuts off a nonzero term (a sphere within ``LINE_MIN_DIST`` of a line's end but outside the
+circumscribed circles, or a penalty band such as navigation's ``distance <= 0.005``) in a batch
+where no world has the pair within reach.  (Sphere-sphere pairs skip the work beyond
+``r_a + r_b``, where the force is exactly zero.)
 """
 
 from typing import Any
@@ -85,9 +88,9 @@ def shared_fields(F) -> dict:
         "max_speed": wp.array(dtype=F), "v_range": wp.array(dtype=F), "keep": wp.array(dtype=F),
         "lin_friction": wp.array(dtype=F), "ang_friction": wp.array(dtype=F),
         # Contact pairs (VMAS's order); for LINE_SPHERE / BOX_SPHERE / BOX_LINE ``pair_a`` is the
-        # line / box; ``pair_reach``: the sum of the circumscribed radii (VMAS's collides test)
+        # line / box
         "pair_a": wp.array(dtype=wp.int32), "pair_b": wp.array(dtype=wp.int32),
-        "pair_kind": wp.array(dtype=wp.int32), "pair_reach": wp.array(dtype=F),
+        "pair_kind": wp.array(dtype=wp.int32),
         # Agents' actions: ranges and multipliers per action component, force limits (-1: None)
         "u_range": wp.array2d(dtype=wp.float32), "u_multiplier": wp.array2d(dtype=wp.float32),
         "max_f": wp.array(dtype=F), "f_range": wp.array(dtype=F),
@@ -95,6 +98,7 @@ def shared_fields(F) -> dict:
         "lidar_agent": wp.array(dtype=wp.int32), "lidar_range": wp.array(dtype=F),
         "lidar_start": wp.array(dtype=wp.int32), "lidar_rays": wp.array(dtype=wp.int32),
         "lidar_angles": wp.array(dtype=wp.float32), "lidar_sees": wp.array2d(dtype=wp.int32),
+        "lidar_last": wp.array2d(dtype=F),  # [E, rays of every lidar]: the last readings
         # Episode state
         "world_seed": wp.array(dtype=wp.int32), "episode": wp.array(dtype=wp.int32),
         "t": wp.array(dtype=wp.int32), "pending_reset": wp.array(dtype=wp.int32),
@@ -188,7 +192,7 @@ def random_free_position(w: Any, e: int, rng: wp.uint32, min_dist: Any, x_lo: An
         x = uniform(wp.randf(rng), x_lo, x_hi)
         y = uniform(wp.randf(rng), y_lo, y_hi)
         p = wp.vector(x, y)
-        ok = True
+        ok = bool(True)
         for j in range(w.placed.shape[1]):
             if w.placed[e, j] != 0:
                 if distance(position(w, e, j), p) < min_dist:
@@ -235,9 +239,12 @@ def lidar_reading(w: Any, e: int, l: int, r: int):
 @wp.func
 def write_lidar(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, w: Any, l: int):
     """``max_range - reading`` of every ray of lidar l into agent i's row from offset o (the
-    navigation / flocking / discovery observation); returns the next offset."""
+    navigation / flocking / discovery observation), keeping the readings in ``w.lidar_last``
+    (VMAS's ``_last_measurement``: what the picture draws); returns the next offset."""
     for r in range(w.lidar_rays[l]):
-        out[e, i, o + r] = wp.float32(w.lidar_range[l] - lidar_reading(w, e, l, r))
+        reading = lidar_reading(w, e, l, r)
+        w.lidar_last[e, w.lidar_start[l] + r] = reading
+        out[e, i, o + r] = wp.float32(w.lidar_range[l] - reading)
     return o + w.lidar_rays[l]
 
 
@@ -344,13 +351,14 @@ def pair_contact(w: Any, e: int, k: int):
     b = w.pair_b[k]
     pa = position(w, e, a)
     pb = position(w, e, b)
-    if distance(pa, pb) > w.pair_reach[k]:
-        return
     kind = w.pair_kind[k]
     zero = type(w.dt)(0.0)
     lmd = w.line_min_dist
     if kind == SPHERE_SPHERE:
-        f = G.constraint_force(pa, pb, w.radius[a] + w.radius[b], w.collision_force, w.contact_margin, False)
+        dist_min = w.radius[a] + w.radius[b]
+        if distance(pa, pb) > dist_min:  # the force is exactly zero there
+            return
+        f = G.constraint_force(pa, pb, dist_min, w.collision_force, w.contact_margin, False)
         add_force(w, e, a, f)
         add_force(w, e, b, -f)
     elif kind == LINE_SPHERE:
