@@ -23,6 +23,7 @@ _SCENARIOS: dict[str, str] = {
     "WorldComm-v0": "war_envs.scenarios.mpe.world_comm:WorldComm",
     "Relay-v0": "war_envs.scenarios.mpe.relay:Relay",
     "SMAX-v0": "war_envs.scenarios.smax.smax:SMAX",
+    "Navigation-v0": "war_envs.scenarios.vmas.navigation:Navigation",
     "CartPole-v1": "war_envs.scenarios.classic.cartpole:CartPole",
     "Acrobot-v1": "war_envs.scenarios.classic.acrobot:Acrobot",
     "MountainCar-v0": "war_envs.scenarios.classic.mountain_car:MountainCar",

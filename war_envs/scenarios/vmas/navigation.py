@@ -93,7 +93,9 @@ def reward_world(w: Any, e: int):
         w.pos_rew[e, i] = pos_rew
         w.final_rew[e, i] = final
         w.reward[e, i] = pos_rew + final + w.agent_collisions[e, i]
-    w.reached_goals[e] = done
+    w.reached_goals[e] = zero
+    if done:
+        w.reached_goals[e] = type(zero)(1.0)
     return done
 
 
@@ -141,7 +143,7 @@ class Navigation(VmasBase):
     ``agent_collision_penalty`` for each other agent touching it.  **Termination**: every agent
     within its own radius of its goal (VMAS's ``done``); truncation at ``max_steps``.
     **Info** (per agent): ``pos_rew``, ``final_rew``, ``agent_collisions`` (VMAS's), and
-    ``reached_goals`` (per world: VMAS's done).
+    ``reached_goals`` (per world: 1.0 where VMAS's done holds).
     """
 
     env_id = "Navigation-v0"
@@ -225,5 +227,5 @@ class Navigation(VmasBase):
             "goal_pos": Field("scratch", "float", (n, 2)),
             "agent_pos_rew": Field("scratch", "float", (n,)),
             "pos_rew": info("float", n), "final_rew": info("float", n), "agent_collisions": info("float", n),
-            "reached_goals": info("bool"),
+            "reached_goals": info("float"),
         }
