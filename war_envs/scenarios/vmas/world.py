@@ -247,7 +247,7 @@ def lidar_reading(w: Any, e: int, l: int, r: int):
     for b in range(w.pos.shape[1]):
         if b != owner and w.lidar_sees[l, b] != 0:
             if in_lidar_reach(w, e, b, origin, max_range):
-                best = wp.min(best, ray_distance(w, e, b, origin, angle, max_range))
+                best = G.torch_min(best, ray_distance(w, e, b, origin, angle, max_range))
     return best
 
 
@@ -270,7 +270,7 @@ def write_lidar(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, w: An
                 for r in range(n):
                     angle = type(w.dt)(w.lidar_angles[start + r]) + w.rot[e, owner]
                     d = ray_distance(w, e, b, origin, angle, max_range)
-                    w.lidar_last[e, start + r] = wp.min(w.lidar_last[e, start + r], d)
+                    w.lidar_last[e, start + r] = G.torch_min(w.lidar_last[e, start + r], d)
     for r in range(n):
         out[e, i, o + r] = wp.float32(max_range - w.lidar_last[e, start + r])
     return o + n
