@@ -863,15 +863,19 @@ def pick_cpus(args) -> tuple[list[int] | None, int | None]:
 
 
 def registered_ids(single_agent: bool = False) -> list[str] | None:
-    """The multi-agent ids of ``war_envs.registered_ids()`` (``single_agent=True``: the
-    single-agent ones, Gymnasium's classic control, which ``benchmarks/classic_throughput.py``
-    measures against single-agent peers); None, with a message, if war_envs does not import."""
+    """The multi-agent ids of ``war_envs.registered_ids()`` this benchmark measures, all but the
+    VMAS family's (``benchmarks/vmas_throughput.py`` measures those against VMAS itself);
+    ``single_agent=True``: the single-agent ones, Gymnasium's classic control, which
+    ``benchmarks/classic_throughput.py`` measures against single-agent peers.  None, with a
+    message, if war_envs does not import."""
     try:
         import war_envs
     except Exception as exc:  # e.g. a scenario module half-written by someone else
         log(f"cannot import war_envs ({type(exc).__name__}: {exc}); not checking registrations")
         return None
-    return [i for i in war_envs.registered_ids() if war_envs.registry.is_single_agent(i) == single_agent]
+    registry = war_envs.registry
+    return [i for i in war_envs.registered_ids() if registry.is_single_agent(i) == single_agent
+            and registry.scenario_family(i) != "vmas"]
 
 
 def known_ids() -> list[str]:

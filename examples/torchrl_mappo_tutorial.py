@@ -99,9 +99,10 @@ def make_env(cfg: TutorialConfig):
                       device=cfg.device, N=cfg.n_agents, seed=cfg.seed, group_map=MarlGroupMapType.ALL_IN_ONE_GROUP)
 
 
-def build(cfg: TutorialConfig):
-    """Env, policy, critic, collector, replay buffer, loss and optimiser, as the tutorial
-    builds them (seeded with ``cfg.seed``).  Returns them in a ``SimpleNamespace``."""
+def build(cfg: TutorialConfig, env_fn=make_env):
+    """Env (``env_fn(cfg)``, default ``make_env``), policy, critic, collector, replay buffer,
+    loss and optimiser, as the tutorial builds them (seeded with ``cfg.seed``).  Returns them in
+    a ``SimpleNamespace``."""
     import types
 
     import torch
@@ -124,7 +125,7 @@ def build(cfg: TutorialConfig):
     torch.manual_seed(cfg.seed)
     device = torch.device(cfg.device)
 
-    env = make_env(cfg)
+    env = env_fn(cfg)
     env = TransformedEnv(env, RewardSum(in_keys=[env.reward_key], out_keys=[("agents", "episode_reward")]))
     check_env_specs(env, seed=cfg.seed)
 
@@ -165,15 +166,15 @@ def build(cfg: TutorialConfig):
                                  replay_buffer=replay_buffer, loss_module=loss_module, optim=optim)
 
 
-def train(cfg: TutorialConfig, log=print) -> dict:
-    """Run the tutorial's training loop; returns the per-iteration mean episode reward and
+def train(cfg: TutorialConfig, log=print, env_fn=make_env) -> dict:
+    """Run the tutorial's training loop on ``env_fn(cfg)`` (default ``make_env``); returns the per-iteration mean episode reward and
     losses, the trained ``policy`` / ``critic`` and the ``last_batch`` collected."""
     import torch
     from tensordict.nn import set_composite_lp_aggregate
 
     # per-agent log-probs (the tutorial sets this globally; scoped here)
     with set_composite_lp_aggregate(False):
-        parts = build(cfg)
+        parts = build(cfg, env_fn)
         env, collector, loss_module, optim = parts.env, parts.collector, parts.loss_module, parts.optim
         GAE = loss_module.value_estimator
         rewards, losses, frames = [], [], 0

@@ -4,9 +4,12 @@
 # 0.11, BenchMARL's hydra, av and torchvision), then runs (about 30 s)
 #   1. tests/test_adapters_benchmarl.py: the task specs of Spread, PredatorPrey and Tag, and
 #      BenchMARL's MAPPO on Spread (two iterations and an evaluation through its Experiment;
-#      the policy moves, and the same seed gives the same policy), and
-#   2. the TorchRL adapter tests (what the BenchMARL tasks are built on) and the action-mask
-#      front-end tests (TorchRL's action_mask key among them) under torchrl 0.11.
+#      the policy moves, and the same seed gives the same policy), and BenchMARL's own VMAS
+#      navigation task with its env factory swapped for war_train.adapters.torchrl.VmasEnv
+#      (VMAS 1.5.2 in the environment too, for the comparison with torchrl's VmasEnv), and
+#   2. the TorchRL adapter tests (what the BenchMARL tasks are built on; VmasEnv's layout under
+#      torchrl 0.11 among them) and the action-mask front-end tests (TorchRL's action_mask key
+#      among them) under torchrl 0.11.
 #
 #   bash scripts/benchmarl_check.sh
 #
@@ -19,11 +22,12 @@ if [ "$#" -ne 0 ]; then
 fi
 VENV="${BENCHMARL_VENV:-$HOME/.cache/war-envs/benchmarl-venv}"
 source scripts/extra_venv.sh
-extra_venv benchmarl-check "$VENV" benchmarl pytest
+extra_venv benchmarl-check "$VENV" benchmarl pytest "vmas==1.5.2"
 "$VENV/bin/python" -c "import benchmarl, tensordict, torch, torchrl; print(f'[benchmarl-check] benchmarl {benchmarl.__version__}, torchrl {torchrl.__version__}, tensordict {tensordict.__version__}, torch {torch.__version__}')"
 echo "[benchmarl-check] environment ready after ${SECONDS} s"
 
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 export WARP_CACHE_PATH="${WARP_CACHE_PATH:-$HOME/.cache/war-envs/warp}"
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/test_adapters_benchmarl.py \
-    tests/test_adapters_torchrl.py tests/test_adapters_torchrl_env_object.py tests/test_frontends_masks.py
+    tests/test_adapters_torchrl.py tests/test_adapters_torchrl_env_object.py tests/test_adapters_torchrl_vmas.py \
+    tests/test_frontends_masks.py

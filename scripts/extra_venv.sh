@@ -4,7 +4,8 @@
 #   extra_venv TAG VENV EXTRA [PACKAGE ...]
 #
 # creates VENV with $PYTHON (default python3) on first use and installs war-envs[EXTRA] plus the
-# packages, once per pyproject.toml (a stamp file in VENV); messages are prefixed [TAG].
+# packages, once per pyproject.toml and package list (a stamp file in VENV); messages are
+# prefixed [TAG].
 extra_venv() {
     local tag="$1" venv="$2" extra="$3"
     shift 3
@@ -13,7 +14,7 @@ extra_venv() {
         echo "[$tag] creating $venv" >&2
         "${PYTHON:-python3}" -m venv "$venv"
     fi
-    local stamp="$venv/.war-envs-$extra-$(sha1sum pyproject.toml | cut -c1-12)"
+    local stamp="$venv/.war-envs-$extra-$( (cat pyproject.toml; echo "$*") | sha1sum | cut -c1-12)"
     if [ ! -f "$stamp" ]; then
         echo "[$tag] installing war-envs[$extra] (torch 2.13.0, $*)" >&2
         # torch pinned: on this project's machines a CPU build of 2.13.0 lies on disk, an unpinned

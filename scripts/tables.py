@@ -206,6 +206,45 @@ def classic_throughput(records: list[dict]) -> str:
         f"Stepped: {'; '.join(impls)}. Versions: {'; '.join(versions)}. `{first['command']}`, {first['date'][:10]}.")
 
 
+def vmas_throughput(records: list[dict]) -> str:
+    """``benchmarks/vmas_throughput.py``: every VMAS-family scenario's agent-steps/s, ours and
+    VMAS's, per world count, ours over VMAS's against issue #25's target at that size, then the
+    protocol, the verdict, versions, command and date."""
+    by = {(r["scenario"], r["worlds"], r["framework"]): r for r in records}
+
+    def cell(r):
+        return rate3(r["agent_steps_per_s"]) if r and r["agent_steps_per_s"] else "–"
+
+    rows, missed, met = [], [], []
+    for scenario, worlds in dict.fromkeys((r["scenario"], r["worlds"]) for r in records):
+        ours, theirs = by.get((scenario, worlds, "war-envs")), by.get((scenario, worlds, "vmas"))
+        target = ours["target"] if ours else None
+        verdict = "–" if not ours or ours["meets_target"] is None else "yes" if ours["meets_target"] else "**no**"
+        if ours and ours["meets_target"] is not None:
+            (met if ours["meets_target"] else missed).append(f"{scenario} at {grouped(worlds)}")
+        rows.append([scenario, grouped(worlds), str((ours or theirs)["agents"] or "–"), cell(ours), cell(theirs),
+                     f"{ours['over_vmas']:.1f}×" if ours and ours["over_vmas"] else "–",
+                     f"≥ {target:g}×" if target else "–", verdict])
+    text = table(["scenario", "worlds", "agents", "war-envs", "VMAS", "war-envs × VMAS", "target", "met"],
+                 ["l", "r", "r", "r", "r", "r", "r", "l"], rows)
+    scenarios = len({r["scenario"] for r in records})
+    if missed:
+        outcome = f"Issue #25's target is missed by {', '.join(missed)}."
+    elif met:
+        outcome = f"Issue #25's target is met by all {scenarios} scenarios at every size it names."
+    else:
+        outcome = "No size with a target was measured."
+    versions = dict.fromkeys(r["version"] for r in records if r["version"])
+    first = records[0]
+    return text + (
+        f"\n\nagent-steps/s (worlds × agents × steps / s) on one pinned core, one thread (torch's too), default "
+        f"arguments, continuous random actions drawn each step, the median of {first['repeats']} repeats of "
+        f"~{first['target_s']:g} s" + (f" (median of {first['rounds']} rounds)" if first.get("rounds", 1) > 1 else "")
+        + f"; ours through the batch API's trusted step, VMAS's `env.step` with `reset` when every world is done (`reset_at` for each done world "
+        f"otherwise). "
+        f"{outcome} Versions: {'; '.join(versions)}. `{first['command']}`, {first['date'][:10]}.")
+
+
 def learning_relay(records: list[dict]) -> str:
     """Relay-v0's ablation: the trained team, the same team with the commander muted, random."""
     rows = []
@@ -545,6 +584,7 @@ def time_to_target(records: list[dict]) -> str:
 RENDERERS = {
     "time-to-target": time_to_target,
     "classic-throughput": classic_throughput,
+    "vmas-throughput": vmas_throughput,
     "env-throughput": env_throughput,
     "env-throughput-readme": env_throughput_readme,
     "env-throughput-views": env_throughput_views,

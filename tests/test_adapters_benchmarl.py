@@ -6,6 +6,7 @@ environment and runs it (elsewhere it is skipped)."""
 
 from __future__ import annotations
 
+import importlib.util
 import pathlib
 
 import pytest
@@ -105,6 +106,8 @@ def test_benchmarl_mappo_samples_available_actions_on_smax(tmp_path):
     cfg.on_policy_n_envs_per_worker = 16
     cfg.on_policy_n_minibatch_iters = 1
     cfg.on_policy_minibatch_size = 200
+    # render=False: BenchMARL's video writer needs torchvision, which does not import beside
+    # torch's CPU build here (docs/integrations.md); its per-step frame call is checked above
     cfg.evaluation, cfg.evaluation_interval, cfg.evaluation_episodes, cfg.render = True, 400, 2, False
     cfg.loggers, cfg.save_folder, cfg.create_json = ["csv"], str(folder), False
     cfg.checkpoint_interval, cfg.checkpoint_at_end = 0, False
@@ -113,3 +116,57 @@ def test_benchmarl_mappo_samples_available_actions_on_smax(tmp_path):
     assert ("ally", "action_mask") in exp.policy.in_keys
     exp.run()   # a single unavailable action would raise in the strict env
     assert exp.n_iters_performed == 2 and exp.total_frames == 800
+
+
+def test_benchmarl_vmas_navigation_task_runs_on_war_envs(tmp_path):
+    """BenchMARL's own VMAS ``navigation`` task (its yaml config, specs and group map) with the
+    task's env factory building war-envs' ``VmasEnv``: the task's specs on it equal those on
+    torchrl's ``VmasEnv`` (VMAS itself), and MAPPO runs one iteration and an evaluation."""
+    from benchmarl.environments import VmasTask
+
+    from war_train.adapters.benchmarl import WarVmasClass, war_vmas_task
+    from war_train.adapters.torchrl import VmasEnv
+
+    theirs_task = VmasTask.NAVIGATION.get_from_yaml()
+    task = war_vmas_task(VmasTask.NAVIGATION)
+    assert isinstance(task, WarVmasClass) and task.config == theirs_task.config and task.name == "NAVIGATION"
+    ours = task.get_env_fun(num_envs=4, continuous_actions=True, seed=0, device="cpu")()
+    assert isinstance(ours, VmasEnv) and ours.batched.clamp_actions   # BenchMARL's clamp_actions=True
+    if importlib.util.find_spec("vmas") is not None:
+        theirs = theirs_task.get_env_fun(num_envs=4, continuous_actions=True, seed=0, device="cpu")()
+        for spec in ("observation_spec", "info_spec", "action_spec", "state_spec", "action_mask_spec"):
+            assert getattr(task, spec)(ours) == getattr(theirs_task, spec)(theirs), spec
+        assert task.group_map(ours) == theirs_task.group_map(theirs) == {"agents": ["agent_0", "agent_1", "agent_2"]}
+        assert ours.full_done_spec == theirs.full_done_spec and ours.full_reward_spec == theirs.full_reward_spec
+    # BenchMARL's evaluation frames (render=True): the task's render_callback, VMAS's env.render call
+    assert task.has_render(ours)
+    ours.reset()
+    assert task.__class__.render_callback(None, ours, None).shape == (700, 700, 3)
+    ours.close()
+    with pytest.raises(TypeError, match="task: expected a BenchMARL VMAS task"):
+        war_vmas_task(WarEnvsTask.SPREAD.get_task(config={}))
+
+    torch.manual_seed(0)
+    folder = tmp_path / "navigation"
+    folder.mkdir()
+    cfg = ExperimentConfig.get_from_yaml()
+    cfg.sampling_device = cfg.train_device = cfg.buffer_device = "cpu"
+    cfg.max_n_iters, cfg.max_n_frames = 1, None
+    cfg.on_policy_collected_frames_per_batch = 400
+    cfg.on_policy_n_envs_per_worker = 4   # 4 worlds x the task's 100 steps
+    cfg.on_policy_n_minibatch_iters = 1
+    cfg.on_policy_minibatch_size = 200
+    # render=False: BenchMARL's video writer needs torchvision, which does not import beside
+    # torch's CPU build here (docs/integrations.md); its per-step frame call is checked above
+    cfg.evaluation, cfg.evaluation_interval, cfg.evaluation_episodes, cfg.render = True, 400, 2, False
+    cfg.loggers, cfg.save_folder, cfg.create_json = ["csv"], str(folder), False
+    cfg.checkpoint_interval, cfg.checkpoint_at_end = 0, False
+    exp = Experiment(task=task, algorithm_config=MappoConfig.get_from_yaml(), model_config=MlpConfig.get_from_yaml(),
+                     critic_model_config=MlpConfig.get_from_yaml(), seed=0, config=cfg)
+    assert isinstance(exp.test_env.base_env, VmasEnv)
+    before = _policy_parameters(exp)
+    exp.run()
+    after = _policy_parameters(exp)
+    assert exp.n_iters_performed == 1 and exp.total_frames == 400
+    assert any(not torch.equal(b, a) for b, a in zip(before, after))
+    assert all(torch.isfinite(a).all() for a in after) and torch.isfinite(torch.as_tensor(exp.mean_return))

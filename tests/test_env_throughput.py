@@ -24,8 +24,10 @@ def load():
 
 
 def multi_agent_ids() -> list[str]:
-    """What env_throughput.py measures: the single-agent ids are classic_throughput.py's."""
-    return [i for i in war_envs.registered_ids() if not war_envs.registry.is_single_agent(i)]
+    """What env_throughput.py measures: the single-agent ids are classic_throughput.py's, the VMAS
+    family's vmas_throughput.py's."""
+    return [i for i in war_envs.registered_ids() if not war_envs.registry.is_single_agent(i)
+            and war_envs.registry.scenario_family(i) != "vmas"]
 
 
 def test_scenario_table_covers_every_registered_id():

@@ -29,6 +29,8 @@ RUNS = {
                              "check_env_specs passed"),
     "torchrl_mappo_tutorial.py": (["--num-envs", "4", "--max-steps", "5", "--iterations", "1", "--epochs", "1",
                                    "--minibatch-size", "10"], "done: episode_reward_mean"),
+    "torchrl_vmas_dropin.py": (["--num-envs", "4", "--max-steps", "5", "--iterations", "1", "--epochs", "1",
+                                "--minibatch-size", "10"], "done: episode_reward_mean"),
     "skrl_mappo.py": (["--num-envs", "4", "--total-steps", "100"], "MAPPO:"),
     "cleanrl_ppo.py": (["--num-envs", "4", "--total-steps", "100", "--num-steps", "25"], "done:"),
     "war_command.py": (["--num-envs", "4", "--total-steps", "200"], "x sync"),

@@ -71,6 +71,16 @@ def registered_ids() -> list[str]:
     return list(_SCENARIOS)
 
 
+def scenario_family(env_id: str) -> str:
+    """The scenario family (the folder under ``war_envs/scenarios``: ``"mpe"``, ``"vmas"``,
+    ``"smax"``, ``"classic"`` ...) of a built-in id; ``""`` for one added by ``register`` from
+    elsewhere."""
+    scenario_class(env_id)  # a clear error for an unknown id
+    key = env_id.split("/", 1)[1] if env_id.startswith("war_envs/") else env_id
+    parts = _SCENARIOS[key].partition(":")[0].split(".")
+    return parts[2] if parts[:2] == ["war_envs", "scenarios"] and len(parts) > 3 else ""
+
+
 def scenario_class(env_id: str):
     """The class registered as ``env_id``; a clear error (with suggestions) otherwise."""
     if not isinstance(env_id, str):

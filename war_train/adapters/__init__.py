@@ -5,9 +5,12 @@ need explicitly:
 
 - ``war_train.adapters.sb3``: ``SB3VecEnv`` — a native Stable-Baselines3 ``VecEnv`` (agents as
   environments, one batched step per ``step_wait``).
-- ``war_train.adapters.torchrl``: ``TorchRLEnv`` — a TorchRL ``EnvBase`` in VMAS's layout.
+- ``war_train.adapters.torchrl``: ``TorchRLEnv`` — a TorchRL ``EnvBase`` in VMAS's layout
+  (for the VMAS family exactly TorchRL's ``VmasEnv``'s), and ``VmasEnv`` — TorchRL's
+  ``VmasEnv`` constructor over war-envs' VMAS scenarios (change only the import).
 - ``war_train.adapters.benchmarl``: ``WarEnvsTask`` / ``WarEnvsClass`` — BenchMARL tasks over
-  ``TorchRLEnv`` (extra ``[benchmarl]``, which pins ``torchrl<0.12``).
+  ``TorchRLEnv``, and ``war_vmas_task`` — BenchMARL's own VMAS tasks on war-envs' ``VmasEnv``
+  (extra ``[benchmarl]``, which pins ``torchrl<0.12``).
 - ``war_train.adapters.skrl``: ``SkrlMultiAgentEnv`` — the Isaac-Lab-shaped multi-agent torch
   env that skrl's MAPPO/IPPO consume (``wrap_env(env, wrapper="isaaclab-multi-agent")``).
 

@@ -23,6 +23,13 @@ Experiment(task=task, algorithm_config=MappoConfig.get_from_yaml(),
 - ``action_mask_spec``: each group's ``(group, "action_mask")`` for scenarios with
   ``has_action_mask`` (SMAX-v0; ``None`` otherwise), so BenchMARL's algorithms draw and train
   on available actions only (its masked distributions).
+- ``war_vmas_task(VmasTask.NAVIGATION.get_from_yaml())``: **BenchMARL's own VMAS task** (its
+  name, yaml config, specs, group map and rendering) on war-envs: the task's ``get_env_fun``
+  builds ``war_train.adapters.torchrl.VmasEnv`` (``torchrl.envs.libs.vmas.VmasEnv``'s layout
+  exactly) with the arguments BenchMARL's ``VmasClass`` gives torchrl's ``VmasEnv``.  The
+  scenario must have a war-envs port (``war_train.adapters.torchrl.vmas_scenarios()``).
+- A VMAS-family id in ``WarEnvsClass`` (``name="Navigation-v0"``) gets the ``"war"`` layout
+  (``state``, a real ``truncated``), as every war-envs task; ``war_vmas_task`` is VMAS's.
 - Needs BenchMARL, which pins ``torchrl<0.12``: install ``war-envs[benchmarl]`` in its own
   environment (the ``[torchrl]``/``[dev]`` extras resolve to a newer torchrl);
   ``bash scripts/benchmarl_check.sh`` builds one and runs the tests there (CI runs it).
@@ -42,13 +49,14 @@ from war_envs._extras import needs_extra
 with needs_extra("benchmarl", "the BenchMARL adapter (war_train.adapters.benchmarl)",
                  note="(in its own environment: BenchMARL pins torchrl<0.12; see scripts/benchmarl_check.sh)"):
     from benchmarl.environments.common import Task, TaskClass
+    from benchmarl.environments.vmas.common import VmasClass
     from torchrl.data import Composite
     from torchrl.envs import EnvBase
 
 from war_envs import registry
-from war_train.adapters.torchrl import TorchRLEnv
+from war_train.adapters.torchrl import TorchRLEnv, VmasEnv
 
-__all__ = ["WarEnvsClass", "WarEnvsTask"]
+__all__ = ["WarEnvsClass", "WarEnvsTask", "WarVmasClass", "war_vmas_task"]
 
 
 
@@ -80,6 +88,7 @@ class WarEnvsClass(TaskClass):
         config = copy.deepcopy(dict(self.config))
         if "continuous_actions" in self._accepted():
             config["continuous_actions"] = continuous_actions
+        config.setdefault("layout", "war")  # a VMAS-family id too: state and truncated, as every task here
         return lambda: TorchRLEnv(self.scenario_id, num_envs=num_envs, seed=seed, device=str(device), **config)
 
     def supports_continuous_actions(self) -> bool:
@@ -140,3 +149,29 @@ class WarEnvsTask(Task):
     @staticmethod
     def associated_class():
         return WarEnvsClass
+
+
+class WarVmasClass(VmasClass):
+    """BenchMARL's ``VmasClass`` (a ``VmasTask``'s task: specs, group map, rendering, yaml
+    config) whose env factory builds war-envs' ``VmasEnv`` instead of torchrl's."""
+
+    def get_env_fun(self, num_envs: int, continuous_actions: bool, seed: int | None, device) -> Callable[[], EnvBase]:
+        """BenchMARL 1.5's ``VmasClass.get_env_fun`` with war-envs' ``VmasEnv``: the same
+        arguments (the task's name lower-cased as the VMAS scenario, categorical actions,
+        ``clamp_actions=True``, the task config)."""
+        config = copy.deepcopy(dict(self.config))
+        return lambda: VmasEnv(scenario=self.name.lower(), num_envs=num_envs, continuous_actions=continuous_actions,
+                               seed=seed, device=device, categorical_actions=True, clamp_actions=True, **config)
+
+
+def war_vmas_task(task) -> WarVmasClass:
+    """BenchMARL's VMAS task ``task`` (a ``VmasClass``, e.g. ``VmasTask.NAVIGATION.get_from_yaml()``,
+    or a ``VmasTask`` member, whose yaml config is then loaded) running on war-envs."""
+    from benchmarl.environments import VmasTask
+
+    if isinstance(task, VmasTask):
+        task = task.get_from_yaml()
+    if not isinstance(task, VmasClass):
+        raise TypeError(f"task: expected a BenchMARL VMAS task (VmasTask.<NAME> or its get_from_yaml() / "
+                        f"get_task()), got {type(task).__name__}")
+    return WarVmasClass(name=task.name, config=copy.deepcopy(dict(task.config)))

@@ -84,7 +84,7 @@ def shared_fields(F) -> dict:
         "shape": wp.array(dtype=wp.int32), "radius": wp.array(dtype=F), "length": wp.array(dtype=F),
         "width": wp.array(dtype=F), "hollow": wp.array(dtype=wp.int32),
         "movable": wp.array(dtype=wp.int32), "rotatable": wp.array(dtype=wp.int32),
-        "mass": wp.array(dtype=F), "inertia": wp.array(dtype=F),
+        "mass": wp.array(dtype=F), "inertia": wp.array(dtype=F), "reach": wp.array(dtype=F),
         "max_speed": wp.array(dtype=F), "v_range": wp.array(dtype=F), "keep": wp.array(dtype=F),
         "lin_friction": wp.array(dtype=F), "ang_friction": wp.array(dtype=F),
         # Contact pairs (VMAS's order); for LINE_SPHERE / BOX_SPHERE / BOX_LINE ``pair_a`` is the
@@ -301,9 +301,32 @@ def is_overlapping(w: Any, e: int, a: int, b: int):
 
 
 @wp.func
+def in_lidar_reach(w: Any, e: int, b: int, origin: Any, max_range: Any):
+    """Whether body b could be hit within ``max_range`` from ``origin``: its centre no farther
+    than ``max_range + its circumscribed radius`` (plus a margin of rounding).  A body beyond
+    cannot change a reading (VMAS's minimum with ``max_range`` gives ``max_range`` anyway), so
+    skipping it gives the same result."""
+    c = position(w, e, b) - origin
+    reach = max_range + w.reach[b] + type(max_range)(1e-3) * (type(max_range)(1.0) + max_range)
+    return c[0] * c[0] + c[1] * c[1] <= reach * reach
+
+
+@wp.func
+def ray_distance(w: Any, e: int, b: int, origin: Any, angle: Any, max_range: Any):
+    """VMAS's ray cast from ``origin`` at ``angle`` against body b (its shape's caster)."""
+    kind = w.shape[b]
+    if kind == SPHERE:
+        return G.ray_to_sphere(origin, angle, max_range, position(w, e, b), w.radius[b])
+    if kind == BOX:
+        return G.ray_to_box(origin, angle, max_range, position(w, e, b), w.rot[e, b], w.length[b], w.width[b])
+    return G.ray_to_line(origin, angle, max_range, position(w, e, b), w.rot[e, b], w.length[b])
+
+
+@wp.func
 def lidar_reading(w: Any, e: int, l: int, r: int):
     """Ray r of lidar l in world e: the distance to the nearest body it sees along the ray, or
-    its range (VMAS's ``World.cast_rays``: angle = the ray's float32 angle + the owner's rot)."""
+    its range (VMAS's ``World.cast_rays``: angle = the ray's float32 angle + the owner's rot;
+    the minimum over ``max_range`` and every seen body's cast)."""
     owner = body_of(w, w.lidar_agent[l])
     origin = position(w, e, owner)
     angle = type(w.dt)(w.lidar_angles[w.lidar_start[l] + r]) + w.rot[e, owner]
@@ -311,16 +334,8 @@ def lidar_reading(w: Any, e: int, l: int, r: int):
     best = max_range
     for b in range(w.pos.shape[1]):
         if b != owner and w.lidar_sees[l, b] != 0:
-            d = max_range
-            kind = w.shape[b]
-            if kind == SPHERE:
-                d = G.ray_to_sphere(origin, angle, max_range, position(w, e, b), w.radius[b])
-            elif kind == BOX:
-                d = G.ray_to_box(origin, angle, max_range, position(w, e, b), w.rot[e, b], w.length[b],
-                                 w.width[b])
-            else:
-                d = G.ray_to_line(origin, angle, max_range, position(w, e, b), w.rot[e, b], w.length[b])
-            best = wp.min(best, d)
+            if in_lidar_reach(w, e, b, origin, max_range):
+                best = G.torch_min(best, ray_distance(w, e, b, origin, angle, max_range))
     return best
 
 
@@ -328,12 +343,25 @@ def lidar_reading(w: Any, e: int, l: int, r: int):
 def write_lidar(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, w: Any, l: int):
     """``max_range - reading`` of every ray of lidar l into agent i's row from offset o (the
     navigation / flocking / discovery observation), keeping the readings in ``w.lidar_last``
-    (VMAS's ``_last_measurement``: what the picture draws); returns the next offset."""
-    for r in range(w.lidar_rays[l]):
-        reading = lidar_reading(w, e, l, r)
-        w.lidar_last[e, w.lidar_start[l] + r] = reading
-        out[e, i, o + r] = wp.float32(w.lidar_range[l] - reading)
-    return o + w.lidar_rays[l]
+    (VMAS's ``_last_measurement``: what the picture draws); returns the next offset.  The same
+    readings as ``lidar_reading``, bodies outside the lidar's reach tested once for all rays."""
+    owner = body_of(w, w.lidar_agent[l])
+    origin = position(w, e, owner)
+    max_range = w.lidar_range[l]
+    start = w.lidar_start[l]
+    n = w.lidar_rays[l]
+    for r in range(n):
+        w.lidar_last[e, start + r] = max_range
+    for b in range(w.pos.shape[1]):
+        if b != owner and w.lidar_sees[l, b] != 0:
+            if in_lidar_reach(w, e, b, origin, max_range):
+                for r in range(n):
+                    angle = type(w.dt)(w.lidar_angles[start + r]) + w.rot[e, owner]
+                    d = ray_distance(w, e, b, origin, angle, max_range)
+                    w.lidar_last[e, start + r] = G.torch_min(w.lidar_last[e, start + r], d)
+    for r in range(n):
+        out[e, i, o + r] = wp.float32(max_range - w.lidar_last[e, start + r])
+    return o + n
 
 
 @wp.func
