@@ -30,6 +30,8 @@ _SCENARIOS: dict[str, str] = {
     "MountainCarContinuous-v0": "war_envs.scenarios.classic.mountain_car:MountainCarContinuous",
     "Pendulum-v1": "war_envs.scenarios.classic.pendulum:Pendulum",
     "TagGridWorld-v0": "war_envs.scenarios.tag_gridworld.tag_gridworld:TagGridWorld",
+    "GiveWay-v0": "war_envs.scenarios.vmas.give_way:GiveWay",
+    "Passage-v0": "war_envs.scenarios.vmas.passage:Passage",
 }
 
 #: single-agent scenarios (one group of one agent): Gymnasium's front ends give them Gymnasium's

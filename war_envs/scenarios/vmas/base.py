@@ -85,6 +85,8 @@ class Body:
     max_f: float | None = None
     #: names of bodies this one never collides with (VMAS's ``collision_filter`` returning False)
     ignores: frozenset[str] = frozenset()
+    #: drawn in pictures (VMAS's ``is_rendering``; e.g. passage's removed wall boxes are not)
+    visible: bool = True
 
     def __post_init__(self) -> None:
         if self.shape not in _SHAPES:

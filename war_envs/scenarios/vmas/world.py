@@ -212,6 +212,94 @@ def place_randomly(w: Any, e: int, rng: wp.uint32, b: int, min_dist: Any, x_lo: 
     return rng
 
 
+#: salt of the per-step streams (``step_stream``), apart from the episode streams
+STEP_SALT = wp.constant(0x5A17C0DE)
+
+
+@wp.func
+def step_stream(w: Any, e: int, k: int):
+    """World e's random stream ``k`` of this step (per-step noise, e.g. agent ``k``'s observation
+    noise): keyed by the world's seed, episode and clock, apart from ``episode_stream``, so
+    observing the same step twice (a SAME_STEP final observation, a re-observe after
+    ``set_state``) repeats the draws."""
+    key = wp.rand_init(w.world_seed[e], w.episode[e])
+    step = wp.rand_init(int(key) ^ STEP_SALT, w.t[e])
+    return wp.rand_init(int(step), k)
+
+
+@wp.func
+def overlapping_box_sphere(w: Any, e: int, box: int, sphere: int):
+    """VMAS's ``World.is_overlapping`` of a box and a sphere: the sphere's centre is nearer the
+    box's centre than the box's closest point is (inside), or the closest point is nearer than
+    the radius plus ``LINE_MIN_DIST``."""
+    pb = position(w, e, box)
+    ps = position(w, e, sphere)
+    closest = G.closest_point_box(pb, w.rot[e, box], w.width[box], w.length[box], ps)
+    to_closest = distance(ps, closest)
+    return distance(ps, pb) < distance(pb, closest) or to_closest < w.radius[sphere] + w.line_min_dist
+
+
+@wp.func
+def get_distance(w: Any, e: int, a: int, b: int):
+    """VMAS's ``World.get_distance(a, b)`` in world e: the gap between the two bodies' surfaces
+    (sphere-sphere: centre distance minus both radii; a sphere and a line or box: the distance
+    from the sphere's centre to the closest point, minus ``LINE_MIN_DIST`` and the radius, -1
+    where a box and a sphere overlap; lines and boxes: the closest points' distance minus
+    ``LINE_MIN_DIST``), in VMAS's operation order (its Python-float sum ``radius +
+    LINE_MIN_DIST`` in the box-sphere overlap test is a float sum of the two here)."""
+    sa = w.shape[a]
+    sb = w.shape[b]
+    pa = position(w, e, a)
+    pb = position(w, e, b)
+    lmd = w.line_min_dist
+    if sa == SPHERE and sb == SPHERE:
+        return (distance(pa, pb) - w.radius[a]) - w.radius[b]
+    if sa == SPHERE or sb == SPHERE:
+        other = a
+        sphere = b
+        if sa == SPHERE:
+            other = b
+            sphere = a
+        po = position(w, e, other)
+        ps = position(w, e, sphere)
+        if w.shape[other] == BOX:
+            closest = G.closest_point_box(po, w.rot[e, other], w.width[other], w.length[other], ps)
+            d = (distance(ps, closest) - lmd) - w.radius[sphere]
+            if overlapping_box_sphere(w, e, other, sphere):
+                d = type(d)(-1.0)
+            return d
+        closest = G.closest_point_line(po, w.rot[e, other], w.length[other], ps, True)
+        return (distance(ps, closest) - lmd) - w.radius[sphere]
+    if sa == LINE and sb == LINE:
+        point_a, point_b = G.closest_points_line_line(pa, w.rot[e, a], w.length[a], pb, w.rot[e, b], w.length[b])
+        return distance(point_a, point_b) - lmd
+    if sa == BOX and sb == BOX:
+        point_a, point_b = G.closest_box_box(pa, w.rot[e, a], w.width[a], w.length[a], pb, w.rot[e, b],
+                                             w.width[b], w.length[b])
+        return distance(point_a, point_b) - lmd
+    box = a
+    line = b
+    if sa == LINE:
+        box = b
+        line = a
+    point_box, point_line = G.closest_line_box(position(w, e, box), w.rot[e, box], w.width[box], w.length[box],
+                                               position(w, e, line), w.rot[e, line], w.length[line])
+    return distance(point_box, point_line) - lmd
+
+
+@wp.func
+def is_overlapping(w: Any, e: int, a: int, b: int):
+    """VMAS's ``World.is_overlapping(a, b)`` in world e: ``overlapping_box_sphere`` for a box
+    and a sphere, ``get_distance < 0`` for every other pair."""
+    sa = w.shape[a]
+    sb = w.shape[b]
+    if sa == BOX and sb == SPHERE:
+        return overlapping_box_sphere(w, e, a, b)
+    if sa == SPHERE and sb == BOX:
+        return overlapping_box_sphere(w, e, b, a)
+    return get_distance(w, e, a, b) < type(w.dt)(0.0)
+
+
 @wp.func
 def in_lidar_reach(w: Any, e: int, b: int, origin: Any, max_range: Any):
     """Whether body b could be hit within ``max_range`` from ``origin``: its centre no farther
