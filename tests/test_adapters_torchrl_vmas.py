@@ -34,7 +34,9 @@ VMAS_IDS = [i for i in registry.registered_ids() if issubclass(registry.scenario
 #: (continuous_actions, categorical_actions)
 ACTIONS = {"continuous": (True, True), "categorical": (False, True), "onehot": (False, False)}
 #: scenario kwargs besides the defaults, per VMAS name (others: the defaults only)
-KWARGS = {"navigation": [dict(n_agents=3, observe_all_goals=True, shared_rew=False, n_lidar_rays=8)]}
+KWARGS = {"navigation": [dict(n_agents=3, observe_all_goals=True, shared_rew=False, n_lidar_rays=8)],
+          "give_way": [dict(dt_delay=2, observe_rel_pos=True, box_agents=True, energy_rew_coeff=0.2)],
+          "passage": [dict(n_passages=3)]}
 CASES = [(i, a, kw) for i in VMAS_IDS for a in ACTIONS
          for kw in [{}] + KWARGS.get(registry.scenario_class(i).vmas_scenario, [])]
 CASE_IDS = [f"{i}-{a}-{'default' if not kw else 'kwargs'}" for i, a, kw in CASES]
@@ -63,15 +65,27 @@ def _pair(env_id, action, kwargs, *, device=None, **extra):
 
 def vmas_extra_state(ours):
     """``extra_state`` for ``R.copy_state``: each of our scenario's own state fields read off
-    VMAS under the same name (stacked over VMAS's agents, or the scenario object's tensor)."""
+    VMAS under the same name (stacked over VMAS's agents or their controllers, or the scenario
+    object's tensor)."""
     keys = [k for k in ours.state_keys if k not in _COMMON_STATE]
     shapes = {k: tuple(t.shape) for k, t in ours.get_state().items()}
+
+    def has(agent, k):
+        return hasattr(agent, k) or hasattr(getattr(agent, "controller", None), k)
+
+    def agent_value(vm, agent, k):
+        """``agent.k``, else ``agent.controller.k`` (VMAS's controllers keep their own state); a
+        list of per-world tensors (a queue) stacked along dim 1 (empty: our zero-length axis)."""
+        value = getattr(agent, k) if hasattr(agent, k) else getattr(agent.controller, k)
+        if isinstance(value, list):
+            value = torch.stack(value, dim=1) if value else torch.zeros((vm.num_envs,) + shapes[k][2:])
+        return value
 
     def extra(vm):
         out = {}
         for k in keys:
-            if all(hasattr(a, k) for a in vm.world.agents):
-                value = torch.stack([getattr(a, k) for a in vm.world.agents], dim=1)
+            if all(has(a, k) for a in vm.world.agents):
+                value = torch.stack([agent_value(vm, a, k) for a in vm.world.agents], dim=1)
             elif hasattr(vm.scenario, k):
                 value = getattr(vm.scenario, k)
             else:

@@ -28,7 +28,7 @@ def extra_state(vm):
     agents = vm.world.agents
     out = {"shaping": torch.stack([a.shaping for a in agents], dim=1)}
     if vm.scenario.use_velocity_controller:
-        out["accum_err"] = torch.stack([a.controller.accum_errs for a in agents], dim=1)
+        out["accum_errs"] = torch.stack([a.controller.accum_errs for a in agents], dim=1)
         out["prev_err"] = torch.stack([a.controller.prev_err for a in agents], dim=1)
     if vm.scenario.dt_delay > 0:
         out["input_queue"] = torch.stack([torch.stack(a.input_queue, dim=1) for a in agents], dim=1)

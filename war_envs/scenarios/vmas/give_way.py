@@ -56,7 +56,7 @@ def reset_world(w: Any, e: int):
         w.pos[e, L + i, 0] = start + nx
         w.pos[e, L + i, 1] = type(nx)(0.0) + ny
         for k in range(2):
-            w.accum_err[e, i, k] = type(nx)(0.0)
+            w.accum_errs[e, i, k] = type(nx)(0.0)
             w.prev_err[e, i, k] = type(nx)(0.0)
             for q in range(w.dt_delay):
                 w.input_queue[e, i, q, k] = type(nx)(0.0)
@@ -95,13 +95,13 @@ def process_action(w: Any, e: int, i: int):
         u = wp.vector(F0, F0)
     if wp.sqrt(u[0] * u[0] + u[1] * u[1]) < type(F0)(1e-3):
         for k in range(2):
-            w.accum_err[e, i, k] = F0
+            w.accum_errs[e, i, k] = F0
             w.prev_err[e, i, k] = F0
     b = W.body_of(w, i)
     for k in range(2):
         err = u[k] - w.vel[e, b, k]
-        accum = wp.clamp(w.accum_err[e, i, k] + w.dt * err, -w.windup_cutoff, w.windup_cutoff)
-        w.accum_err[e, i, k] = accum
+        accum = wp.clamp(w.accum_errs[e, i, k] + w.dt * err, -w.windup_cutoff, w.windup_cutoff)
+        w.accum_errs[e, i, k] = accum
         integral = w.inv_integral_ts * accum
         rate = (w.derivative_ts * (err - w.prev_err[e, i, k])) / w.dt
         w.prev_err[e, i, k] = err
@@ -350,9 +350,10 @@ class GiveWay(VmasBase):
             "obstacle_collision_penalty": param(self.obstacle_collision_penalty),
             "min_collision_distance": param(MIN_COLLISION_DISTANCE),
             "done_on_completion": param(int(self.done_on_completion), "int"),
+            # VMAS's names: agent.shaping, agent.controller.accum_errs / prev_err, agent.input_queue
             "shaping": state("float", n),
-            "accum_err": state("float", n, 2), "prev_err": state("float", n, 2),
-            "input_queue": state("float", n, max(self.dt_delay, 1), 2),
+            "accum_errs": state("float", n, 2), "prev_err": state("float", n, 2),
+            "input_queue": state("float", n, self.dt_delay, 2),
             "pos_rew": info("float", n), "final_rew": info("float", n), "energy_rew": info("float", n),
             "agent_collision_rew": info("float", n), "obstacle_collision_rew": info("float", n),
             "reached_goals": info("float"),
