@@ -148,9 +148,8 @@ def set_position(w: Any, e: int, b: int, p: Any):
 
 @wp.func
 def distance(a: Any, b: Any):
-    """|a - b| (torch.linalg.vector_norm of a 2-vector: sqrt(x^2 + y^2))."""
-    d = a - b
-    return wp.sqrt(d[0] * d[0] + d[1] * d[1])
+    """|a - b| as torch's ``vector_norm`` of a 2-vector rounds it (``geometry.vector_norm``)."""
+    return G.vector_norm(a - b)
 
 
 @wp.func
