@@ -234,6 +234,8 @@ class GiveWay(VmasBase):
     depends only on its own start and actions.  Observation noise is drawn from the world's own
     stream (VMAS: torch's global generator).  In float64 worlds the controller works in float64
     but its force ``u`` is float32, as VMAS's actions are.
+
+    **Version history**: v0 — initial release, VMAS 1.5.2's ``give_way``.
     """
 
     env_id = "GiveWay-v0"

@@ -144,6 +144,8 @@ class Navigation(VmasBase):
     within its own radius of its goal (VMAS's ``done``); truncation at ``max_steps``.
     **Info** (per agent): ``pos_rew``, ``final_rew``, ``agent_collisions`` (VMAS's), and
     ``reached_goals`` (per world: 1.0 where VMAS's done holds).
+
+    **Version history**: v0 — initial release, VMAS 1.5.2's ``navigation``.
     """
 
     env_id = "Navigation-v0"

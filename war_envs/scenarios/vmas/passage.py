@@ -175,6 +175,8 @@ class Passage(VmasBase):
     **Where this differs from VMAS.**  When VMAS resets every world at once (``env.reset()``) it
     draws one permutation of agents over slots and one of boxes over the wall for the whole
     batch; each world here draws its own (VMAS's ``reset_at(i)``).
+
+    **Version history**: v0 — initial release, VMAS 1.5.2's ``passage``.
     """
 
     env_id = "Passage-v0"
