@@ -272,6 +272,13 @@ def closest_point_line(line_pos: Any, line_rot: Any, line_length: Any, point: An
     (else the infinite line).  ``line_pos - sign(d) * min(|d|, length / 2) * dir`` with
     ``d = (line_pos - point) . dir`` and torch's sign (0 at d = 0)."""
     rv = type(line_pos)(wp.cos(line_rot), wp.sin(line_rot))
+    return closest_point_line_dir(line_pos, rv, line_length, point, limit_to_line_length)
+
+
+@wp.func
+def closest_point_line_dir(line_pos: Any, rv: Any, line_length: Any, point: Any, limit_to_line_length: bool):
+    """``closest_point_line`` given the line's direction ``rv = (cos rot, sin rot)`` (worked out
+    once by callers that use it for several points or sides)."""
     delta_pos = line_pos - point
     dot_p = delta_pos[0] * rv[0] + delta_pos[1] * rv[1]
     sign = torch_sign(dot_p)
@@ -395,9 +402,31 @@ def closest_point_box(box_pos: Any, box_rot: Any, box_width: Any, box_length: An
     a point inside the box): the first side's closest point of strictly smallest distance."""
     closest = _inf_vec(box_pos)
     distance = type(box_rot)(wp.inf)
+    # box_side's sides with their directions worked out once: sides 0 / 1 at +- rv * length / 2
+    # run along rv2 = (cos(rot + pi / 2), sin(...)), sides 2 / 3 at +- rv2 * width / 2 along rv
+    two = type(box_rot)(2.0)
+    rot_2 = box_rot + type(box_rot)(HALF_PI)
+    rv = type(box_pos)(wp.cos(box_rot), wp.sin(box_rot))
+    rv2 = type(box_pos)(wp.cos(rot_2), wp.sin(rot_2))
+    half_length = box_length / two
+    half_width = box_width / two
+    offset = type(box_pos)(rv[0] * half_length, rv[1] * half_length)
+    offset2 = type(box_pos)(rv2[0] * half_width, rv2[1] * half_width)
     for i in range(4):
-        side_pos, side_rot, side_length = box_side(box_pos, box_rot, box_width, box_length, i)
-        p = closest_point_line(side_pos, side_rot, side_length, point, True)
+        side_pos = box_pos + offset
+        side_rv = rv2
+        side_length = box_width
+        if i == 1:
+            side_pos = box_pos - offset
+        elif i == 2:
+            side_pos = box_pos + offset2
+            side_rv = rv
+            side_length = box_length
+        elif i == 3:
+            side_pos = box_pos - offset2
+            side_rv = rv
+            side_length = box_length
+        p = closest_point_line_dir(side_pos, side_rv, side_length, point, True)
         d = vector_norm(point - p)
         if d < distance:
             closest = p

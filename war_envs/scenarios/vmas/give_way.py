@@ -34,7 +34,7 @@ MIN_COLLISION_DISTANCE = 0.005
 CONTROLLER_PARAMS = (2, 6, 0.002)
 
 
-@wp.func
+@wp.func(inline=True)
 def reset_world(w: Any, e: int):
     """VMAS's ``reset_world_at``: agent 0 at the left end and agent 1 at the right end of the
     corridor, each moved by U(-0.02, 0.02)² noise (x then y; agent 0's first), their goals at the
@@ -65,7 +65,7 @@ def reset_world(w: Any, e: int):
         w.shaping[e, i] = d * w.pos_shaping_factor
 
 
-@wp.func
+@wp.func(inline=True)
 def process_action(w: Any, e: int, i: int):
     """VMAS's ``process_action`` with ``use_velocity_controller`` (nothing otherwise): the
     action goes through the ``dt_delay``-step queue, is clamped to norm ``v_range``, zeroed
@@ -109,7 +109,7 @@ def process_action(w: Any, e: int, i: int):
         w.u[e, i, k] = wp.float32(force)
 
 
-@wp.func
+@wp.func(inline=True)
 def reward_world(w: Any, e: int):
     """VMAS's ``reward``: both agents get the shaping reward of both (each one's decrease of
     the distance to its goal, blue's plus green's), ``final_reward`` while both are on their
@@ -165,7 +165,7 @@ def reward_world(w: Any, e: int):
     return reached and w.done_on_completion != 0
 
 
-@wp.func
+@wp.func(inline=True)
 def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     """[pos (2), vel (2), with observe_rel_pos: pos - the other agent's pos (2)], each entry
     plus U(-obs_noise, obs_noise) noise where obs_noise > 0 (drawn from the world's stream of

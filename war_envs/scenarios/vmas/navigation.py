@@ -19,7 +19,7 @@ KNOWN_COLORS = [(0.22, 0.49, 0.72), (1.00, 0.50, 0), (0.30, 0.69, 0.29), (0.97, 
 GOAL_RADIUS = 0.05  # VMAS's default Sphere() of the goal landmarks
 
 
-@wp.func
+@wp.func(inline=True)
 def reset_world(w: Any, e: int):
     """VMAS's ``reset_world_at``: agents spawned at random at least ``min_dist`` apart, then one
     goal position per agent away from the agents and the goals before it, then each agent's goal
@@ -50,7 +50,7 @@ def reset_world(w: Any, e: int):
         w.pos_shaping[e, i] = W.distance(W.position(w, e, L + i), W.position(w, e, i)) * w.pos_shaping_factor
 
 
-@wp.func
+@wp.func(inline=True)
 def reward_world(w: Any, e: int):
     """VMAS's ``reward`` (worked out at the first agent for all): the shaping reward (each
     agent's decrease in distance to its goal, summed over agents when shared), the final reward
@@ -99,7 +99,7 @@ def reward_world(w: Any, e: int):
     return done
 
 
-@wp.func
+@wp.func(inline=True)
 def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     """[pos(2), vel(2), pos - goal (2; every agent's goal with observe_all_goals),
     lidar: range - reading (n_lidar_rays, with collisions)]."""

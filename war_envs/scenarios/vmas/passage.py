@@ -41,7 +41,7 @@ def shuffle(rng: wp.uint32, order: Any, e: int, n: int):
     return rng
 
 
-@wp.func
+@wp.func(inline=True)
 def reset_world(w: Any, e: int):
     """VMAS's ``reset_world_at``: the formation's centre for the agents (x, then y below the
     wall) and for the goals (x, then y above it), a random permutation of the agents over the
@@ -82,7 +82,7 @@ def reset_world(w: Any, e: int):
         w.pos[e, b, 1] = type(ax)(0.0)
 
 
-@wp.func
+@wp.func(inline=True)
 def penalties(w: Any, e: int, i: int, rew: Any):
     """``rew`` minus 10 for every other agent overlapping agent i and every wall box (not a
     gap) overlapping it, in VMAS's order (VMAS's ``is_overlapping``)."""
@@ -99,7 +99,7 @@ def penalties(w: Any, e: int, i: int, rew: Any):
     return rew
 
 
-@wp.func
+@wp.func(inline=True)
 def reward_world(w: Any, e: int):
     """VMAS's ``reward``: each agent's decrease of its goal distance times 100 (``shared_reward``:
     the sum over agents), minus 10 per overlap with another agent or a wall box.  With
@@ -133,7 +133,7 @@ def reward_world(w: Any, e: int):
     return done
 
 
-@wp.func
+@wp.func(inline=True)
 def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     """[pos (2), vel (2), goal - pos (2), gap box - pos (2 per gap, in box order)]."""
     L = w.n_landmarks

@@ -26,6 +26,13 @@ One substep, as VMAS (float32 worlds round every operation as VMAS's float32 tor
     pos = clamp(pos + vel * sub_dt)        (to +-x_semidim / +-y_semidim where set)
     ang_vel += torque / I * sub_dt;  rot += ang_vel * sub_dt
 
+**Speed notes.**  A world's ``wp.struct`` (~80 arrays, ~3 KB) is passed by value to every
+``wp.func`` (warp's rule), so every function that takes ``w`` is ``@wp.func(inline=True)``: the
+C++ compiler then drops the copies (a 6-8x faster step for Passage-v0 at 4 096 worlds).  Pairs
+whose centres are farther apart than their circumscribed radii plus ``LINE_MIN_DIST``
+(``within_contact_reach``) are skipped: every force and overlap test is exactly zero / false
+there.
+
 **VMAS's batch-wide gate.**  VMAS's ``World.collides`` decides whether a pair is worked on at all
 by looking over the *whole batch*: ``(|p_a - p_b| <= r_a + r_b).any()`` over worlds (``r`` the
 circumscribed radii), so in VMAS one world's contact force (or a scenario's collision penalty
@@ -123,24 +130,24 @@ def shared_fields(F) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 
-@wp.func
+@wp.func(inline=True)
 def body_of(w: Any, i: int):
     """The body index of agent i (landmarks come first)."""
     return w.n_landmarks + i
 
 
-@wp.func
+@wp.func(inline=True)
 def position(w: Any, e: int, b: int):
     """Body b's position as a vector of the world's float type."""
     return wp.vector(w.pos[e, b, 0], w.pos[e, b, 1])
 
 
-@wp.func
+@wp.func(inline=True)
 def velocity(w: Any, e: int, b: int):
     return wp.vector(w.vel[e, b, 0], w.vel[e, b, 1])
 
 
-@wp.func
+@wp.func(inline=True)
 def set_position(w: Any, e: int, b: int, p: Any):
     w.pos[e, b, 0] = p[0]
     w.pos[e, b, 1] = p[1]
@@ -159,27 +166,27 @@ def uniform(u: float, lo: Any, hi: Any):
     return lo + (hi - lo) * type(lo)(u)
 
 
-@wp.func
+@wp.func(inline=True)
 def episode_stream(w: Any, e: int):
     """World e's random stream of this episode (what its reset draws from)."""
     return wp.rand_init(w.world_seed[e], w.episode[e])
 
 
-@wp.func
+@wp.func(inline=True)
 def clear_placed(w: Any, e: int):
     """No body of world e is placed yet (the start of a reset's spawning)."""
     for b in range(w.placed.shape[1]):
         w.placed[e, b] = 0
 
 
-@wp.func
+@wp.func(inline=True)
 def place_at(w: Any, e: int, b: int, p: Any):
     """Put body b at p and count it as placed (``place_randomly`` keeps away from it)."""
     set_position(w, e, b, p)
     w.placed[e, b] = 1
 
 
-@wp.func
+@wp.func(inline=True)
 def random_free_position(w: Any, e: int, rng: wp.uint32, min_dist: Any, x_lo: Any, x_hi: Any, y_lo: Any,
                          y_hi: Any):
     """VMAS's ``ScenarioUtils.find_random_pos_for_entity`` in world e: a uniform point of the box
@@ -201,7 +208,7 @@ def random_free_position(w: Any, e: int, rng: wp.uint32, min_dist: Any, x_lo: An
     return wp.vector(x_lo, y_lo), rng  # (unreachable)
 
 
-@wp.func
+@wp.func(inline=True)
 def place_randomly(w: Any, e: int, rng: wp.uint32, b: int, min_dist: Any, x_lo: Any, x_hi: Any, y_lo: Any,
                    y_hi: Any):
     """Body b at ``random_free_position`` (VMAS's ``spawn_entities_randomly`` for one entity),
@@ -215,7 +222,7 @@ def place_randomly(w: Any, e: int, rng: wp.uint32, b: int, min_dist: Any, x_lo: 
 STEP_SALT = wp.constant(0x5A17C0DE)
 
 
-@wp.func
+@wp.func(inline=True)
 def step_stream(w: Any, e: int, k: int):
     """World e's random stream ``k`` of this step (per-step noise, e.g. agent ``k``'s observation
     noise): keyed by the world's seed, episode and clock, apart from ``episode_stream``, so
@@ -226,7 +233,7 @@ def step_stream(w: Any, e: int, k: int):
     return wp.rand_init(int(step), k)
 
 
-@wp.func
+@wp.func(inline=True)
 def overlapping_box_sphere(w: Any, e: int, box: int, sphere: int):
     """VMAS's ``World.is_overlapping`` of a box and a sphere: the sphere's centre is nearer the
     box's centre than the box's closest point is (inside), or the closest point is nearer than
@@ -238,7 +245,7 @@ def overlapping_box_sphere(w: Any, e: int, box: int, sphere: int):
     return distance(ps, pb) < distance(pb, closest) or to_closest < w.radius[sphere] + w.line_min_dist
 
 
-@wp.func
+@wp.func(inline=True)
 def get_distance(w: Any, e: int, a: int, b: int):
     """VMAS's ``World.get_distance(a, b)`` in world e: the gap between the two bodies' surfaces
     (sphere-sphere: centre distance minus both radii; a sphere and a line or box: the distance
@@ -286,10 +293,12 @@ def get_distance(w: Any, e: int, a: int, b: int):
     return distance(point_box, point_line) - lmd
 
 
-@wp.func
+@wp.func(inline=True)
 def is_overlapping(w: Any, e: int, a: int, b: int):
     """VMAS's ``World.is_overlapping(a, b)`` in world e: ``overlapping_box_sphere`` for a box
     and a sphere, ``get_distance < 0`` for every other pair."""
+    if not within_contact_reach(w, a, b, position(w, e, a), position(w, e, b)):
+        return False
     sa = w.shape[a]
     sb = w.shape[b]
     if sa == BOX and sb == SPHERE:
@@ -299,7 +308,7 @@ def is_overlapping(w: Any, e: int, a: int, b: int):
     return get_distance(w, e, a, b) < type(w.dt)(0.0)
 
 
-@wp.func
+@wp.func(inline=True)
 def in_lidar_reach(w: Any, e: int, b: int, origin: Any, max_range: Any):
     """Whether body b could be hit within ``max_range`` from ``origin``: its centre no farther
     than ``max_range + its circumscribed radius`` (plus a margin of rounding).  A body beyond
@@ -310,7 +319,7 @@ def in_lidar_reach(w: Any, e: int, b: int, origin: Any, max_range: Any):
     return c[0] * c[0] + c[1] * c[1] <= reach * reach
 
 
-@wp.func
+@wp.func(inline=True)
 def ray_distance(w: Any, e: int, b: int, origin: Any, angle: Any, max_range: Any):
     """VMAS's ray cast from ``origin`` at ``angle`` against body b (its shape's caster)."""
     kind = w.shape[b]
@@ -321,7 +330,7 @@ def ray_distance(w: Any, e: int, b: int, origin: Any, angle: Any, max_range: Any
     return G.ray_to_line(origin, angle, max_range, position(w, e, b), w.rot[e, b], w.length[b])
 
 
-@wp.func
+@wp.func(inline=True)
 def lidar_reading(w: Any, e: int, l: int, r: int):
     """Ray r of lidar l in world e: the distance to the nearest body it sees along the ray, or
     its range (VMAS's ``World.cast_rays``: angle = the ray's float32 angle + the owner's rot;
@@ -338,7 +347,7 @@ def lidar_reading(w: Any, e: int, l: int, r: int):
     return best
 
 
-@wp.func
+@wp.func(inline=True)
 def write_lidar(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, w: Any, l: int):
     """``max_range - reading`` of every ray of lidar l into agent i's row from offset o (the
     navigation / flocking / discovery observation), keeping the readings in ``w.lidar_last``
@@ -377,19 +386,19 @@ def write_value(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, value
     return o + 1
 
 
-@wp.func
+@wp.func(inline=True)
 def no_action_processing(w: Any, e: int, i: int):
     """A scenario without ``process_action``."""
     pass
 
 
-@wp.func
+@wp.func(inline=True)
 def no_pre_step(w: Any, e: int):
     """A scenario without ``pre_step``."""
     pass
 
 
-@wp.func
+@wp.func(inline=True)
 def finish_step(w: Any, e: int, terminal: bool):
     """VMAS's done: ``terminated`` is the scenario's ``done()``, ``truncated`` is
     ``steps >= max_steps`` (both can hold); schedule the autoreset."""
@@ -404,7 +413,7 @@ def finish_step(w: Any, e: int, terminal: bool):
 # ---------------------------------------------------------------------------------------------
 
 
-@wp.func
+@wp.func(inline=True)
 def set_action(w: Any, e: int, i: int):
     """Agent i's physical action ``u`` (float32), VMAS's ``Environment._set_action``.
     Continuous: the action (clamped into +-u_range with ``clamp_actions``); discrete: the flat
@@ -445,20 +454,35 @@ def friction(v: Any, speed: Any, coeff: Any, mass: Any, sub_dt: Any):
     return -(v / speed) * wp.min(coeff * mass, (wp.abs(v) / sub_dt) * mass)
 
 
-@wp.func
+@wp.func(inline=True)
 def add_force(w: Any, e: int, b: int, f: Any):
     if w.movable[b] != 0:
         w.force[e, b, 0] = w.force[e, b, 0] + f[0]
         w.force[e, b, 1] = w.force[e, b, 1] + f[1]
 
 
-@wp.func
+@wp.func(inline=True)
 def add_torque(w: Any, e: int, b: int, t: Any):
     if w.rotatable[b] != 0:
         w.torque[e, b] = w.torque[e, b] + t
 
 
-@wp.func
+@wp.func(inline=True)
+def within_contact_reach(w: Any, a: int, b: int, pa: Any, pb: Any):
+    """Whether bodies a and b (centres pa, pb) could touch: their centres no farther apart than
+    the sum of their circumscribed radii plus ``LINE_MIN_DIST`` (plus a margin of rounding).
+    Beyond, two convex shapes are separated by more than ``LINE_MIN_DIST``: every contact force
+    of VMAS's is exactly zero there (for boxes the inner-point depth adds to both sides of
+    VMAS's ``dist > dist_min`` test, as the box's centre lies behind its closest point), no
+    overlap test holds and every ``get_distance`` is positive, so skipping the pair changes
+    nothing."""
+    c = pa - pb
+    reach = w.reach[a] + w.reach[b] + w.line_min_dist
+    reach = reach + type(reach)(1e-3) * (type(reach)(1.0) + reach)
+    return c[0] * c[0] + c[1] * c[1] <= reach * reach
+
+
+@wp.func(inline=True)
 def pair_contact(w: Any, e: int, k: int):
     """The contact force (and torques) of pair k in world e, added to both bodies (VMAS's
     ``_<kind>_vectorized_collision`` for one pair)."""
@@ -469,6 +493,8 @@ def pair_contact(w: Any, e: int, k: int):
     kind = w.pair_kind[k]
     zero = type(w.dt)(0.0)
     lmd = w.line_min_dist
+    if not within_contact_reach(w, a, b, pa, pb):  # the force is exactly zero there
+        return
     if kind == SPHERE_SPHERE:
         dist_min = w.radius[a] + w.radius[b]
         if distance(pa, pb) > dist_min:  # the force is exactly zero there
@@ -535,7 +561,7 @@ def pair_contact(w: Any, e: int, k: int):
         add_torque(w, e, b, G.compute_torque(f_b, point_b - pb))
 
 
-@wp.func
+@wp.func(inline=True)
 def substep(w: Any, e: int, s: int):
     """One of VMAS's substeps in world e (see the module docstring)."""
     zero = type(w.dt)(0.0)
@@ -645,7 +671,7 @@ def reward_done_kernel(World, reward, clear_info):
     return reward_done
 
 
-@wp.func
+@wp.func(inline=True)
 def zero_state(w: Any, e: int):
     """VMAS's ``World.reset``: every body's position, velocity, rotation and angular velocity 0."""
     zero = type(w.dt)(0.0)
