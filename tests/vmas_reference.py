@@ -134,6 +134,7 @@ def compare_outputs(label: str, vm, ours, vm_out, our_out, tol: dict, info_keys=
     (``reward_tol``: the rewards' own tolerance, for scenarios whose rewards are differences of
     large shaping values, where one float32 ulp of those exceeds ``tol``)."""
     obs, rew, done, infos = vm_out
+    rew = [r.reshape(vm.num_envs) for r in rew]  # VMAS's [E, 1] rewards (wheel's) as [E]
     o_obs, o_rew, o_term, o_trunc, o_info = our_out
     for g, spec in ours.groups.items():
         compare(f"{label} obs[{g}]", o_obs[g], torch.stack(obs[spec.start:spec.stop], dim=1), tol)
