@@ -134,6 +134,7 @@ def compare_outputs(label: str, vm, ours, vm_out, our_out, tol: dict, info_keys=
     (``reward_tol``: the rewards' own tolerance, for scenarios whose rewards are differences of
     large shaping values, where one float32 ulp of those exceeds ``tol``)."""
     obs, rew, done, infos = vm_out
+    rew = [r.reshape(vm.num_envs) for r in rew]  # VMAS's [E, 1] rewards (wheel's) as [E]
     o_obs, o_rew, o_term, o_trunc, o_info = our_out
     for g, spec in ours.groups.items():
         compare(f"{label} obs[{g}]", o_obs[g], torch.stack(obs[spec.start:spec.stop], dim=1), tol)
@@ -150,9 +151,17 @@ def compare_outputs(label: str, vm, ours, vm_out, our_out, tol: dict, info_keys=
         compare(f"{label} {key}", mine[key], theirs[key], tol)
 
 
+def compare_extra_state(label: str, vm, ours, extra_state, tol: dict) -> None:
+    """The scenario's own state after a step (``extra_state(vm)``, VMAS's) against ours
+    (``compare_state=True`` of ``whole_episode`` / ``one_step_from_every_state``)."""
+    mine = ours.get_state()
+    for key, theirs in extra_state(vm).items():
+        compare(f"{label} state[{key!r}]", mine[key], theirs, tol)
+
+
 def whole_episode(env_id: str, scenario: str, *, num_envs: int = 8, steps: int = 100, seed: int = 0,
                   continuous: bool = True, extra_state=None, info_keys=(), start=None, tol=None, reward_tol=None,
-                  **kwargs):
+                  compare_state=False, **kwargs):
     """Both run free from VMAS's start (or ``start(vm)``, which may move VMAS's bodies first) for
     ``steps`` steps of the same random actions; compared after every step."""
     vm = make_vmas(scenario, num_envs, seed, continuous, max_steps=steps, **kwargs)
@@ -166,12 +175,14 @@ def whole_episode(env_id: str, scenario: str, *, num_envs: int = 8, steps: int =
         vm_out = vm.step(acts)
         our_out = ours.step(ours_acts)
         compare_outputs(f"{env_id} step {t}", vm, ours, vm_out, our_out, tol or EPISODE_TOL, info_keys, reward_tol)
+        if compare_state:
+            compare_extra_state(f"{env_id} step {t}", vm, ours, extra_state, tol or EPISODE_TOL)
     return vm, ours
 
 
 def one_step_from_every_state(env_id: str, scenario: str, *, num_envs: int = 8, steps: int = 60, seed: int = 0,
                               continuous: bool = True, extra_state=None, info_keys=(), start=None, reward_tol=None,
-                              **kwargs):
+                              compare_state=False, **kwargs):
     """VMAS runs ``steps`` steps; before each, our worlds get VMAS's state, then both take the
     same step and are compared (float32 rounding, no accumulation)."""
     vm = make_vmas(scenario, num_envs, seed, continuous, max_steps=steps, **kwargs)
@@ -185,6 +196,8 @@ def one_step_from_every_state(env_id: str, scenario: str, *, num_envs: int = 8, 
         vm_out = vm.step(acts)
         our_out = ours.step(ours_acts)
         compare_outputs(f"{env_id} step {t}", vm, ours, vm_out, our_out, STEP_TOL, info_keys, reward_tol)
+        if compare_state:
+            compare_extra_state(f"{env_id} step {t}", vm, ours, extra_state, STEP_TOL)
 
 
 def crowd(vm, scale: float = 0.3, seed: int = 0) -> None:

@@ -441,6 +441,12 @@ class VmasBase(BatchedEnv):
         return out
 
     # ------------------------------------------------------------------ rendering
+    def bodies_drawn(self, world: int) -> list[bool]:
+        """Which bodies the picture of ``world`` draws, in body order (VMAS's ``is_rendering``):
+        ``Body.visible``; scenarios whose bodies come and go per world (dispersion's eaten food)
+        override it."""
+        return [b.visible for b in self.layout.bodies]
+
     def render_frame(self, world: int = 0, *, width: int = 700, height: int = 700,
                      original_cam_range: float | None = None) -> np.ndarray:
         """An RGB ``[H, W, 3]`` uint8 picture of one world: every body's shape at its position and

@@ -75,8 +75,11 @@ def render_world(env, world: int, *, width: int = 700, height: int = 700) -> np.
         corners = px(np.array([[-bx, -by], [bx, -by], [bx, by], [-bx, by]]))
         for k in range(4):
             _segment(img, corners[k], corners[(k + 1) % 4], 2, BOUNDS)
+    drawn = env.bodies_drawn(world)
     for b, body in enumerate(lay.bodies):  # landmarks first, then agents (VMAS's drawing order)
         if not body.visible:
+            continue
+        if not drawn[b]:
             continue
         color = (np.clip(np.asarray(body.color, dtype=np.float64), 0, 1) * 255).astype(np.uint8)
         c, angle = pos[b], rot[b]
