@@ -36,7 +36,9 @@ ACTIONS = {"continuous": (True, True), "categorical": (False, True), "onehot": (
 #: scenario kwargs besides the defaults, per VMAS name (others: the defaults only)
 KWARGS = {"navigation": [dict(n_agents=3, observe_all_goals=True, shared_rew=False, n_lidar_rays=8)],
           "give_way": [dict(dt_delay=2, observe_rel_pos=True, box_agents=True, energy_rew_coeff=0.2)],
-          "passage": [dict(n_passages=3)]}
+          "passage": [dict(n_passages=3)],
+          "balance": [dict(n_agents=4, package_mass=2, random_package_pos_on_line=False)],
+          "transport": [dict(n_agents=3, n_packages=2, package_length=0.2, package_mass=10)]}
 CASES = [(i, a, kw) for i in VMAS_IDS for a in ACTIONS
          for kw in [{}] + KWARGS.get(registry.scenario_class(i).vmas_scenario, [])]
 CASE_IDS = [f"{i}-{a}-{'default' if not kw else 'kwargs'}" for i, a, kw in CASES]
@@ -88,6 +90,8 @@ def vmas_extra_state(ours):
                 value = torch.stack([agent_value(vm, a, k) for a in vm.world.agents], dim=1)
             elif hasattr(vm.scenario, k):
                 value = getattr(vm.scenario, k)
+            elif getattr(vm.scenario, "packages", None) and all(hasattr(p, k) for p in vm.scenario.packages):
+                value = torch.stack([getattr(p, k) for p in vm.scenario.packages], dim=1)  # transport's
             else:
                 raise AssertionError(f"state field {k!r} of {type(ours).__name__}: neither VMAS's agents nor its "
                                      "scenario object have an attribute of that name; give the field VMAS's name")
