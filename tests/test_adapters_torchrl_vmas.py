@@ -38,7 +38,9 @@ KWARGS = {"navigation": [dict(n_agents=3, observe_all_goals=True, shared_rew=Fal
           "give_way": [dict(dt_delay=2, observe_rel_pos=True, box_agents=True, energy_rew_coeff=0.2)],
           "passage": [dict(n_passages=3)],
           "wheel": [dict(n_agents=3, line_length=1.5, desired_velocity=0.2)],
-          "dispersion": [dict(n_agents=3, n_food=5, share_reward=True, penalise_by_time=True)]}
+          "dispersion": [dict(n_agents=3, n_food=5, share_reward=True, penalise_by_time=True)],
+          "balance": [dict(n_agents=4, package_mass=2, random_package_pos_on_line=False)],
+          "transport": [dict(n_agents=3, n_packages=2, package_length=0.2, package_mass=10)]}
 CASES = [(i, a, kw) for i in VMAS_IDS for a in ACTIONS
          for kw in [{}] + KWARGS.get(registry.scenario_class(i).vmas_scenario, [])]
 CASE_IDS = [f"{i}-{a}-{'default' if not kw else 'kwargs'}" for i, a, kw in CASES]
@@ -92,6 +94,8 @@ def vmas_extra_state(ours):
                 value = getattr(vm.scenario, k)
             elif vm.world.landmarks and all(hasattr(lm, k) for lm in vm.world.landmarks):
                 value = torch.stack([getattr(lm, k) for lm in vm.world.landmarks], dim=1)  # dispersion's eaten
+            elif getattr(vm.scenario, "packages", None) and all(hasattr(p, k) for p in vm.scenario.packages):
+                value = torch.stack([getattr(p, k) for p in vm.scenario.packages], dim=1)  # transport's
             else:
                 raise AssertionError(f"state field {k!r} of {type(ours).__name__}: neither VMAS's agents nor its "
                                      "scenario object have an attribute of that name; give the field VMAS's name")

@@ -34,6 +34,8 @@ _SCENARIOS: dict[str, str] = {
     "Passage-v0": "war_envs.scenarios.vmas.passage:Passage",
     "Wheel-v0": "war_envs.scenarios.vmas.wheel:Wheel",
     "Dispersion-v0": "war_envs.scenarios.vmas.dispersion:Dispersion",
+    "Balance-v0": "war_envs.scenarios.vmas.balance:Balance",
+    "Transport-v0": "war_envs.scenarios.vmas.transport:Transport",
 }
 
 #: single-agent scenarios (one group of one agent): Gymnasium's front ends give them Gymnasium's

@@ -18,7 +18,7 @@ from war_envs.scenarios.vmas.base import COLORS, Body, Layout, VmasBase, check_p
 AGENT_RADIUS = 0.035
 
 
-@wp.func
+@wp.func(inline=True)
 def reset_world(w: Any, e: int):
     """VMAS's ``reset_world_at``: every agent at the origin, every food uniform in
     [-pos_range, pos_range]² (x, then y), none eaten."""
@@ -31,14 +31,14 @@ def reset_world(w: Any, e: int):
         w.eaten[e, k] = False
 
 
-@wp.func
+@wp.func(inline=True)
 def on_food(w: Any, e: int, i: int, k: int):
     """Agent i's centre nearer food k's than the two radii (VMAS's ``vector_norm < a.radius +
     food.radius``, the sum rounded to the world's float once)."""
     return W.distance(W.position(w, e, w.n_landmarks + i), W.position(w, e, k)) < w.eat_dist
 
 
-@wp.func
+@wp.func(inline=True)
 def reward_world(w: Any, e: int):
     """VMAS's ``reward``: for each food not yet eaten, the agents on it (shared reward: every
     agent gets 1 per such food with anyone on it; otherwise each agent on it gets 1 / the number
@@ -81,7 +81,7 @@ def reward_world(w: Any, e: int):
     return done
 
 
-@wp.func
+@wp.func(inline=True)
 def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     """[pos(2), vel(2), then per food: food pos - pos(2), eaten (1)]."""
     b = w.n_landmarks + i

@@ -20,7 +20,7 @@ CENTER_RADIUS = 0.02
 LINE = 0  # the line's body index (the first landmark)
 
 
-@wp.func
+@wp.func(inline=True)
 def reset_world(w: Any, e: int):
     """VMAS's ``reset_world_at``: every agent uniform in [-1, 1]² (x, then y), the line's
     rotation uniform in [-pi/2, pi/2] (the line stays at the origin, at rest)."""
@@ -34,13 +34,13 @@ def reset_world(w: Any, e: int):
     w.rot[e, LINE] = W.uniform(wp.randf(rng), -w.half_pi, w.half_pi)
 
 
-@wp.func
+@wp.func(inline=True)
 def speed_error(w: Any, e: int):
     """VMAS's ``(|line.ang_vel| - desired_velocity).abs()``."""
     return wp.abs(wp.abs(w.ang_vel[e, LINE]) - w.desired_velocity)
 
 
-@wp.func
+@wp.func(inline=True)
 def reward_world(w: Any, e: int):
     """VMAS's ``reward`` (worked out at the first agent, the same [E, 1] value for every agent):
     minus the gap between the line's angular speed and the desired one.  No ``done``."""
@@ -52,7 +52,7 @@ def reward_world(w: Any, e: int):
     return False
 
 
-@wp.func
+@wp.func(inline=True)
 def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     """[pos(2), vel(2), line pos - pos(2), end 1 - pos(2), end 2 - pos(2), line rot mod pi,
     |line ang_vel|, ||line ang_vel| - desired|] (end 1 = half the length times (cos, sin) of the
