@@ -1,0 +1,26 @@
+"""Transport-v0 (VMAS's ``transport``) with BenchMARL's task settings (4 agents push one 0.15 x
+0.15 package of mass 50, 100-step episodes), continuous actions (a Gaussian head),
+a centralized critic.
+
+Success (every package on the goal: VMAS's done) is the progress column.  Measured over independent seeds in
+``benchmarks/results/learning_transport.json`` (docs/vmas.md).
+"""
+
+DESCRIPTION = "Transport-v0 (VMAS transport, BenchMARL's task settings): push the package onto the goal"
+
+PRESET = {
+    "scenario": "Transport-v0",
+    "env_kwargs": {"n_agents": 4, "n_packages": 1, "package_width": 0.15, "package_length": 0.15, "package_mass": 50,
+                   "max_steps": 100},
+    "num_envs": 256,
+    "rollout_length": 100,
+    "total_env_steps": 3_000_000,
+    "epochs": 5,
+    "num_minibatches": 4,
+    "lr": 1e-3,
+    "critic_lr": 1e-3,
+    "anneal_lr": True,
+    "gamma": 0.99,
+    "entropy_coef": 0.0,
+    "eval_episodes": 200,
+}
