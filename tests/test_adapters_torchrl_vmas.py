@@ -36,7 +36,9 @@ ACTIONS = {"continuous": (True, True), "categorical": (False, True), "onehot": (
 #: scenario kwargs besides the defaults, per VMAS name (others: the defaults only)
 KWARGS = {"navigation": [dict(n_agents=3, observe_all_goals=True, shared_rew=False, n_lidar_rays=8)],
           "give_way": [dict(dt_delay=2, observe_rel_pos=True, box_agents=True, energy_rew_coeff=0.2)],
-          "passage": [dict(n_passages=3)]}
+          "passage": [dict(n_passages=3)],
+          "sampling": [dict(n_agents=2, shared_rew=False, xdim=0.5, grid_spacing=0.1, cov=[0.1, 0.05, 0.2],
+                            norm=False)]}
 CASES = [(i, a, kw) for i in VMAS_IDS for a in ACTIONS
          for kw in [{}] + KWARGS.get(registry.scenario_class(i).vmas_scenario, [])]
 CASE_IDS = [f"{i}-{a}-{'default' if not kw else 'kwargs'}" for i, a, kw in CASES]
@@ -88,6 +90,8 @@ def vmas_extra_state(ours):
                 value = torch.stack([agent_value(vm, a, k) for a in vm.world.agents], dim=1)
             elif hasattr(vm.scenario, k):
                 value = getattr(vm.scenario, k)
+                if isinstance(value, list):  # one tensor per item (sampling's locs): stacked along dim 1
+                    value = torch.stack(value, dim=1)
             else:
                 raise AssertionError(f"state field {k!r} of {type(ours).__name__}: neither VMAS's agents nor its "
                                      "scenario object have an attribute of that name; give the field VMAS's name")
