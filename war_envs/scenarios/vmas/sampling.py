@@ -299,29 +299,55 @@ class Sampling(VmasBase):
     # ------------------------------------------------------------------ picture
     def render_frame(self, world: int = 0, *, width: int = 700, height: int = 700,
                      original_cam_range: float | None = None) -> np.ndarray:
-        """The bodies and lidars (``VmasBase.render_frame``) over the field: the normalized
-        density in shades of orange, sampled cells in grey."""
-        img = super().render_frame(world, width=width, height=height)
+        """An RGB ``[H, W, 3]`` uint8 picture of one world, a fixed view of the field: the
+        density in six bands of orange, sampled cells in grey, the bounds, the agents and their
+        lidar rays (``war_envs.scenarios.vmas.render``'s drawing)."""
+        from war_envs.scenarios.vmas import render as RD
+
+        self._check_open()
+        world = v.check_int("world", world, minimum=0)
+        if world >= self.num_envs:
+            raise ValueError(f"world: expected 0..{self.num_envs - 1}, got {world}")
         state = self.get_state()
+        pos = state["pos"][world].double().numpy()
         locs = state["locs"][world].double().numpy()
         sampled = state["sampled"][world].numpy()
-        lay = self.layout
-        span = max(1.0, float(np.abs(self.pos.numpy()[world]).max()) + 0.3, lay.x_semidim * 1.1,
-                   lay.y_semidim * 1.1)
-        scale = min(width, height) / (2 * span)
+        scale = min(width, height) / (2 * 1.1 * max(self.xdim, self.ydim))
         ys, xs = np.mgrid[0:height, 0:width]
-        px = (xs + 0.5 - width / 2) / scale
-        py = (height / 2 - ys - 0.5) / scale
-        field = np.zeros_like(px)
+        fx = (xs + 0.5 - width / 2) / scale
+        fy = (height / 2 - ys - 0.5) / scale
+        field = np.zeros_like(fx)
         for (cx, cy), c in zip(locs, self.covs):
-            field += np.exp(-((px - cx) ** 2 + (py - cy) ** 2) / (2 * c)) / (2 * math.pi * c)
-        field /= max(field.max(), 1e-12)
-        inside = (np.abs(px) <= self.xdim) & (np.abs(py) <= self.ydim)
-        ix = np.clip(((px / self.grid_spacing) + self.n_x_cells / 2).astype(int), 0, self.n_x_cells - 1)
-        iy = np.clip(((py / self.grid_spacing) + self.n_y_cells / 2).astype(int), 0, self.n_y_cells - 1)
-        taken = inside & sampled[ix, iy]
-        white = (img == 255).all(-1) & inside
+            field += np.exp(-((fx - cx) ** 2 + (fy - cy) ** 2) / (2 * c)) / (2 * math.pi * c)
+        field = np.floor(field / max(field.max(), 1e-12) * 5.999) / 5  # six flat bands (small pictures)
+        img = np.empty((height, width, 3), dtype=np.uint8)
+        img[...] = RD.BACKGROUND
+        inside = (np.abs(fx) <= self.xdim) & (np.abs(fy) <= self.ydim)
+        ix = np.clip((fx / self.grid_spacing + self.n_x_cells / 2).astype(int), 0, self.n_x_cells - 1)
+        iy = np.clip((fy / self.grid_spacing + self.n_y_cells / 2).astype(int), 0, self.n_y_cells - 1)
         shade = np.stack([np.full_like(field, 255.0), 255 - 120 * field, 255 - 230 * field], -1)
-        shade[taken] = (170, 170, 170)
-        img[white] = shade[white].astype(np.uint8)
+        shade[inside & sampled[ix, iy]] = (170, 170, 170)
+        img[inside] = shade[inside].astype(np.uint8)
+
+        def px(p):
+            p = np.asarray(p, dtype=np.float64)
+            return np.array([width / 2 + p[0] * scale, height / 2 - p[1] * scale])
+
+        corners = [px(c) for c in ((-self.xdim, -self.ydim), (self.xdim, -self.ydim), (self.xdim, self.ydim),
+                                   (-self.xdim, self.ydim))]
+        for k in range(4):
+            RD._segment(img, corners[k], corners[(k + 1) % 4], 2, RD.OUTLINE)
+        readings = self.lidar_readings(world) if self.layout.lidars else []
+        for lid, dists in zip(self.layout.lidars, readings):
+            owner = self.body_index(lid.agent)
+            origin, rot = pos[owner], float(state["rot"][world, owner])
+            for angle, d in zip(lid.angles().astype(np.float64) + rot, dists):
+                end = origin + d * np.array([math.cos(angle), math.sin(angle)])
+                RD._segment(img, px(origin), px(end), 1, RD.RAY)
+        color = (np.asarray(COLORS["blue"]) * 255).astype(np.uint8)
+        for b, body in enumerate(self.layout.bodies):
+            cx, cy = px(pos[b])
+            r = max(body.radius * scale, 1.5)
+            RD._disc(img, cx, cy, r + 1.5, RD.OUTLINE)
+            RD._disc(img, cx, cy, r, color)
         return img
