@@ -69,7 +69,9 @@ def reset_world(w: Any, e: int):
     then y), the grid unsampled, ``max_pdf`` the field's largest value over VMAS's grid points
     (``arange(-xdim, xdim, grid_spacing)`` in both axes, clamped into the bounds), then every
     agent ~ U[-xdim, xdim] x U[-ydim, ydim] (0 with ``spawn_same_pos``), clamped into the world's
-    bounds (VMAS's ``sample`` clamps the position it is given in place), and its first sample."""
+    bounds (VMAS's ``sample`` clamps the position it is given in place).  (VMAS also works out
+    each agent's sample there, which only its ``info()`` right after a reset shows; the info
+    here keeps the last step's, as every scenario's.)"""
     rng = W.episode_stream(w, e)
     L = w.n_landmarks
     for g in range(w.locs.shape[1]):
@@ -91,9 +93,6 @@ def reset_world(w: Any, e: int):
         y = wp.clamp(y, -w.y_semidim, w.y_semidim)
         w.pos[e, L + i, 0] = x
         w.pos[e, L + i, 1] = y
-        value, ix, iy = sample_at(w, e, x, y, w.norm)
-        w.agent_sample[e, i] = value
-    w.coverage[e] = type(w.dt)(0.0)
 
 
 @wp.func
@@ -195,8 +194,10 @@ class Sampling(VmasBase):
     **Where this differs from VMAS.**  Without ``collisions`` VMAS's observation fails (it reads
     a lidar the agents do not have); here the observation leaves the lidar out
     (``[pos, vel, 8 cells]``).  VMAS's ``reset_at(i)`` recomputes every world's
-    ``agent_sample`` (other worlds' agents then read 0, their cells being sampled); here a reset
-    touches its own world only.  A position that would index outside VMAS's grid (only with an
+    ``agent_sample`` (other worlds' agents then read 0, their cells being sampled) and its
+    ``info()`` right after a reset shows the start cells' samples; here a reset touches its own
+    world only and, as in every scenario, leaves the info of the last step (a SAME_STEP autoreset
+    reports the finished step's).  A position that would index outside VMAS's grid (only with an
     ``agent_radius`` below float32 rounding of the bounds) takes the edge cell.
 
     **Version history**
