@@ -40,7 +40,9 @@ KWARGS = {"navigation": [dict(n_agents=3, observe_all_goals=True, shared_rew=Fal
           "wheel": [dict(n_agents=3, line_length=1.5, desired_velocity=0.2)],
           "dispersion": [dict(n_agents=3, n_food=5, share_reward=True, penalise_by_time=True)],
           "balance": [dict(n_agents=4, package_mass=2, random_package_pos_on_line=False)],
-          "transport": [dict(n_agents=3, n_packages=2, package_length=0.2, package_mass=10)]}
+          "transport": [dict(n_agents=3, n_packages=2, package_length=0.2, package_mass=10)],
+          "sampling": [dict(n_agents=2, shared_rew=False, xdim=0.5, grid_spacing=0.1, cov=[0.1, 0.05, 0.2],
+                            norm=False)]}
 CASES = [(i, a, kw) for i in VMAS_IDS for a in ACTIONS
          for kw in [{}] + KWARGS.get(registry.scenario_class(i).vmas_scenario, [])]
 CASE_IDS = [f"{i}-{a}-{'default' if not kw else 'kwargs'}" for i, a, kw in CASES]
@@ -92,6 +94,8 @@ def vmas_extra_state(ours):
                 value = torch.stack([agent_value(vm, a, k) for a in vm.world.agents], dim=1)
             elif hasattr(vm.scenario, k):
                 value = getattr(vm.scenario, k)
+                if isinstance(value, list):  # one tensor per item (sampling's locs): stacked along dim 1
+                    value = torch.stack(value, dim=1)
             elif vm.world.landmarks and all(hasattr(lm, k) for lm in vm.world.landmarks):
                 value = torch.stack([getattr(lm, k) for lm in vm.world.landmarks], dim=1)  # dispersion's eaten
             elif getattr(vm.scenario, "packages", None) and all(hasattr(p, k) for p in vm.scenario.packages):
@@ -293,9 +297,9 @@ def test_vmas_env_constructor_arguments():
     assert env.n_agents == 3 and env.full_observation_spec["agents", "observation"].shape == (2, 3, 10)
     assert env.batched.max_steps is None and env.scenario_name == "Navigation-v0"
     env.close()
-    with pytest.raises(ValueError, match=r"scenario: VMAS's 'balance' has no war-envs port.*supported: "
+    with pytest.raises(ValueError, match=r"scenario: VMAS's 'football' has no war-envs port.*supported: "
                                          r"\[.*'navigation'"):
-        VmasEnv("balance", num_envs=2)
+        VmasEnv("football", num_envs=2)
     with pytest.raises(ValueError, match=r"scenario: unknown VMAS scenario 'navigaton'.*did you mean.*navigation"):
         VmasEnv("navigaton", num_envs=2)
     with pytest.raises(TypeError, match="scenario: expected a VMAS scenario name"):

@@ -36,6 +36,7 @@ _SCENARIOS: dict[str, str] = {
     "Dispersion-v0": "war_envs.scenarios.vmas.dispersion:Dispersion",
     "Balance-v0": "war_envs.scenarios.vmas.balance:Balance",
     "Transport-v0": "war_envs.scenarios.vmas.transport:Transport",
+    "Sampling-v0": "war_envs.scenarios.vmas.sampling:Sampling",
 }
 
 #: single-agent scenarios (one group of one agent): Gymnasium's front ends give them Gymnasium's

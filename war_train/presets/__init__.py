@@ -25,14 +25,14 @@ __all__ = ["PRESETS", "DEFAULT_PRESETS", "DECLARED_WAR_COSTS", "preset_names", "
 PRESETS = {name: name for name in ("onpolicy", "spread", "spread_onpolicy_starts", "spread_continuous",
                                     "predator_prey", "tag", "tag_warpdrive", "speaker_listener", "reference",
                                     "relay", "smoke", "smax", "smax_2s3z", "smax_5m_vs_6m", "tag_gridworld",
-                                    "cartpole", "pendulum", "navigation", "balance", "transport", "wheel")}
+                                    "cartpole", "pendulum", "navigation", "balance", "transport", "wheel", "sampling")}
 #: scenario id -> default preset
 DEFAULT_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey", "Tag-v0": "tag",
                     "SpeakerListener-v0": "speaker_listener", "Reference-v0": "reference",
                     "Relay-v0": "relay", "SMAX-v0": "smax", "TagGridWorld-v0": "tag_gridworld",
                     "CartPole-v1": "cartpole", "Pendulum-v1": "pendulum",
                     "Navigation-v0": "navigation", "Balance-v0": "balance",
-                    "Transport-v0": "transport", "Wheel-v0": "wheel"}
+                    "Transport-v0": "transport", "Wheel-v0": "wheel", "Sampling-v0": "sampling"}
 #: scenario id -> the declared WAR costs it gets when ``WarConfig.costs`` is empty (others: measured)
 DECLARED_WAR_COSTS = {"Command-v0": ARTICLE_COSTS}
 

@@ -372,6 +372,19 @@ def write_lidar(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, w: An
     return o + n
 
 
+@wp.func(inline=True)
+def write_lidar_distances(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, w: Any, l: int):
+    """The readings themselves (VMAS's ``Lidar.measure()``: the distance along every ray of lidar
+    l, ``max_range`` where nothing is hit) into agent i's row from offset o (the sampling
+    observation), kept in ``w.lidar_last`` as ``write_lidar`` does; returns the next offset."""
+    start = w.lidar_start[l]
+    n = w.lidar_rays[l]
+    write_lidar(out, e, i, o, w, l)
+    for r in range(n):
+        out[e, i, o + r] = wp.float32(w.lidar_last[e, start + r])
+    return o + n
+
+
 @wp.func
 def write_vec(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, v: Any):
     """A 2-vector into agent i's row at offset o; returns o + 2."""
