@@ -611,6 +611,14 @@ def benchmarl_dropin(report: dict) -> str:
     if "relative_difference" in summary:
         verdict = (f"The means differ by {pct(summary['relative_difference'])} "
                    f"({'within' if summary['within_10_percent'] else '**not within**'} issue #25's 10 %). ")
+    late = []
+    if all(e in summary for e in envs):   # less noisy views of the end of training, from the curves
+        def late_mean(e, f):
+            return statistics.mean(f(r) for r in runs if r["env"] == e)
+        for what, f in (("the last three evaluations", lambda r: statistics.mean(p["return"] for p in r["eval_curve"][-3:])),
+                        ("the last five training batches (sampled actions)", lambda r: statistics.mean(r["train_curve"][-5:]))):
+            a, b = late_mean("vmas", f), late_mean("war", f)
+            late.append(f"{what}: VMAS {num(a, 3)}, war-envs {num(b, 3)} ({pct(abs(a - b) / max(abs(a), abs(b)))})")
     versions = report["versions"]
     return text + (
         f"\n\n`{report['return_key']}` (each evaluation episode's reward averaged over the agents, summed over the "
@@ -619,6 +627,7 @@ def benchmarl_dropin(report: dict) -> str:
         f"iteration from {cfg['on_policy_n_envs_per_worker']} worlds, {cfg['on_policy_n_minibatch_iters']} passes of "
         f"minibatches of {cfg['on_policy_minibatch_size']}, lr {cfg['lr']:g}, everything else BenchMARL's yaml "
         f"defaults, one torch thread. " + verdict
+        + (f"Means over the seeds of {'; of '.join(late)}. " if late else "")
         + f"BenchMARL {versions.get('benchmarl')}, torchrl {versions.get('torchrl')}, VMAS {versions.get('vmas')}. "
         f"`{report['command']}`, {report['date'][:10]}.")
 
