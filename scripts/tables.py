@@ -581,6 +581,57 @@ def time_to_target(records: list[dict]) -> str:
                   "return (last 200 episodes)", "env steps/s"], ["l", "l", "r", "r", "r", "r", "r"], rows)
 
 
+def benchmarl_dropin(report: dict) -> str:
+    """``benchmarks/benchmarl_dropin.py``: BenchMARL's MAPPO on VMAS's navigation and on ours, same
+    config, frames and seeds: each seed's final evaluation return, the means over the seeds, their
+    relative difference against issue #25's 10 %, then the protocol, versions, command and date."""
+    runs, summary = report["runs"], report["summary"]
+    by = {(r["env"], r["seed"]): r for r in runs}
+    envs = ("vmas", "war")
+
+    def cell(env, seed, key="final_eval_return"):
+        r = by.get((env, seed))
+        return num(r[key], 3) if r else "–"
+
+    rows = []
+    for seed in report["seeds"]:
+        rows.append([str(seed), *(num(by[(e, seed)]["train_curve"][0], 3) if (e, seed) in by else "–" for e in envs),
+                     *(cell(e, seed) for e in envs),
+                     " / ".join(wall(by[(e, seed)]["wall_s"]) if (e, seed) in by else "–" for e in envs)])
+    if all(e in summary for e in envs):
+        rows.append(["**mean**", *(num(statistics.mean(r["train_curve"][0] for r in runs if r["env"] == e), 3)
+                                   for e in envs),
+                     *(f"**{num(summary[e]['mean_final_eval_return'], 3)}** ± {summary[e]['std_final_eval_return']:.3f}"
+                       for e in envs),
+                     " / ".join(wall(summary[e]["mean_wall_s"]) for e in envs)])
+    text = table(["seed", "VMAS: initial policy", "war-envs: initial policy", "VMAS: final eval", "war-envs: final eval",
+                  "wall-clock VMAS / war-envs"], ["l", "r", "r", "r", "r", "r"], rows)
+    cfg = runs[0]["config"]
+    verdict = ""
+    if "relative_difference" in summary:
+        verdict = (f"The means differ by {pct(summary['relative_difference'])} "
+                   f"({'within' if summary['within_10_percent'] else '**not within**'} issue #25's 10 %). ")
+    late = []
+    if all(e in summary for e in envs):   # less noisy views of the end of training, from the curves
+        def late_mean(e, f):
+            return statistics.mean(f(r) for r in runs if r["env"] == e)
+        for what, f in (("the last three evaluations", lambda r: statistics.mean(p["return"] for p in r["eval_curve"][-3:])),
+                        ("the last five training batches (sampled actions)", lambda r: statistics.mean(r["train_curve"][-5:]))):
+            a, b = late_mean("vmas", f), late_mean("war", f)
+            late.append(f"{what}: VMAS {num(a, 3)}, war-envs {num(b, 3)} ({pct(abs(a - b) / max(abs(a), abs(b)))})")
+    versions = report["versions"]
+    return text + (
+        f"\n\n`{report['return_key']}` (each evaluation episode's reward averaged over the agents, summed over the "
+        f"episode; the mean of {cfg['evaluation_episodes']} deterministic episodes) after the last iteration; the "
+        f"initial policy's is `{report['train_curve_key']}` of the first batch (sampled actions); {grouped(cfg['max_n_frames'])} frames, {cfg['on_policy_collected_frames_per_batch']} per "
+        f"iteration from {cfg['on_policy_n_envs_per_worker']} worlds, {cfg['on_policy_n_minibatch_iters']} passes of "
+        f"minibatches of {cfg['on_policy_minibatch_size']}, lr {cfg['lr']:g}, everything else BenchMARL's yaml "
+        f"defaults, one torch thread. " + verdict
+        + (f"Means over the seeds of {'; of '.join(late)}. " if late else "")
+        + f"BenchMARL {versions.get('benchmarl')}, torchrl {versions.get('torchrl')}, VMAS {versions.get('vmas')}. "
+        f"`{report['command']}`, {report['date'][:10]}.")
+
+
 RENDERERS = {
     "time-to-target": time_to_target,
     "classic-throughput": classic_throughput,
@@ -609,6 +660,7 @@ RENDERERS = {
     "tag-baselines": tag_baselines,
     "learning-tag-gridworld": learning_tag_gridworld,
     "war-straggler": war_straggler,
+    "benchmarl-dropin": benchmarl_dropin,
 }
 
 

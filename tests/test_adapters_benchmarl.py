@@ -170,3 +170,36 @@ def test_benchmarl_vmas_navigation_task_runs_on_war_envs(tmp_path):
     assert exp.n_iters_performed == 1 and exp.total_frames == 400
     assert any(not torch.equal(b, a) for b, a in zip(before, after))
     assert all(torch.isfinite(a).all() for a in after) and torch.isfinite(torch.as_tensor(exp.mean_return))
+
+
+def test_benchmarl_dropin_benchmark_runs(tmp_path):
+    """``benchmarks/benchmarl_dropin.py`` (issue #25's drop-in proof) at a toy budget: one MAPPO
+    iteration on VMAS's navigation and on ours, the results file with each run's evaluation
+    return under BenchMARL's key and the comparison of the means."""
+    pytest.importorskip("vmas")
+    import importlib.util as iu
+    import json
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "benchmarl_dropin.py"
+    spec = iu.spec_from_file_location("benchmarl_dropin", path)
+    mod = iu.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = tmp_path / "dropin.json"
+    threads = torch.get_num_threads()
+    try:
+        assert mod.main(["--seeds", "0", "--frames", "400", "--frames-per-batch", "400", "--n-envs", "4",
+                         "--eval-every", "1", "--eval-episodes", "2", "--minibatch-iters", "1",
+                         "--json", str(out)]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    report = json.loads(out.read_text())
+    assert report["return_key"] == "eval/reward/episode_reward_mean" and report["seeds"] == [0]
+    runs = {r["env"]: r for r in report["runs"]}
+    assert runs["vmas"]["env_class"] == "torchrl.envs.libs.vmas.VmasEnv"
+    assert runs["war"]["env_class"] == "war_train.adapters.torchrl.VmasEnv"
+    for r in runs.values():
+        assert r["frames"] == 400 and r["iterations"] == 1 and len(r["eval_curve"]) == 1
+        assert r["final_eval_return"] == r["eval_curve"][-1]["return"] and len(r["train_curve"]) == 1
+    assert runs["vmas"]["config"] == runs["war"]["config"]
+    assert 0 <= report["summary"]["relative_difference"] and "within_10_percent" in report["summary"]
+    assert "machine" in report and report["versions"]["benchmarl"] != "?"
