@@ -32,6 +32,8 @@ _SCENARIOS: dict[str, str] = {
     "TagGridWorld-v0": "war_envs.scenarios.tag_gridworld.tag_gridworld:TagGridWorld",
     "GiveWay-v0": "war_envs.scenarios.vmas.give_way:GiveWay",
     "Passage-v0": "war_envs.scenarios.vmas.passage:Passage",
+    "Flocking-v0": "war_envs.scenarios.vmas.flocking:Flocking",
+    "Discovery-v0": "war_envs.scenarios.vmas.discovery:Discovery",
 }
 
 #: single-agent scenarios (one group of one agent): Gymnasium's front ends give them Gymnasium's
