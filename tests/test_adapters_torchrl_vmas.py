@@ -36,7 +36,10 @@ ACTIONS = {"continuous": (True, True), "categorical": (False, True), "onehot": (
 #: scenario kwargs besides the defaults, per VMAS name (others: the defaults only)
 KWARGS = {"navigation": [dict(n_agents=3, observe_all_goals=True, shared_rew=False, n_lidar_rays=8)],
           "give_way": [dict(dt_delay=2, observe_rel_pos=True, box_agents=True, energy_rew_coeff=0.2)],
-          "passage": [dict(n_passages=3)]}
+          "passage": [dict(n_passages=3)],
+          "flocking": [dict(n_agents=3, n_obstacles=2, n_lidar_rays=8, collision_reward=-0.5)],
+          "discovery": [dict(use_agent_lidar=True, shared_reward=True, n_targets=4, agent_collision_penalty=-0.5,
+                             time_penalty=-0.01)]}
 CASES = [(i, a, kw) for i in VMAS_IDS for a in ACTIONS
          for kw in [{}] + KWARGS.get(registry.scenario_class(i).vmas_scenario, [])]
 CASE_IDS = [f"{i}-{a}-{'default' if not kw else 'kwargs'}" for i, a, kw in CASES]
@@ -84,8 +87,8 @@ def vmas_extra_state(ours):
     def extra(vm):
         out = {}
         for k in keys:
-            if all(has(a, k) for a in vm.world.agents):
-                value = torch.stack([agent_value(vm, a, k) for a in vm.world.agents], dim=1)
+            if all(has(a, k) for a in vm.agents):  # the policy agents (flocking's target is scripted)
+                value = torch.stack([agent_value(vm, a, k) for a in vm.agents], dim=1)
             elif hasattr(vm.scenario, k):
                 value = getattr(vm.scenario, k)
             else:

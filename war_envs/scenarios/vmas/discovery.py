@@ -37,7 +37,7 @@ def reset_world(w: Any, e: int):
     W.clear_placed(w, e)
     L = w.n_landmarks
     for k in range(L):
-        w.all_time_covered[e, k] = False
+        w.all_time_covered_targets[e, k] = False
     for b in range(w.pos.shape[1]):
         rng = W.place_randomly(w, e, rng, b, w.min_dist, -w.x_semidim, w.x_semidim, -w.y_semidim, w.y_semidim)
 
@@ -67,7 +67,7 @@ def move_covered_targets(w: Any, e: int):
         hi = type(w.dt)(-10.0) * w.x_semidim
         for k in range(L):
             if w.covered[e, k] != 0:
-                w.all_time_covered[e, k] = True
+                w.all_time_covered_targets[e, k] = True
                 x = W.uniform(wp.randf(rng), lo, hi)
                 y = W.uniform(wp.randf(rng), lo, hi)
                 W.set_position(w, e, k, wp.vector(x, y))
@@ -94,7 +94,8 @@ def reward_world(w: Any, e: int):
         if count >= w.agents_per_target:
             w.covered[e, k] = 1
             n_covered = n_covered + 1
-    w.targets_covered[e] = n_covered
+    for i in range(n):
+        w.targets_covered[e, i] = n_covered
     shared = zero
     for i in range(n):
         count = int(0)
@@ -120,7 +121,7 @@ def reward_world(w: Any, e: int):
     move_covered_targets(w, e)
     done = bool(True)
     for k in range(L):
-        if not w.all_time_covered[e, k]:
+        if not w.all_time_covered_targets[e, k]:
             done = False
     return done
 
@@ -139,7 +140,7 @@ def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
 
 
 def _targets_covered(info: dict) -> torch.Tensor:
-    return info["targets_covered"]
+    return info["targets_covered"][:, 0]
 
 
 class Discovery(VmasBase):
@@ -173,8 +174,8 @@ class Discovery(VmasBase):
     (without ``targets_respawn``: they go out of play, far outside the arena).
     **Termination**: without ``targets_respawn``, every target covered once (VMAS's ``done``);
     truncation at ``max_steps``.  **Info** (VMAS's): ``covering_reward`` and ``collision_rew``
-    per agent, ``targets_covered`` per world (the targets covered this step); the episode metric
-    ``targets_covered`` is its sum over the episode.
+    per agent, and ``targets_covered`` (the targets covered this step, the same for every agent,
+    as VMAS's); the episode metric ``targets_covered`` is its sum over the episode.
 
     **Where this differs from VMAS.**  The respawn and out-of-play positions are drawn from
     the world's own stream of the step (VMAS: torch's global generator; same law, other
@@ -190,7 +191,7 @@ class Discovery(VmasBase):
 
     env_id = "Discovery-v0"
     vmas_scenario = "discovery"
-    per_agent_metrics = ("covering_reward", "collision_rew")
+    per_agent_metrics = ("covering_reward", "collision_rew", "targets_covered")
     episode_metrics = (
         EpisodeMetric("targets_covered", "the number of target coverings (targets covered each step, summed over "
                       "the episode)", _targets_covered, "sum"),
@@ -259,9 +260,9 @@ class Discovery(VmasBase):
             "covering_rew_coeff": param(float(self.covering_rew_coeff)),
             "time_penalty": param(self.time_penalty),
             "min_collision_distance": param(MIN_COLLISION_DISTANCE),
-            "all_time_covered": state("bool", m),
+            "all_time_covered_targets": state("bool", m),
             "covered": scratch("int", m),
             "agent_covering": scratch("float", n),
             "covering_reward": info("float", n), "collision_rew": info("float", n),
-            "targets_covered": info("int"),
+            "targets_covered": info("int", n),
         }
