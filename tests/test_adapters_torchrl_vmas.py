@@ -42,7 +42,10 @@ KWARGS = {"navigation": [dict(n_agents=3, observe_all_goals=True, shared_rew=Fal
           "balance": [dict(n_agents=4, package_mass=2, random_package_pos_on_line=False)],
           "transport": [dict(n_agents=3, n_packages=2, package_length=0.2, package_mass=10)],
           "sampling": [dict(n_agents=2, shared_rew=False, xdim=0.5, grid_spacing=0.1, cov=[0.1, 0.05, 0.2],
-                            norm=False)]}
+                            norm=False)],
+          "flocking": [dict(n_agents=3, n_obstacles=2, n_lidar_rays=8, collision_reward=-0.5)],
+          "discovery": [dict(use_agent_lidar=True, shared_reward=True, n_targets=4, agent_collision_penalty=-0.5,
+                             time_penalty=-0.01)]}
 CASES = [(i, a, kw) for i in VMAS_IDS for a in ACTIONS
          for kw in [{}] + KWARGS.get(registry.scenario_class(i).vmas_scenario, [])]
 CASE_IDS = [f"{i}-{a}-{'default' if not kw else 'kwargs'}" for i, a, kw in CASES]
@@ -90,8 +93,8 @@ def vmas_extra_state(ours):
     def extra(vm):
         out = {}
         for k in keys:
-            if all(has(a, k) for a in vm.world.agents):
-                value = torch.stack([agent_value(vm, a, k) for a in vm.world.agents], dim=1)
+            if all(has(a, k) for a in vm.agents):  # the policy agents (flocking's target is scripted)
+                value = torch.stack([agent_value(vm, a, k) for a in vm.agents], dim=1)
             elif hasattr(vm.scenario, k):
                 value = getattr(vm.scenario, k)
                 if isinstance(value, list):  # one tensor per item (sampling's locs): stacked along dim 1

@@ -37,6 +37,8 @@ _SCENARIOS: dict[str, str] = {
     "Balance-v0": "war_envs.scenarios.vmas.balance:Balance",
     "Transport-v0": "war_envs.scenarios.vmas.transport:Transport",
     "Sampling-v0": "war_envs.scenarios.vmas.sampling:Sampling",
+    "Flocking-v0": "war_envs.scenarios.vmas.flocking:Flocking",
+    "Discovery-v0": "war_envs.scenarios.vmas.discovery:Discovery",
 }
 
 #: single-agent scenarios (one group of one agent): Gymnasium's front ends give them Gymnasium's

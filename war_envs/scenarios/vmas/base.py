@@ -87,16 +87,24 @@ class Body:
     ignores: frozenset[str] = frozenset()
     #: drawn in pictures (VMAS's ``is_rendering``; e.g. passage's removed wall boxes are not)
     visible: bool = True
+    #: a VMAS agent moved by its ``action_script`` (not a policy agent: no action, observation or
+    #: reward; e.g. flocking's target): movable and rotatable by default, its force each step
+    #: the scenario's ``pre_step`` writes into ``w.script_u[e, row]`` (``world.script_row``).
+    #: Not an ``agent`` here: it is listed with the landmarks (``n_landmarks`` counts it), so it
+    #: must come before the policy agents, where VMAS's flocking has its target (first agent)
+    scripted: bool = False
 
     def __post_init__(self) -> None:
         if self.shape not in _SHAPES:
             raise ValueError(f"Body.shape: expected one of {list(_SHAPES)}, got {self.shape!r}")
         if self.length is None:
             self.length = 0.3 if self.shape == "box" else 0.5
+        if self.scripted and self.agent:
+            raise ValueError(f"Body {self.name!r}: a scripted body is not a policy agent (agent=False)")
         if self.movable is None:
-            self.movable = self.agent
+            self.movable = self.agent or self.scripted
         if self.rotatable is None:
-            self.rotatable = self.agent
+            self.rotatable = self.agent or self.scripted
         self.ignores = frozenset(self.ignores)
 
     def circumscribed_radius(self) -> float:
@@ -216,6 +224,20 @@ def check_positive(name: str, value) -> float:
     if not value > 0:
         raise ValueError(f"{name}: expected a float > 0, got {value}")
     return value
+
+
+def check_room(name: str, min_dist: float, n_bodies: int, half_x: float, half_y: float) -> None:
+    """``ValueError`` naming ``name`` when ``n_bodies`` points at least ``min_dist`` apart cannot
+    fit in ``[-half_x, half_x] x [-half_y, half_y]`` (discs of radius ``min_dist / 2`` in the box
+    grown by that radius, at most the densest packing's share of its area), where VMAS's
+    rejection sampling (``find_random_pos_for_entity``) would never end."""
+    if min_dist <= 0 or n_bodies <= 1:
+        return
+    area = (2 * half_x + min_dist) * (2 * half_y + min_dist)
+    most = area * (math.pi / math.sqrt(12)) / (math.pi * (min_dist / 2) ** 2)
+    if n_bodies > most:
+        raise ValueError(f"{name}: {min_dist} leaves no room for {n_bodies} bodies that far apart in "
+                         f"[-{half_x}, {half_x}] x [-{half_y}, {half_y}] (VMAS would never finish spawning)")
 
 
 def _none(value) -> float:
@@ -341,6 +363,9 @@ class VmasBase(BatchedEnv):
         w.u_multiplier = array([np.broadcast_to(np.asarray(b.u_multiplier, dtype=np.float32), (K,))
                                 for b in agents], wp.float32)
         w.max_f = array([_none(b.max_f) for b in agents], F)
+        scripted = [b.name for b in bodies if b.scripted]
+        w.script_row = ints([scripted.index(b.name) if b.scripted else -1 for b in bodies])
+        w.script_u = self._world_array((max(len(scripted), 1), 2), wp.float32)
         w.f_range = array([_none(b.f_range) for b in agents], F)
         agent_names = [b.name for b in agents]
         lidars = lay.lidars

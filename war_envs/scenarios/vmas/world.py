@@ -122,6 +122,10 @@ def shared_fields(F) -> dict:
         "reward": wp.array2d(dtype=F), "terminated": wp.array(dtype=wp.bool),
         "truncated": wp.array(dtype=wp.bool),
         "obs": wp.array3d(dtype=wp.float32), "final_obs": wp.array3d(dtype=wp.float32),
+        # Scripted agents (VMAS's agents with an ``action_script``, e.g. flocking's target): per
+        # body its row of ``script_u`` (-1: not scripted), and ``script_u`` [E, rows, 2] the force
+        # their script set this step (float32, VMAS's action.u; the scenario's ``pre_step``)
+        "script_row": wp.array(dtype=wp.int32), "script_u": wp.array3d(dtype=wp.float32),
     }
 
 
@@ -385,6 +389,31 @@ def write_lidar_distances(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: 
     return o + n
 
 
+@wp.func(inline=True)
+def write_lidar_distances(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, w: Any, l: int):
+    """The readings themselves (VMAS's ``Lidar.measure()``: the distance to the nearest seen body
+    along each ray, ``max_range`` where none) of every ray of lidar l into agent i's row from
+    offset o (the flocking / discovery observation), kept in ``w.lidar_last`` as
+    ``write_lidar`` does; returns the next offset."""
+    owner = body_of(w, w.lidar_agent[l])
+    origin = position(w, e, owner)
+    max_range = w.lidar_range[l]
+    start = w.lidar_start[l]
+    n = w.lidar_rays[l]
+    for r in range(n):
+        w.lidar_last[e, start + r] = max_range
+    for b in range(w.pos.shape[1]):
+        if b != owner and w.lidar_sees[l, b] != 0:
+            if in_lidar_reach(w, e, b, origin, max_range):
+                for r in range(n):
+                    angle = type(w.dt)(w.lidar_angles[start + r]) + w.rot[e, owner]
+                    d = ray_distance(w, e, b, origin, angle, max_range)
+                    w.lidar_last[e, start + r] = G.torch_min(w.lidar_last[e, start + r], d)
+    for r in range(n):
+        out[e, i, o + r] = wp.float32(w.lidar_last[e, start + r])
+    return o + n
+
+
 @wp.func
 def write_vec(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, v: Any):
     """A 2-vector into agent i's row at offset o; returns o + 2."""
@@ -592,6 +621,9 @@ def substep(w: Any, e: int, s: int):
                               wp.clamp(f[1], -w.f_range[i], w.f_range[i]))
             fx = fx + f[0]
             fy = fy + f[1]
+        if w.script_row[b] >= 0 and w.movable[b] != 0:  # a scripted agent's force (no max_f/f_range)
+            fx = fx + type(zero)(w.script_u[e, w.script_row[b], 0])
+            fy = fy + type(zero)(w.script_u[e, w.script_row[b], 1])
         tq = zero
         if w.lin_friction[b] >= zero:
             vx = w.vel[e, b, 0]
