@@ -2,8 +2,10 @@
 0.15 package of mass 50, 100-step episodes), continuous actions (a Gaussian head),
 a centralized critic.
 
-Success (every package on the goal: VMAS's done) is the progress column.  Measured over independent seeds in
-``benchmarks/results/learning_transport.json`` (docs/vmas.md).
+Success (every package on the goal: VMAS's done) is the progress column.  Not there yet: seed 1
+(``benchmarks/learning.py --preset transport --seeds 1``, 2026-12-03) ends at 3 M env steps with a
+greedy success of 0.01 (random policy: 0.0); the 50-mass package needs a longer budget or
+tuning (issue #25).
 """
 
 DESCRIPTION = "Transport-v0 (VMAS transport, BenchMARL's task settings): push the package onto the goal"
