@@ -3,7 +3,7 @@ random package position on the plank, 100-step episodes), continuous actions (a 
 a centralized critic.
 
 Success (the package reaches its goal without the plank or the package touching the floor) is
-the progress column.  Not there yet: seed 1 (``benchmarks/learning.py --preset balance --seeds 1``,
+the progress column.  Not there yet: seed 1 (``benchmarks/results/learning_balance_seed1.json``,
 2026-12-03) ends at 3 M env steps with a greedy return of 63.9 (random policy: -5.6) and never
 drops the package (``fell`` 0.0; random 0.35), but carries it only about a third of the way: success
 0.0 for both.  The return was still rising; a longer budget or tuning is open (issue #25).

@@ -3,7 +3,7 @@
 a centralized critic.
 
 Success (every package on the goal: VMAS's done) is the progress column.  Not there yet: seed 1
-(``benchmarks/learning.py --preset transport --seeds 1``, 2026-12-03) ends at 3 M env steps with a
+(``benchmarks/results/learning_transport_seed1.json``, 2026-12-03) ends at 3 M env steps with a
 greedy success of 0.01 (random policy: 0.0); the 50-mass package needs a longer budget or
 tuning (issue #25).
 """

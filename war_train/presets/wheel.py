@@ -5,7 +5,7 @@ a centralized critic.
 VMAS's wheel has no success flag: the progress column is the episode return (the shared reward
 is minus the gap between the line's angular speed and the desired one); ``ang_vel_error`` is in
 the evaluation too.  Not there yet: seed 1
-(``benchmarks/learning.py --preset wheel --seeds 1``, 2026-12-03) ends at 1.5 M env steps with a
+(``benchmarks/results/learning_wheel_seed1.json``, 2026-12-03) ends at 1.5 M env steps with a
 greedy return of -4.43 (random policy: -4.97; 0 is a line turning at exactly the desired
 speed): the agents barely turn the line; a longer budget or tuning is open (issue #25).
 """
