@@ -10,7 +10,7 @@ Runs in BenchMARL's environment (``bash scripts/benchmarl_check.sh`` builds it):
         --json benchmarks/results/benchmarl_dropin.json
 
 Everything is BenchMARL's yaml defaults (``MappoConfig``, ``MlpConfig``, ``ExperimentConfig``,
-the navigation task's yaml) except the CPU budget (``--frames`` 180 000, 60 worlds per batch of
+the navigation task's yaml) except the CPU budget (``--frames`` 300 000, 60 worlds per batch of
 6000 frames, 10 passes over each batch instead of 45 with lr 3e-4 instead of 5e-5 so that it
 learns in those frames on one core, CPU devices, csv logger into a temporary folder, no
 rendering/checkpoints) and the
@@ -158,14 +158,14 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--envs", default="vmas,war", help="comma-separated subset of vmas,war")
-    p.add_argument("--frames", type=int, default=180_000)
+    p.add_argument("--frames", type=int, default=300_000)
     p.add_argument("--frames-per-batch", type=int, default=6000)
     p.add_argument("--n-envs", type=int, default=60)
     p.add_argument("--lr", type=float, default=3e-4, help="BenchMARL's lr (its yaml's 5e-5 with 0)")
     p.add_argument("--minibatch-iters", type=int, default=10,
                    help="on_policy_n_minibatch_iters (its yaml's 45 with 0)")
     p.add_argument("--eval-every", type=int, default=5, help="evaluate every this many iterations (and at iteration 0)")
-    p.add_argument("--eval-episodes", type=int, default=100)
+    p.add_argument("--eval-episodes", type=int, default=200)
     p.add_argument("--json", default=None, help="results file (rewritten after every run)")
     args = p.parse_args(argv)
     envs = args.envs.split(",")
