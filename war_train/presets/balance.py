@@ -6,7 +6,9 @@ Success (the package reaches its goal without the plank or the package touching 
 the progress column.  Not there yet: seed 1 (``benchmarks/results/learning_balance_seed1.json``,
 2026-12-03) ends at 3 M env steps with a greedy return of 63.9 (random policy: -5.6) and never
 drops the package (``fell`` 0.0; random 0.35), but carries it only about a third of the way: success
-0.0 for both.  The return was still rising; a longer budget or tuning is open (issue #25).
+0.0 for both.  At 10 M env steps (``learning_balance_10M_seed1.json``) the return has plateaued (66.2) with
+success still 0.0: the budget is not the problem; tuning or the reward's shaping scale is open
+(issue #25).
 """
 
 DESCRIPTION = "Balance-v0 (VMAS balance, BenchMARL's task settings): carry the package to its goal"
