@@ -222,3 +222,25 @@ def ks_critical(n: int, m: int, alpha: float = 1e-3) -> float:
     """The two-sample KS critical value at level ``alpha``."""
     c = np.sqrt(-0.5 * np.log(alpha / 2))
     return float(c * np.sqrt((n + m) / (n * m)))
+
+
+def float64_follows_float32(env_id, steps, atol=1e-3, state_keys=("pos",), **kwargs):
+    """A float64 world runs the same episode as the float32 one (4 worlds, seed 2, the same
+    uniform random actions over the action space), to float32 rounding: observations, rewards
+    and the ``state_keys`` of ``get_state()``."""
+    out = {}
+    for precision in ("float32", "float64"):
+        env = war_envs.make(env_id, num_envs=4, precision=precision, max_steps=steps, **kwargs)
+        env.reset(seed=2)
+        spec = env.groups["agents"]
+        low, high = (torch.as_tensor(x) for x in (spec.action_space.low, spec.action_space.high))
+        gen = torch.Generator().manual_seed(0)
+        rews = []
+        for _ in range(steps):
+            u = low + torch.rand(4, len(spec.agents), *spec.action_space.shape, generator=gen) * (high - low)
+            obs, rew, *_ = env.step({"agents": u})
+            rews.append(rew["agents"].double().clone())
+        state = env.get_state()
+        out[precision] = (obs["agents"].double(), torch.stack(rews), *(state[k].double() for k in state_keys))
+    for a, b in zip(out["float32"], out["float64"]):
+        torch.testing.assert_close(a, b, rtol=1e-3, atol=atol)

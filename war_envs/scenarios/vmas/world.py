@@ -352,63 +352,46 @@ def lidar_reading(w: Any, e: int, l: int, r: int):
 
 
 @wp.func(inline=True)
+def measure_lidar(w: Any, e: int, l: int):
+    """Every ray of lidar l in world e into ``w.lidar_last`` (VMAS's ``Lidar.measure()`` /
+    ``_last_measurement``, what the picture draws): the distance to the nearest body it sees
+    along the ray, ``max_range`` where none.  The same readings as ``lidar_reading``, bodies
+    outside the lidar's reach tested once for all rays."""
+    owner = body_of(w, w.lidar_agent[l])
+    origin = position(w, e, owner)
+    max_range = w.lidar_range[l]
+    start = w.lidar_start[l]
+    n = w.lidar_rays[l]
+    for r in range(n):
+        w.lidar_last[e, start + r] = max_range
+    for b in range(w.pos.shape[1]):
+        if b != owner and w.lidar_sees[l, b] != 0:
+            if in_lidar_reach(w, e, b, origin, max_range):
+                for r in range(n):
+                    angle = type(w.dt)(w.lidar_angles[start + r]) + w.rot[e, owner]
+                    d = ray_distance(w, e, b, origin, angle, max_range)
+                    w.lidar_last[e, start + r] = G.torch_min(w.lidar_last[e, start + r], d)
+
+
+@wp.func(inline=True)
 def write_lidar(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, w: Any, l: int):
-    """``max_range - reading`` of every ray of lidar l into agent i's row from offset o (the
-    navigation / flocking / discovery observation), keeping the readings in ``w.lidar_last``
-    (VMAS's ``_last_measurement``: what the picture draws); returns the next offset.  The same
-    readings as ``lidar_reading``, bodies outside the lidar's reach tested once for all rays."""
-    owner = body_of(w, w.lidar_agent[l])
-    origin = position(w, e, owner)
-    max_range = w.lidar_range[l]
+    """``max_range - reading`` of every ray of lidar l (``measure_lidar``) into agent i's row
+    from offset o (the navigation observation); returns the next offset."""
+    measure_lidar(w, e, l)
     start = w.lidar_start[l]
     n = w.lidar_rays[l]
     for r in range(n):
-        w.lidar_last[e, start + r] = max_range
-    for b in range(w.pos.shape[1]):
-        if b != owner and w.lidar_sees[l, b] != 0:
-            if in_lidar_reach(w, e, b, origin, max_range):
-                for r in range(n):
-                    angle = type(w.dt)(w.lidar_angles[start + r]) + w.rot[e, owner]
-                    d = ray_distance(w, e, b, origin, angle, max_range)
-                    w.lidar_last[e, start + r] = G.torch_min(w.lidar_last[e, start + r], d)
-    for r in range(n):
-        out[e, i, o + r] = wp.float32(max_range - w.lidar_last[e, start + r])
+        out[e, i, o + r] = wp.float32(w.lidar_range[l] - w.lidar_last[e, start + r])
     return o + n
 
 
 @wp.func(inline=True)
 def write_lidar_distances(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, w: Any, l: int):
-    """The readings themselves (VMAS's ``Lidar.measure()``: the distance along every ray of lidar
-    l, ``max_range`` where nothing is hit) into agent i's row from offset o (the sampling
-    observation), kept in ``w.lidar_last`` as ``write_lidar`` does; returns the next offset."""
+    """The readings themselves of every ray of lidar l (``measure_lidar``) into agent i's row
+    from offset o (the sampling, flocking and discovery observations); returns the next offset."""
+    measure_lidar(w, e, l)
     start = w.lidar_start[l]
     n = w.lidar_rays[l]
-    write_lidar(out, e, i, o, w, l)
-    for r in range(n):
-        out[e, i, o + r] = wp.float32(w.lidar_last[e, start + r])
-    return o + n
-
-
-@wp.func(inline=True)
-def write_lidar_distances(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, w: Any, l: int):
-    """The readings themselves (VMAS's ``Lidar.measure()``: the distance to the nearest seen body
-    along each ray, ``max_range`` where none) of every ray of lidar l into agent i's row from
-    offset o (the flocking / discovery observation), kept in ``w.lidar_last`` as
-    ``write_lidar`` does; returns the next offset."""
-    owner = body_of(w, w.lidar_agent[l])
-    origin = position(w, e, owner)
-    max_range = w.lidar_range[l]
-    start = w.lidar_start[l]
-    n = w.lidar_rays[l]
-    for r in range(n):
-        w.lidar_last[e, start + r] = max_range
-    for b in range(w.pos.shape[1]):
-        if b != owner and w.lidar_sees[l, b] != 0:
-            if in_lidar_reach(w, e, b, origin, max_range):
-                for r in range(n):
-                    angle = type(w.dt)(w.lidar_angles[start + r]) + w.rot[e, owner]
-                    d = ray_distance(w, e, b, origin, angle, max_range)
-                    w.lidar_last[e, start + r] = G.torch_min(w.lidar_last[e, start + r], d)
     for r in range(n):
         out[e, i, o + r] = wp.float32(w.lidar_last[e, start + r])
     return o + n
