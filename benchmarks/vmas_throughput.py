@@ -298,8 +298,8 @@ def _breakdown_ours(state: dict, steps: int) -> dict:
     if len(env._shards) != 1:
         raise ValueError("--breakdown: expected one shard of worlds (one thread)")
     # VmasBase._launch_step's three launches, one by one
-    launches = {"physics": lambda: env._launch_world(env._physics, None),
-                "reward_done": lambda: env._launch_world(env._reward_done, None),
+    launches = {"physics": lambda: env._launch_chunked(env._physics, None),
+                "reward_done": lambda: env._launch_chunked(env._reward_done, None),
                 "observe": lambda: env._launch_observe(write_final=env._mode_code == W.AUTORESET_SAME_STEP)}
     graphs = {}
     with capture_guard.exclusive():

@@ -13,10 +13,10 @@ DESCRIPTION = "Transport-v0 (VMAS transport, BenchMARL's task settings): push th
 PRESET = {
     "scenario": "Transport-v0",
     "env_kwargs": {"n_agents": 4, "n_packages": 1, "package_width": 0.15, "package_length": 0.15, "package_mass": 50,
-                   "max_steps": 100},
+                   "max_steps": 500},
     "num_envs": 256,
     "rollout_length": 100,
-    "total_env_steps": 3_000_000,
+    "total_env_steps": 10_000_000,
     "epochs": 5,
     "num_minibatches": 4,
     "lr": 1e-3,

@@ -310,7 +310,9 @@ class VmasBase(BatchedEnv):
                 raise ValueError(f"{cls.__name__}._fields[{name!r}]: role must be one of {ROLES} and dtype "
                                  f"'float', 'int' or 'bool', got {f.role!r}, {f.dtype!r}")
         obs_dim = max(s.obs_dim for s in self.groups.values())
-        buffers = [((num_bodies, 2), F)] * 3 + [((num_bodies,), F)] * 3 + [((num_bodies,), wp.int32)]
+        # pos, vel, force; rot_dir; rot, ang_vel, torque; placed
+        buffers = [((num_bodies, 2), F)] * 3 + [((num_bodies, 3), F)] + [((num_bodies,), F)] * 3
+        buffers += [((num_bodies,), wp.int32)]
         buffers += [((num_agents,), wp.int32), ((num_agents, K), wp.float32), ((num_agents, K), wp.float32)]
         buffers += [((num_agents, obs_dim), wp.float32)] * 2
         buffers += [(f.shape, warp_dtype(f.dtype, F)) for f in fields.values() if f.role not in ("param", "const")]
@@ -387,6 +389,8 @@ class VmasBase(BatchedEnv):
         w.ang_vel = self.ang_vel = self._world_array((num_bodies,), F)
         w.force = self._world_array((num_bodies, 2), F)
         w.torque = self._world_array((num_bodies,), F)
+        w.rot_dir = self._world_array((num_bodies, 3), F)
+        w.rot_dir.fill_(float("nan"))  # no direction worked out yet (world.substep)
         w.placed = self._world_array((num_bodies,), wp.int32)
         w.action_discrete = self._world_array((num_agents,), wp.int32)
         w.action_continuous = self._world_array((num_agents, K), wp.float32)
@@ -439,12 +443,18 @@ class VmasBase(BatchedEnv):
             raise ValueError(f"state[{key!r}]: expected finite values")
 
     # ------------------------------------------------------------------ launches
+    def _launch_chunked(self, kernel, worlds: slice | None, *extra) -> None:
+        """Launch one of the world kernels (``world.world_kernels``: ``chunk`` worlds a thread)."""
+        n = self.num_envs if worlds is None else worlds.stop - worlds.start
+        threads, chunk = W.world_chunk(self.device, n)
+        wp.launch(kernel, dim=threads, inputs=[self._struct(worlds), *extra, chunk], device=self.device)
+
     def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
-        self._launch_world(self._observe, worlds, int(write_final))
+        self._launch_chunked(self._observe, worlds, int(write_final))
 
     def _launch_step(self, worlds: slice | None = None) -> None:
-        self._launch_world(self._physics, worlds)
-        self._launch_world(self._reward_done, worlds)
+        self._launch_chunked(self._physics, worlds)
+        self._launch_chunked(self._reward_done, worlds)
         self._launch_observe(write_final=self._mode_code == W.AUTORESET_SAME_STEP, worlds=worlds)
 
     # ------------------------------------------------------------------ names

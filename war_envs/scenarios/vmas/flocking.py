@@ -87,10 +87,10 @@ def reward_world(w: Any, e: int):
         w.agent_collision_rew[e, i] = zero
     if w.collision_reward != zero:
         for i in range(n):
-            if W.get_distance(w, e, T, L + i) <= w.min_collision_distance:
+            if W.distance_at_most(w, e, T, L + i, w.min_collision_distance):
                 w.agent_collision_rew[e, i] = w.agent_collision_rew[e, i] + w.collision_reward
             for j in range(i + 1, n):
-                if W.get_distance(w, e, L + i, L + j) <= w.min_collision_distance:
+                if W.distance_at_most(w, e, L + i, L + j, w.min_collision_distance):
                     w.agent_collision_rew[e, i] = w.agent_collision_rew[e, i] + w.collision_reward
                     w.agent_collision_rew[e, j] = w.agent_collision_rew[e, j] + w.collision_reward
     for i in range(n):

@@ -265,13 +265,22 @@ def clamp_with_norm(v: Any, max_norm: Any):
 
 
 @wp.func
+def cos_sin(rot: Any):
+    """``(cos rot, sin rot)``, without the library calls at ``rot = ±0`` (axis-aligned lines and
+    boxes), where they are exactly ``(1, ±0)``."""
+    if rot == type(rot)(0.0):
+        return wp.vector(type(rot)(1.0), rot)
+    return wp.vector(wp.cos(rot), wp.sin(rot))
+
+
+@wp.func
 def closest_point_line(line_pos: Any, line_rot: Any, line_length: Any, point: Any,
                        limit_to_line_length: bool):
     """physics._get_closest_point_line: the point of the line through line_pos at angle line_rot
     closest to point; limited to the segment of length line_length when limit_to_line_length
     (else the infinite line).  ``line_pos - sign(d) * min(|d|, length / 2) * dir`` with
     ``d = (line_pos - point) . dir`` and torch's sign (0 at d = 0)."""
-    rv = type(line_pos)(wp.cos(line_rot), wp.sin(line_rot))
+    rv = cos_sin(line_rot)
     return closest_point_line_dir(line_pos, rv, line_length, point, limit_to_line_length)
 
 
@@ -290,11 +299,21 @@ def closest_point_line_dir(line_pos: Any, rv: Any, line_length: Any, point: Any,
 
 
 @wp.func
+def line_extrema_dir(line_pos: Any, rv: Any, line_length: Any):
+    """``line_extrema`` given the line's direction ``rv = (cos rot, sin rot)``."""
+    half = line_length / type(line_length)(2.0)
+    x = half * rv[0]
+    y = half * rv[1]
+    return type(line_pos)(line_pos[0] + x, line_pos[1] + y), type(line_pos)(line_pos[0] - x, line_pos[1] - y)
+
+
+@wp.func
 def line_extrema(line_pos: Any, line_rot: Any, line_length: Any):
     """physics._get_line_extrema: the ends (pos + xy, pos - xy), xy = (length / 2) * (cos, sin)."""
     half = line_length / type(line_length)(2.0)
-    x = half * wp.cos(line_rot)
-    y = half * wp.sin(line_rot)
+    rv = cos_sin(line_rot)
+    x = half * rv[0]
+    y = half * rv[1]
     return type(line_pos)(line_pos[0] + x, line_pos[1] + y), type(line_pos)(line_pos[0] - x, line_pos[1] - y)
 
 
@@ -330,18 +349,26 @@ def closest_points_line_line(pos_a: Any, rot_a: Any, len_a: Any, pos_b: Any, rot
     its closest point on b, b's + end's closest point on a and that end, same for b's - end; the
     first of strictly smallest distance wins, and if the segments cross both points are the
     intersection."""
-    a1, a2 = line_extrema(pos_a, rot_a, len_a)
-    b1, b2 = line_extrema(pos_b, rot_b, len_b)
+    rv_a = cos_sin(rot_a)
+    rv_b = cos_sin(rot_b)
+    return closest_points_line_line_dir(pos_a, rv_a, len_a, pos_b, rv_b, len_b)
+
+
+@wp.func
+def closest_points_line_line_dir(pos_a: Any, rv_a: Any, len_a: Any, pos_b: Any, rv_b: Any, len_b: Any):
+    """``closest_points_line_line`` given the lines' directions ``rv = (cos rot, sin rot)``."""
+    a1, a2 = line_extrema_dir(pos_a, rv_a, len_a)
+    b1, b2 = line_extrema_dir(pos_b, rv_b, len_b)
     point_i, d_i = intersection_point_line_line(a1, a2, b1, b2)
 
-    a1_on_b = closest_point_line(pos_b, rot_b, len_b, a1, True)
-    a2_on_b = closest_point_line(pos_b, rot_b, len_b, a2, True)
-    b1_on_a = closest_point_line(pos_a, rot_a, len_a, b1, True)
-    b2_on_a = closest_point_line(pos_a, rot_a, len_a, b2, True)
+    a1_on_b = closest_point_line_dir(pos_b, rv_b, len_b, a1, True)
+    a2_on_b = closest_point_line_dir(pos_b, rv_b, len_b, a2, True)
+    b1_on_a = closest_point_line_dir(pos_a, rv_a, len_a, b1, True)
+    b2_on_a = closest_point_line_dir(pos_a, rv_a, len_a, b2, True)
 
     p1 = _inf_vec(pos_a)
     p2 = _inf_vec(pos_a)
-    min_distance = type(rot_a)(wp.inf)
+    min_distance = type(len_a)(wp.inf)
     d = vector_norm(a1 - a1_on_b)
     if d < min_distance:
         p1 = a1
@@ -383,7 +410,7 @@ def box_side(box_pos: Any, box_rot: Any, box_width: Any, box_length: Any, i: int
     rot_2 = box_rot + type(box_rot)(HALF_PI)
     if i <= 1:
         half_length = box_length / two
-        rv = type(box_pos)(wp.cos(box_rot), wp.sin(box_rot))
+        rv = cos_sin(box_rot)
         offset = type(box_pos)(rv[0] * half_length, rv[1] * half_length)
         if i == 0:
             return box_pos + offset, rot_2, box_width
@@ -406,7 +433,7 @@ def closest_point_box(box_pos: Any, box_rot: Any, box_width: Any, box_length: An
     # run along rv2 = (cos(rot + pi / 2), sin(...)), sides 2 / 3 at +- rv2 * width / 2 along rv
     two = type(box_rot)(2.0)
     rot_2 = box_rot + type(box_rot)(HALF_PI)
-    rv = type(box_pos)(wp.cos(box_rot), wp.sin(box_rot))
+    rv = cos_sin(box_rot)
     rv2 = type(box_pos)(wp.cos(rot_2), wp.sin(rot_2))
     half_length = box_length / two
     half_width = box_width / two
@@ -501,6 +528,16 @@ def closest_box_box(pos_a: Any, rot_a: Any, width_a: Any, length_a: Any,
 # ---------------------------------------------------------------------------------------------
 # core.py: constraint forces and torques
 # ---------------------------------------------------------------------------------------------
+
+
+@wp.func
+def repulsion_vanishes(pos_a: Any, pos_b: Any, dist_min: Any):
+    """Whether ``constraint_force(pos_a, pos_b, dist_min, ..., attractive=False)`` is its exact
+    zero (``|delta| < 1e-6`` or ``|delta| > dist_min``; false for NaN).  Callers skip adding that
+    force and its torque: adding +0 to a sum that starts at +0 changes no bit, nor does -0
+    (a zero force's torque)."""
+    dist = vector_norm(pos_a - pos_b)
+    return dist < type(dist)(CONSTRAINT_MIN_DIST) or dist > dist_min
 
 
 @wp.func

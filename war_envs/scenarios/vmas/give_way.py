@@ -139,13 +139,13 @@ def reward_world(w: Any, e: int):
         agent_coll = F0
         for j in range(n):
             if j != i:
-                if W.get_distance(w, e, a, L + j) <= w.min_collision_distance:
+                if W.distance_at_most(w, e, a, L + j, w.min_collision_distance):
                     agent_coll = agent_coll + w.agent_collision_penalty
         obstacle = F0
         # the walls follow the two goals (which do not collide); VMAS's batch-wide collides
         # gate: world.py
         for k in range(w.wall_is_passage.shape[0]):
-            if W.get_distance(w, e, a, k + 2) <= w.min_collision_distance:
+            if W.distance_at_most(w, e, a, k + 2, w.min_collision_distance):
                 penalty = w.obstacle_collision_penalty
                 if w.wall_is_passage[k] != 0:
                     penalty = w.passage_collision_penalty

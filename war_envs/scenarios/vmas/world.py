@@ -117,7 +117,9 @@ def shared_fields(F) -> dict:
         "action_discrete": wp.array2d(dtype=wp.int32), "action_continuous": wp.array3d(dtype=wp.float32),
         "u": wp.array3d(dtype=wp.float32),
         # Scratch
-        "force": wp.array3d(dtype=F), "torque": wp.array2d(dtype=F), "placed": wp.array2d(dtype=wp.int32),
+        "force": wp.array3d(dtype=F), "torque": wp.array2d(dtype=F),
+        # (cos rot, sin rot, rot) of every line and box for the substeps' contacts (``substep``)
+        "rot_dir": wp.array3d(dtype=F), "placed": wp.array2d(dtype=wp.int32),
         # Outputs
         "reward": wp.array2d(dtype=F), "terminated": wp.array(dtype=wp.bool),
         "truncated": wp.array(dtype=wp.bool),
@@ -144,6 +146,12 @@ def body_of(w: Any, i: int):
 def position(w: Any, e: int, b: int):
     """Body b's position as a vector of the world's float type."""
     return wp.vector(w.pos[e, b, 0], w.pos[e, b, 1])
+
+
+@wp.func(inline=True)
+def direction(w: Any, e: int, b: int):
+    """Line or box b's ``(cos rot, sin rot)`` as ``substep`` worked it out (contacts only)."""
+    return wp.vector(w.rot_dir[e, b, 0], w.rot_dir[e, b, 1])
 
 
 @wp.func(inline=True)
@@ -501,10 +509,26 @@ def within_contact_reach(w: Any, a: int, b: int, pa: Any, pb: Any):
     VMAS's ``dist > dist_min`` test, as the box's centre lies behind its closest point), no
     overlap test holds and every ``get_distance`` is positive, so skipping the pair changes
     nothing."""
+    return within_reach(a, b, pa, pb, w.reach[a] + w.reach[b] + w.line_min_dist)
+
+
+@wp.func(inline=True)
+def within_reach(a: int, b: int, pa: Any, pb: Any, reach: Any):
+    """Whether centres pa and pb are at most ``reach`` apart (plus a margin of rounding)."""
     c = pa - pb
-    reach = w.reach[a] + w.reach[b] + w.line_min_dist
-    reach = reach + type(reach)(1e-3) * (type(reach)(1.0) + reach)
-    return c[0] * c[0] + c[1] * c[1] <= reach * reach
+    r = reach + type(reach)(1e-3) * (type(reach)(1.0) + reach)
+    return c[0] * c[0] + c[1] * c[1] <= r * r
+
+
+@wp.func(inline=True)
+def distance_at_most(w: Any, e: int, a: int, b: int, gap: Any):
+    """``get_distance(w, e, a, b) <= gap`` for ``gap >= 0``, without working the distance out
+    where the centres are farther apart than both circumscribed radii plus ``LINE_MIN_DIST`` and
+    ``gap``: every surface point lies within its body's circumscribed radius of its centre, so
+    there the distance exceeds ``gap``."""
+    if not within_reach(a, b, position(w, e, a), position(w, e, b), w.reach[a] + w.reach[b] + w.line_min_dist + gap):
+        return False
+    return get_distance(w, e, a, b) <= gap
 
 
 @wp.func(inline=True)
@@ -528,14 +552,19 @@ def pair_contact(w: Any, e: int, k: int):
         add_force(w, e, a, f)
         add_force(w, e, b, -f)
     elif kind == LINE_SPHERE:
-        closest = G.closest_point_line(pa, w.rot[e, a], w.length[a], pb, True)
+        closest = G.closest_point_line_dir(pa, direction(w, e, a), w.length[a], pb, True)
+        if G.repulsion_vanishes(pb, closest, w.radius[b] + lmd):
+            return
         f_sphere = G.constraint_force(pb, closest, w.radius[b] + lmd, w.collision_force, w.contact_margin, False)
         f_line = -f_sphere
         add_force(w, e, a, f_line)
         add_torque(w, e, a, G.compute_torque(f_line, closest - pa))
         add_force(w, e, b, f_sphere)
     elif kind == LINE_LINE:
-        point_a, point_b = G.closest_points_line_line(pa, w.rot[e, a], w.length[a], pb, w.rot[e, b], w.length[b])
+        point_a, point_b = G.closest_points_line_line_dir(pa, direction(w, e, a), w.length[a],
+                                                          pb, direction(w, e, b), w.length[b])
+        if G.repulsion_vanishes(point_a, point_b, lmd):
+            return
         f_a = G.constraint_force(point_a, point_b, lmd, w.collision_force, w.contact_margin, False)
         f_b = -f_a
         add_force(w, e, a, f_a)
@@ -548,6 +577,8 @@ def pair_contact(w: Any, e: int, k: int):
         d = zero
         if w.hollow[a] == 0:
             inner, d = G.inner_point_box(pb, closest, pa)
+        if G.repulsion_vanishes(pb, inner, w.radius[b] + lmd + d):
+            return
         f_sphere = G.constraint_force(pb, inner, w.radius[b] + lmd + d, w.collision_force, w.contact_margin,
                                       False)
         f_box = -f_sphere
@@ -561,6 +592,8 @@ def pair_contact(w: Any, e: int, k: int):
         d = zero
         if w.hollow[a] == 0:
             inner, d = G.inner_point_box(point_line, point_box, pa)
+        if G.repulsion_vanishes(inner, point_line, lmd + d):
+            return
         f_box = G.constraint_force(inner, point_line, lmd + d, w.collision_force, w.contact_margin, False)
         f_line = -f_box
         add_force(w, e, a, f_box)
@@ -578,6 +611,8 @@ def pair_contact(w: Any, e: int, k: int):
         d_b = zero
         if w.hollow[b] == 0:
             inner_b, d_b = G.inner_point_box(point_a, point_b, pb)
+        if G.repulsion_vanishes(inner_a, inner_b, d_a + d_b + lmd):
+            return
         f_a = G.constraint_force(inner_a, inner_b, d_a + d_b + lmd, w.collision_force, w.contact_margin, False)
         f_b = -f_a
         add_force(w, e, a, f_a)
@@ -592,6 +627,18 @@ def substep(w: Any, e: int, s: int):
     zero = type(w.dt)(0.0)
     n_bodies = w.pos.shape[1]
     for b in range(n_bodies):
+        # a line's or box's direction for the contacts: rotations change only between steps and
+        # in a substep's integration (of rotatable bodies), and the cache keeps the rotation it
+        # was worked out for (NaN at first), so a static wall's is worked out once
+        if w.shape[b] != SPHERE and (s == 0 or w.rotatable[b] != 0):
+            rot = w.rot[e, b]
+            if rot == zero or not (rot == w.rot_dir[e, b, 2]):  # ±0: cos_sin keeps the sign
+                rv = G.cos_sin(rot)
+                w.rot_dir[e, b, 0] = rv[0]
+                w.rot_dir[e, b, 1] = rv[1]
+                w.rot_dir[e, b, 2] = rot
+        if w.movable[b] == 0 and w.rotatable[b] == 0:
+            continue  # nothing reads a static body's force or torque (add_force, add_torque)
         fx = zero
         fy = zero
         i = b - w.n_landmarks
@@ -660,41 +707,42 @@ def substep(w: Any, e: int, s: int):
 
 
 def physics_kernel(World, process_action, pre_step):
-    """One world (owner thread): every agent's physical action (``set_action``, then the
-    scenario's ``process_action(w, e, i)``), the scenario's ``pre_step(w, e)``, then VMAS's
-    substeps."""
+    """Worlds ``[tid * chunk, (tid + 1) * chunk)`` (see ``world_kernels``): every agent's physical
+    action (``set_action``, then the scenario's ``process_action(w, e, i)``), the scenario's
+    ``pre_step(w, e)``, then VMAS's substeps."""
 
-    def vmas_physics(w: World):
-        e = wp.tid()
-        if w.pending_reset[e] != 0:
-            return
-        for i in range(w.u.shape[1]):
-            set_action(w, e, i)
-            process_action(w, e, i)
-        pre_step(w, e)
-        for s in range(w.substeps):
-            substep(w, e, s)
+    def vmas_physics(w: World, chunk: int):
+        first = wp.tid() * chunk
+        for e in range(first, wp.min(first + chunk, w.pending_reset.shape[0])):
+            if w.pending_reset[e] == 0:
+                for i in range(w.u.shape[1]):
+                    set_action(w, e, i)
+                    process_action(w, e, i)
+                pre_step(w, e)
+                for s in range(w.substeps):
+                    substep(w, e, s)
 
     return vmas_physics
 
 
 def reward_done_kernel(World, reward, clear_info):
-    """One world: the episode protocol (``war_envs.core.episode``) around the scenario's
-    ``reward(w, e) -> terminal`` (which writes ``w.reward[e, :]``, the scenario's info, and
-    returns VMAS's ``done()``)."""
+    """Worlds ``[tid * chunk, (tid + 1) * chunk)``: the episode protocol
+    (``war_envs.core.episode``) around the scenario's ``reward(w, e) -> terminal`` (which writes
+    ``w.reward[e, :]``, the scenario's info, and returns VMAS's ``done()``)."""
 
-    def reward_done(w: World):
-        e = wp.tid()
-        if w.pending_reset[e] != 0:
-            w.pending_reset[e] = 0
-            zero = type(w.dt)(0.0)
-            for i in range(w.reward.shape[1]):
-                w.reward[e, i] = zero
-            clear_info(w, e)
-            begin_pending_reset(e, w.terminated, w.truncated, w.reset_now)
-            return
-        terminal = reward(w, e)
-        finish_step(w, e, terminal)
+    def reward_done(w: World, chunk: int):
+        first = wp.tid() * chunk
+        for e in range(first, wp.min(first + chunk, w.pending_reset.shape[0])):
+            if w.pending_reset[e] != 0:
+                w.pending_reset[e] = 0
+                zero = type(w.dt)(0.0)
+                for i in range(w.reward.shape[1]):
+                    w.reward[e, i] = zero
+                clear_info(w, e)
+                begin_pending_reset(e, w.terminated, w.truncated, w.reset_now)
+            else:
+                terminal = reward(w, e)
+                finish_step(w, e, terminal)
 
     return reward_done
 
@@ -713,22 +761,24 @@ def zero_state(w: Any, e: int):
 
 
 def observe_kernel(World, reset, observe):
-    """One world: if flagged in ``reset_now``, keep its final observations (``write_final``) and
-    draw a fresh start (``zero_state``, then the scenario's ``reset(w, e)``); then observe
-    every agent (the scenario's ``observe(w, e, i, out)``)."""
+    """Worlds ``[tid * chunk, (tid + 1) * chunk)``: a world flagged in ``reset_now`` keeps its
+    final observations (``write_final``) and draws a fresh start (``zero_state``, then the
+    scenario's ``reset(w, e)``); then every agent is observed (the scenario's
+    ``observe(w, e, i, out)``)."""
 
-    def observe_world(w: World, write_final: int):
-        e = wp.tid()
+    def observe_world(w: World, write_final: int, chunk: int):
+        first = wp.tid() * chunk
         num_agents = w.u.shape[1]
-        if w.reset_now[e] != 0:
-            if write_final != 0:
-                for i in range(num_agents):
-                    observe(w, e, i, w.final_obs)
-            zero_state(w, e)
-            reset(w, e)
-            start_episode(e, w.episode, w.t)
-        for i in range(num_agents):
-            observe(w, e, i, w.obs)
+        for e in range(first, wp.min(first + chunk, w.reset_now.shape[0])):
+            if w.reset_now[e] != 0:
+                if write_final != 0:
+                    for i in range(num_agents):
+                        observe(w, e, i, w.final_obs)
+                zero_state(w, e)
+                reset(w, e)
+                start_episode(e, w.episode, w.t)
+            for i in range(num_agents):
+                observe(w, e, i, w.obs)
 
     return observe_world
 
@@ -736,9 +786,22 @@ def observe_kernel(World, reset, observe):
 _KERNELS: dict = {}
 
 
+def world_chunk(device, worlds: int) -> tuple[int, int]:
+    """``(threads, chunk)`` for a launch over ``worlds`` worlds on ``device`` (a ``wp.Device``):
+    one world a thread on a GPU, one thread for all of them on the CPU."""
+    if device.is_cpu:
+        return min(worlds, 1), max(worlds, 1)
+    return worlds, 1
+
+
 def world_kernels(World, key: str, reset, reward, observe, clear_info, process_action, pre_step):
     """The physics, reward/done and observe kernels of one scenario and struct type, in one Warp
-    module named ``key`` (built once per process)."""
+    module named ``key`` (built once per process).
+
+    Each thread runs ``chunk`` consecutive worlds (``world_chunk``): one on a GPU, every world of
+    the launch on the CPU, where Warp runs the threads one after another and copies the world
+    struct (about 3 KB) into each thread, a cost of a few hundred instructions a world and
+    kernel that one thread pays once."""
     cached = _KERNELS.get(key)
     if cached is not None:
         return cached
