@@ -1,7 +1,8 @@
 """Golden trajectories: Spread-v0, PredatorPrey-v0, Command-v0 and Tag-v0 episodes recorded
 before the one-file scenario refactor (commit cb9a33e's kernels), every other registered MPE
 scenario (and more Command-v0 options) recorded before the scenario-bases refactor (commit
-22e5726's kernels), and SMAX-v0 episodes recorded before its kernel speed-up (commit 270abfd's
+22e5726's kernels), SMAX-v0 episodes recorded before its kernel speed-up (commit 270abfd's
+kernels), and the ten VMAS-family scenarios' episodes recorded before theirs (commit 765a138's
 kernels), kept as per-step SHA-256 digests of every returned tensor (observations, rewards,
 flags, info, full state) in ``tests/golden/trajectories.json``.  A refactor must reproduce them
 bitwise.
@@ -88,6 +89,19 @@ def smax_cases() -> list[dict]:
             for prec, ar in itertools.product(["float32", "float64"], ["same_step", "next_step"])]
 
 
+#: VMAS-family scenarios (default arguments; GiveWay-v0 and Passage-v0 crowd walls, Balance-v0 and
+#: Wheel-v0 rotate lines, Transport-v0 pushes boxes); continuous actions in float32 and float64,
+#: discrete actions in float32
+VMAS_SCENARIOS = ["Navigation-v0", "Sampling-v0", "Balance-v0", "Transport-v0", "Wheel-v0", "Dispersion-v0",
+                  "GiveWay-v0", "Flocking-v0", "Discovery-v0", "Passage-v0"]
+
+
+def vmas_cases() -> list[tuple[str, dict]]:
+    return [(env_id, dict(continuous_actions=cont, precision=prec))
+            for env_id in VMAS_SCENARIOS
+            for cont, prec in [(True, "float32"), (True, "float64"), (False, "float32")]]
+
+
 def _clone(x):
     if isinstance(x, dict):
         return {k: _clone(v) for k, v in x.items()}
@@ -155,6 +169,27 @@ def record_smax(n: int, kw: dict) -> list:
     return _record(env, draw, 70, obs)  # a few episodes each (at most max_steps + 1 steps)
 
 
+def record_vmas(n: int, env_id: str, kw: dict) -> list:
+    import war_envs
+
+    env = war_envs.make(env_id, num_envs=4, seed=7 + n, max_steps=20, **kw)
+    obs = env.reset()
+    gen = torch.Generator().manual_seed(n)
+
+    def draw():  # uniform over each group's Box (every agent pushing) or Discrete(n)
+        out = {}
+        for g, spec in env.groups.items():
+            space = spec.action_space
+            if kw["continuous_actions"]:
+                low, high = torch.as_tensor(space.low), torch.as_tensor(space.high)
+                out[g] = low + (high - low) * torch.rand(4, spec.n_agents, *space.shape, generator=gen)
+            else:
+                out[g] = torch.randint(0, int(space.n), (4, spec.n_agents), generator=gen)
+        return out
+
+    return _record(env, draw, 45, obs)  # two episodes and a bit (auto-reset at step 20)
+
+
 def key(family: str, n: int, env_id: str, kw: dict) -> str:
     """A case's entry in the digests file."""
     return f"{family}/{n}/{env_id}/{json.dumps(kw, sort_keys=True)}"
@@ -191,6 +226,8 @@ def cases() -> list[tuple[str, object]]:
     out += [(key("tag", n, "Tag-v0", kw), lambda n=n, kw=kw: record_tag(n, kw)) for n, kw in enumerate(tag_cases())]
     out += [(key("smax", n, "SMAX-v0", kw), lambda n=n, kw=kw: record_smax(n, kw))
             for n, kw in enumerate(smax_cases())]
+    out += [(key("vmas", n, env_id, kw), lambda n=n, env_id=env_id, kw=kw: record_vmas(n, env_id, kw))
+            for n, (env_id, kw) in enumerate(vmas_cases())]
     return out
 
 

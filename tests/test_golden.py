@@ -1,6 +1,6 @@
 """Spread-v0, PredatorPrey-v0, Command-v0 and Tag-v0 reproduce, bitwise, the trajectories recorded
-before the one-file scenario refactor, SMAX-v0 those recorded before its kernel speed-up (see
-tests/golden_trajectories.py)."""
+before the one-file scenario refactor, SMAX-v0 and the VMAS family those recorded before their
+kernel speed-ups (see tests/golden_trajectories.py)."""
 
 import json
 
@@ -33,3 +33,9 @@ def test_tag_trajectories_are_bitwise_the_recorded_ones(n):
 def test_smax_trajectories_are_bitwise_the_recorded_ones(n):
     kw = G.smax_cases()[n]
     assert_reproduces(G.key("smax", n, "SMAX-v0", kw), G.step_digests(G.record_smax(n, kw)), f"SMAX-v0 {kw}")
+
+
+@pytest.mark.parametrize("n", range(len(G.vmas_cases())))
+def test_vmas_trajectories_are_bitwise_the_recorded_ones(n):
+    env_id, kw = G.vmas_cases()[n]
+    assert_reproduces(G.key("vmas", n, env_id, kw), G.step_digests(G.record_vmas(n, env_id, kw)), f"{env_id} {kw}")
