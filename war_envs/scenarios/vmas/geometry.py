@@ -310,11 +310,7 @@ def line_extrema_dir(line_pos: Any, rv: Any, line_length: Any):
 @wp.func
 def line_extrema(line_pos: Any, line_rot: Any, line_length: Any):
     """physics._get_line_extrema: the ends (pos + xy, pos - xy), xy = (length / 2) * (cos, sin)."""
-    half = line_length / type(line_length)(2.0)
-    rv = cos_sin(line_rot)
-    x = half * rv[0]
-    y = half * rv[1]
-    return type(line_pos)(line_pos[0] + x, line_pos[1] + y), type(line_pos)(line_pos[0] - x, line_pos[1] - y)
+    return line_extrema_dir(line_pos, cos_sin(line_rot), line_length)
 
 
 @wp.func

@@ -509,11 +509,11 @@ def within_contact_reach(w: Any, a: int, b: int, pa: Any, pb: Any):
     VMAS's ``dist > dist_min`` test, as the box's centre lies behind its closest point), no
     overlap test holds and every ``get_distance`` is positive, so skipping the pair changes
     nothing."""
-    return within_reach(a, b, pa, pb, w.reach[a] + w.reach[b] + w.line_min_dist)
+    return within_reach(pa, pb, w.reach[a] + w.reach[b] + w.line_min_dist)
 
 
 @wp.func(inline=True)
-def within_reach(a: int, b: int, pa: Any, pb: Any, reach: Any):
+def within_reach(pa: Any, pb: Any, reach: Any):
     """Whether centres pa and pb are at most ``reach`` apart (plus a margin of rounding)."""
     c = pa - pb
     r = reach + type(reach)(1e-3) * (type(reach)(1.0) + reach)
@@ -526,7 +526,7 @@ def distance_at_most(w: Any, e: int, a: int, b: int, gap: Any):
     where the centres are farther apart than both circumscribed radii plus ``LINE_MIN_DIST`` and
     ``gap``: every surface point lies within its body's circumscribed radius of its centre, so
     there the distance exceeds ``gap``."""
-    if not within_reach(a, b, position(w, e, a), position(w, e, b), w.reach[a] + w.reach[b] + w.line_min_dist + gap):
+    if not within_reach(position(w, e, a), position(w, e, b), w.reach[a] + w.reach[b] + w.line_min_dist + gap):
         return False
     return get_distance(w, e, a, b) <= gap
 
