@@ -11,6 +11,7 @@ import warp as wp
 from war_envs.core import validation as v
 from war_envs.core.fields import Field, const, info, param, state
 from war_envs.core.scenario import EpisodeMetric
+from war_envs.scenarios.vmas import geometry as G
 from war_envs.scenarios.vmas import world as W
 from war_envs.scenarios.vmas.base import COLORS, Body, Layout, VmasBase, check_positive
 
@@ -22,17 +23,6 @@ FALL_REWARD = -10
 Y_SEMIDIM = 1
 GRAVITY = (0.0, -0.05)
 FLOOR_LENGTH, FLOOR_WIDTH = 10, 1
-
-
-@wp.func
-def torch_remainder(a: Any, b: Any):
-    """torch's ``a % b`` for floats (``remainder``): C's fmod, plus ``b`` where the result is
-    nonzero and of the other sign than ``b``."""
-    m = wp.mod(a, b)
-    zero = type(a)(0.0)
-    if m != zero and ((b < zero) != (m < zero)):
-        m = m + b
-    return m
 
 
 @wp.func(inline=True)
@@ -108,7 +98,7 @@ def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     o = W.write_vec(out, e, i, o, W.velocity(w, e, 1))
     o = W.write_vec(out, e, i, o, W.velocity(w, e, 2))
     o = W.write_value(out, e, i, o, w.ang_vel[e, 2])
-    o = W.write_value(out, e, i, o, torch_remainder(w.rot[e, 2], w.pi))
+    o = W.write_value(out, e, i, o, G.torch_remainder(w.rot[e, 2], w.pi))
 
 
 def _reached(info: dict) -> torch.Tensor:

@@ -240,6 +240,17 @@ def check_room(name: str, min_dist: float, n_bodies: int, half_x: float, half_y:
                          f"[-{half_x}, {half_x}] x [-{half_y}, {half_y}] (VMAS would never finish spawning)")
 
 
+def pair_reach_squared(a: Body, b: Body, F) -> float:
+    """The square of ``world.within_contact_reach``'s reach for bodies a and b, rounded in the
+    world's float type ``F`` operation for operation as the kernel would work it out
+    (``reach_a + reach_b + LINE_MIN_DIST``, plus ``1e-3 (1 + reach)``), so the contact loop's
+    test against it is bitwise the same as working it out per pair and substep."""
+    f = wp.dtype_to_numpy(F)
+    reach = (f(a.circumscribed_radius()) + f(b.circumscribed_radius())) + f(G.LINE_MIN_DIST)
+    r = reach + f(1e-3) * (f(1.0) + reach)
+    return float(r * r)
+
+
 def _none(value) -> float:
     return -1.0 if value is None else float(value)
 
@@ -325,6 +336,9 @@ class VmasBase(BatchedEnv):
         def ints(flags):
             return array([int(x) for x in flags], wp.int32)
 
+        def indices(values):  # an int32 array of these indices (zero-length where none)
+            return ints(values) if values else wp.zeros(0, dtype=wp.int32, device=dev)
+
         Struct = _world_struct(cls, F, W.shared_fields(F), fields, "VMAS world")
         w = Struct()
         bodies = lay.bodies
@@ -359,6 +373,9 @@ class VmasBase(BatchedEnv):
         self.contact_pairs = pairs
         w.pair_a, w.pair_b = ints([p[0] for p in pairs] or [0]), ints([p[1] for p in pairs] or [0])
         w.pair_kind = ints([p[2] for p in pairs] or [0])
+        w.dynamic_bodies = indices([i for i, b in enumerate(bodies) if b.movable or b.rotatable])
+        w.shaped_bodies = indices([i for i, b in enumerate(bodies) if b.shape != "sphere"])
+        w.pair_reach_sq = array([pair_reach_squared(bodies[a], bodies[b], F) for a, b, _ in pairs] or [0.0], F)
         if not pairs:  # zero-length loops: keep the arrays non-empty but empty in effect
             w.pair_a = wp.zeros(0, dtype=wp.int32, device=dev)
         w.u_range = array([np.broadcast_to(np.asarray(b.u_range, dtype=np.float32), (K,)) for b in agents], wp.float32)
@@ -390,7 +407,7 @@ class VmasBase(BatchedEnv):
         w.force = self._world_array((num_bodies, 2), F)
         w.torque = self._world_array((num_bodies,), F)
         w.rot_dir = self._world_array((num_bodies, 3), F)
-        w.rot_dir.fill_(float("nan"))  # no direction worked out yet (world.substep)
+        w.rot_dir.fill_(float("nan"))  # no direction worked out yet (world.current_direction)
         w.placed = self._world_array((num_bodies,), wp.int32)
         w.action_discrete = self._world_array((num_agents,), wp.int32)
         w.action_continuous = self._world_array((num_agents, K), wp.float32)

@@ -265,6 +265,17 @@ def clamp_with_norm(v: Any, max_norm: Any):
 
 
 @wp.func
+def torch_remainder(a: Any, b: Any):
+    """torch's ``a % b`` for floats (``remainder``): C's fmod, plus ``b`` where the result is
+    nonzero and of the other sign than ``b``."""
+    m = wp.mod(a, b)
+    zero = type(a)(0.0)
+    if m != zero and ((b < zero) != (m < zero)):
+        m = m + b
+    return m
+
+
+@wp.func
 def cos_sin(rot: Any):
     """``(cos rot, sin rot)``, without the library calls at ``rot = ±0`` (axis-aligned lines and
     boxes), where they are exactly ``(1, ±0)``."""

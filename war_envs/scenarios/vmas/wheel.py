@@ -12,6 +12,7 @@ import warp as wp
 from war_envs.core import validation as v
 from war_envs.core.fields import Field, info, param
 from war_envs.core.scenario import EpisodeMetric
+from war_envs.scenarios.vmas import geometry as G
 from war_envs.scenarios.vmas import world as W
 from war_envs.scenarios.vmas.base import COLORS, Body, Layout, VmasBase, check_positive
 
@@ -56,23 +57,25 @@ def reward_world(w: Any, e: int):
 def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     """[pos(2), vel(2), line pos - pos(2), end 1 - pos(2), end 2 - pos(2), line rot mod pi,
     |line ang_vel|, ||line ang_vel| - desired|] (end 1 = half the length times (cos, sin) of the
-    line's rotation, end 2 = -end 1, both about the origin as VMAS's)."""
+    line's rotation, end 2 = -end 1, both about the origin as VMAS's).  The last three are the
+    same for every agent: worked out for the first agent and copied to the others' rows (the
+    observe kernel writes the agents in order)."""
     b = w.n_landmarks + i
     p = W.position(w, e, b)
-    rot = w.rot[e, LINE]
-    end = wp.vector(w.half_length * wp.cos(rot), w.half_length * wp.sin(rot))
+    rv = W.current_direction(w, e, LINE)
+    end = wp.vector(w.half_length * rv[0], w.half_length * rv[1])
     o = W.write_vec(out, e, i, 0, p)
     o = W.write_vec(out, e, i, o, W.velocity(w, e, b))
     o = W.write_vec(out, e, i, o, W.position(w, e, LINE) - p)
     o = W.write_vec(out, e, i, o, end - p)
     o = W.write_vec(out, e, i, o, -end - p)
-    # torch's remainder: fmod, shifted by the divisor where the sign differs from the divisor's
-    m = wp.mod(rot, w.pi)
-    if m != type(rot)(0.0) and m < type(rot)(0.0):
-        m = m + w.pi
-    o = W.write_value(out, e, i, o, m)
-    o = W.write_value(out, e, i, o, wp.abs(w.ang_vel[e, LINE]))
-    o = W.write_value(out, e, i, o, speed_error(w, e))
+    if i == 0:
+        o = W.write_value(out, e, i, o, G.torch_remainder(w.rot[e, LINE], w.pi))  # torch's %
+        o = W.write_value(out, e, i, o, wp.abs(w.ang_vel[e, LINE]))
+        o = W.write_value(out, e, i, o, speed_error(w, e))
+    else:
+        for k in range(3):
+            out[e, i, o + k] = out[e, 0, o + k]
 
 
 def _error(info: dict) -> torch.Tensor:

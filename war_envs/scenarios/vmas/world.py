@@ -30,8 +30,12 @@ One substep, as VMAS (float32 worlds round every operation as VMAS's float32 tor
 ``wp.func`` (warp's rule), so every function that takes ``w`` is ``@wp.func(inline=True)``: the
 C++ compiler then drops the copies (a 6-8x faster step for Passage-v0 at 4 096 worlds).  Pairs
 whose centres are farther apart than their circumscribed radii plus ``LINE_MIN_DIST``
-(``within_contact_reach``) are skipped: every force and overlap test is exactly zero / false
-there.
+(``within_contact_reach``, its reach squared per pair worked out once: ``pair_reach_sq``) are
+skipped: every force and overlap test is exactly zero / false there.  A substep's body loops run
+over the bodies that move or turn (``dynamic_bodies``) and the lines and boxes
+(``shaped_bodies``) only, and a line's or box's ``(cos, sin)`` is memoised per rotation
+(``current_direction``), so GiveWay-v0's ten static walls cost nothing outside their contact
+pairs and Wheel-v0's observation shares the physics' ``cos_sin``.
 
 **VMAS's batch-wide gate.**  VMAS's ``World.collides`` decides whether a pair is worked on at all
 by looking over the *whole batch*: ``(|p_a - p_b| <= r_a + r_b).any()`` over worlds (``r`` the
@@ -98,6 +102,10 @@ def shared_fields(F) -> dict:
         # line / box
         "pair_a": wp.array(dtype=wp.int32), "pair_b": wp.array(dtype=wp.int32),
         "pair_kind": wp.array(dtype=wp.int32),
+        # per pair the square of ``within_contact_reach``'s reach (``base.pair_reach_squared``)
+        "pair_reach_sq": wp.array(dtype=F),
+        # the bodies that move or turn, and the lines and boxes (body indices, ascending)
+        "dynamic_bodies": wp.array(dtype=wp.int32), "shaped_bodies": wp.array(dtype=wp.int32),
         # Agents' actions: ranges and multipliers per action component, force limits (-1: None)
         "u_range": wp.array2d(dtype=wp.float32), "u_multiplier": wp.array2d(dtype=wp.float32),
         "max_f": wp.array(dtype=F), "f_range": wp.array(dtype=F),
@@ -118,7 +126,7 @@ def shared_fields(F) -> dict:
         "u": wp.array3d(dtype=wp.float32),
         # Scratch
         "force": wp.array3d(dtype=F), "torque": wp.array2d(dtype=F),
-        # (cos rot, sin rot, rot) of every line and box for the substeps' contacts (``substep``)
+        # (cos rot, sin rot, rot) of every line and box: ``current_direction``'s memo
         "rot_dir": wp.array3d(dtype=F), "placed": wp.array2d(dtype=wp.int32),
         # Outputs
         "reward": wp.array2d(dtype=F), "terminated": wp.array(dtype=wp.bool),
@@ -152,6 +160,23 @@ def position(w: Any, e: int, b: int):
 def direction(w: Any, e: int, b: int):
     """Line or box b's ``(cos rot, sin rot)`` as ``substep`` worked it out (contacts only)."""
     return wp.vector(w.rot_dir[e, b, 0], w.rot_dir[e, b, 1])
+
+
+@wp.func(inline=True)
+def current_direction(w: Any, e: int, b: int):
+    """Line or box b's ``(cos rot, sin rot)`` at its rotation now, memoised in ``w.rot_dir``
+    (cos, sin and the rotation they were worked out for; NaN at first): worked out again only
+    where the rotation changed, and at ``rot = ±0`` (where ``cos_sin`` keeps the zero's sign), so
+    the substeps, a scenario's observation and the next step's contacts share one ``cos_sin``
+    per rotation.  The cache holds a function of the rotation's value only: whatever wrote the
+    rotation (integration, reset, ``set_state``), the result is ``cos_sin(w.rot[e, b])``."""
+    rot = w.rot[e, b]
+    if rot == type(rot)(0.0) or not (rot == w.rot_dir[e, b, 2]):
+        rv = G.cos_sin(rot)
+        w.rot_dir[e, b, 0] = rv[0]
+        w.rot_dir[e, b, 1] = rv[1]
+        w.rot_dir[e, b, 2] = rot
+    return direction(w, e, b)
 
 
 @wp.func(inline=True)
@@ -286,7 +311,7 @@ def get_distance(w: Any, e: int, a: int, b: int):
             if overlapping_box_sphere(w, e, other, sphere):
                 d = type(d)(-1.0)
             return d
-        closest = G.closest_point_line(po, w.rot[e, other], w.length[other], ps, True)
+        closest = G.closest_point_line_dir(po, current_direction(w, e, other), w.length[other], ps, True)
         return (distance(ps, closest) - lmd) - w.radius[sphere]
     if sa == LINE and sb == LINE:
         point_a, point_b = G.closest_points_line_line(pa, w.rot[e, a], w.length[a], pb, w.rot[e, b], w.length[b])
@@ -542,8 +567,9 @@ def pair_contact(w: Any, e: int, k: int):
     kind = w.pair_kind[k]
     zero = type(w.dt)(0.0)
     lmd = w.line_min_dist
-    if not within_contact_reach(w, a, b, pa, pb):  # the force is exactly zero there
-        return
+    c = pa - pb
+    if not (c[0] * c[0] + c[1] * c[1] <= w.pair_reach_sq[k]):  # within_contact_reach: the force
+        return                                                 # is exactly zero beyond
     if kind == SPHERE_SPHERE:
         dist_min = w.radius[a] + w.radius[b]
         if distance(pa, pb) > dist_min:  # the force is exactly zero there
@@ -625,20 +651,17 @@ def pair_contact(w: Any, e: int, k: int):
 def substep(w: Any, e: int, s: int):
     """One of VMAS's substeps in world e (see the module docstring)."""
     zero = type(w.dt)(0.0)
-    n_bodies = w.pos.shape[1]
-    for b in range(n_bodies):
+    for j in range(w.shaped_bodies.shape[0]):
         # a line's or box's direction for the contacts: rotations change only between steps and
         # in a substep's integration (of rotatable bodies), and the cache keeps the rotation it
         # was worked out for (NaN at first), so a static wall's is worked out once
-        if w.shape[b] != SPHERE and (s == 0 or w.rotatable[b] != 0):
-            rot = w.rot[e, b]
-            if rot == zero or not (rot == w.rot_dir[e, b, 2]):  # ±0: cos_sin keeps the sign
-                rv = G.cos_sin(rot)
-                w.rot_dir[e, b, 0] = rv[0]
-                w.rot_dir[e, b, 1] = rv[1]
-                w.rot_dir[e, b, 2] = rot
-        if w.movable[b] == 0 and w.rotatable[b] == 0:
-            continue  # nothing reads a static body's force or torque (add_force, add_torque)
+        b = w.shaped_bodies[j]
+        if s == 0 or w.rotatable[b] != 0:
+            current_direction(w, e, b)
+    # only movable or rotatable bodies: nothing reads a static body's force or torque
+    # (add_force, add_torque) and nothing integrates it
+    for j in range(w.dynamic_bodies.shape[0]):
+        b = w.dynamic_bodies[j]
         fx = zero
         fy = zero
         i = b - w.n_landmarks
@@ -672,7 +695,8 @@ def substep(w: Any, e: int, s: int):
         w.torque[e, b] = tq
     for k in range(w.pair_a.shape[0]):
         pair_contact(w, e, k)
-    for b in range(n_bodies):
+    for j in range(w.dynamic_bodies.shape[0]):
+        b = w.dynamic_bodies[j]
         if w.movable[b] != 0:
             vx = w.vel[e, b, 0]
             vy = w.vel[e, b, 1]
