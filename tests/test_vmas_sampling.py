@@ -268,6 +268,30 @@ def test_episode_metrics():
     assert bool((total > 0).all())
 
 
+def test_coverage_counts_a_grid_written_by_set_state_or_clone_worlds():
+    """The step keeps a running count of sampled cells; a grid written through ``set_state``
+    (one world or all) or copied by ``clone_worlds`` is counted from the written grid."""
+    env = war_envs.make(ENV, num_envs=3, collisions=False, autoreset_mode="disabled")
+    env.reset(seed=2)
+    state = env.get_state()
+    state["pos"][:] = torch.tensor([0.9, 0.9])  # every agent on one cell
+    state["vel"][:] = 0
+    grid = torch.zeros(3, 40, 40, dtype=torch.bool)
+    grid[0, :10] = True  # 400 cells
+    grid[2, 5, :7] = True  # 7 cells
+    state["sampled"] = grid
+    env.set_state(state)
+    zero = {"agents": torch.zeros(3, 3, 2)}
+    _, _, _, _, info = env.step(zero)
+    expected = (grid.flatten(1).sum(1) + 1).double() / 1600
+    torch.testing.assert_close(info["coverage"].double(), expected)
+    env.set_state({"sampled": torch.ones(1, 40, 40, dtype=torch.bool)}, worlds=[1])
+    env.clone_worlds([0], [2])
+    _, _, _, _, info = env.step(zero)
+    torch.testing.assert_close(info["coverage"].double(), torch.tensor([401, 1600, 401], dtype=torch.float64) / 1600)
+    torch.testing.assert_close(info["coverage"].double(), env.get_state()["sampled"].flatten(1).double().mean(1))
+
+
 def test_float64_worlds_follow_float32():
     R.float64_follows_float32(ENV, 20)
 

@@ -628,6 +628,7 @@ class BatchedEnv:
                 target.copy_(tensor)
             else:
                 target[index] = tensor.to(target.dtype)
+        self._state_written()
         self._reset_now_view.zero_()
         self._observe_now()
         self._needs_reset = False
@@ -644,6 +645,7 @@ class BatchedEnv:
         for array in self._state_arrays().values():
             t = wp.to_torch(array)
             t[dst_i] = t[src_i].clone()
+        self._state_written()
         self._reset_now_view.zero_()
         self._observe_now()
 
@@ -679,6 +681,11 @@ class BatchedEnv:
 
     #: integer state entries that may hold values below 0 (e.g. -1 for "none"): key -> minimum
     _state_int_minimum: dict[str, int] = {}
+
+    def _state_written(self) -> None:
+        """Called after ``set_state``/``clone_worlds`` wrote state, before the observation: a
+        scenario re-derives here what its kernels keep incrementally from the state (none by
+        default)."""
 
     def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
         """Scenario-specific range checks for set_state (e.g. non-negative clock)."""

@@ -12,7 +12,7 @@ import torch
 import warp as wp
 
 from war_envs.core import validation as v
-from war_envs.core.fields import Field, const, info, param, state
+from war_envs.core.fields import Field, const, info, param, scratch, state
 from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.vmas import world as W
 from war_envs.scenarios.vmas.base import COLORS, Body, Layout, Lidar, VmasBase, check_positive
@@ -49,17 +49,16 @@ def sample_at(w: Any, e: int, px: Any, py: Any, norm: int):
     """VMAS's ``sample`` at (px, py) in world e: 0 outside ``[-xdim, xdim] x [-ydim, ydim]`` or
     on a sampled cell, else the field at the point clamped into the world's bounds (divided by
     ``max_pdf`` with ``norm``).  Returns ``(value, cell x, cell y)``."""
-    zero = type(px)(0.0)
     out = px < -w.xdim or px > w.xdim or py < -w.ydim or py > w.ydim
     cx = wp.clamp(px, -w.x_semidim, w.x_semidim)
     cy = wp.clamp(py, -w.y_semidim, w.y_semidim)
     ix = cell(cx, w.grid_spacing, w.half_x_cells, w.sampled.shape[1])
     iy = cell(cy, w.grid_spacing, w.half_y_cells, w.sampled.shape[2])
-    value = density(w, e, cx, cy)
-    if norm != 0:
-        value = value / w.max_pdf[e]
-    if out or w.sampled[e, ix, iy]:
-        value = zero
+    value = type(px)(0.0)
+    if not (out or w.sampled[e, ix, iy]):  # VMAS zeroes the field's value there: not worked out
+        value = density(w, e, cx, cy)
+        if norm != 0:
+            value = value / w.max_pdf[e]
     return value, ix, iy
 
 
@@ -80,6 +79,7 @@ def reset_world(w: Any, e: int):
     for ix in range(w.sampled.shape[1]):
         for iy in range(w.sampled.shape[2]):
             w.sampled[e, ix, iy] = False
+    w.n_sampled[e] = 0
     best = type(w.dt)(0.0)
     for kx in range(w.xpoints.shape[0]):
         for ky in range(w.ypoints.shape[0]):
@@ -106,7 +106,9 @@ def reward_world(w: Any, e: int):
     total = type(w.dt)(0.0)
     for i in range(n):
         value, ix, iy = sample_at(w, e, w.pos[e, L + i, 0], w.pos[e, L + i, 1], w.norm)
-        w.sampled[e, ix, iy] = True
+        if not w.sampled[e, ix, iy]:
+            w.sampled[e, ix, iy] = True
+            w.n_sampled[e] = w.n_sampled[e] + 1
         w.agent_sample[e, i] = value
         total = total + value
     for i in range(n):
@@ -114,12 +116,7 @@ def reward_world(w: Any, e: int):
         if w.shared_rew != 0:
             r = total
         w.reward[e, i] = r
-    count = int(0)
-    for ix in range(w.sampled.shape[1]):
-        for iy in range(w.sampled.shape[2]):
-            if w.sampled[e, ix, iy]:
-                count = count + 1
-    w.coverage[e] = type(w.dt)(count) / type(w.dt)(w.sampled.shape[1] * w.sampled.shape[2])
+    w.coverage[e] = type(w.dt)(w.n_sampled[e]) / type(w.dt)(w.sampled.shape[1] * w.sampled.shape[2])
     return False
 
 
@@ -291,11 +288,16 @@ class Sampling(VmasBase):
             "xpoints": const(xpoints), "ypoints": const(ypoints),
             "delta_x": const([dx * gs for dx, _ in NEIGHBOURS]), "delta_y": const([dy * gs for _, dy in NEIGHBOURS]),
             "sampled": state("bool", self.n_x_cells, self.n_y_cells),
+            "n_sampled": scratch("int"),  # cells of `sampled` set: counted in step, recounted on state writes
             "locs": state("float", self.n_gaussians, 2),
             "max_pdf": state("float"),
             "agent_sample": info("float", self.n_agents),
             "coverage": info("float"),
         }
+
+    def _state_written(self) -> None:
+        """``n_sampled`` (the step's running count of sampled cells) recounted from ``sampled``."""
+        wp.to_torch(self._w.n_sampled).copy_(wp.to_torch(self._w.sampled).sum((1, 2)))
 
     # ------------------------------------------------------------------ picture
     def render_frame(self, world: int = 0, *, width: int = 700, height: int = 700,
