@@ -139,12 +139,19 @@ def torch_sign(x: Any):
 
 
 @wp.func
+def is_nan(x: Any):
+    """``x`` is NaN: ``x != x`` inline (Warp's CPU ``wp.isnan`` is an out-of-line call through
+    a double, in the contact and lidar hot paths)."""
+    return not (x == x)
+
+
+@wp.func
 def torch_min(a: Any, b: Any):
     """torch.min / torch.minimum of two values: NaN if either is NaN, else the smaller, the
     first on ties (``wp.min`` is C's ``fmin``, which drops NaN)."""
-    if wp.isnan(a):
+    if is_nan(a):
         return a
-    if wp.isnan(b):
+    if is_nan(b):
         return b
     if b < a:
         return b
@@ -155,9 +162,9 @@ def torch_min(a: Any, b: Any):
 def torch_max(a: Any, b: Any):
     """torch.max / torch.maximum of two values: NaN if either is NaN, else the larger, the
     first on ties."""
-    if wp.isnan(a):
+    if is_nan(a):
         return a
-    if wp.isnan(b):
+    if is_nan(b):
         return b
     if b > a:
         return b
