@@ -545,6 +545,19 @@ def closest_box_box(pos_a: Any, rot_a: Any, width_a: Any, length_a: Any,
 
 
 @wp.func
+def clear_of_line(line_pos: Any, rv: Any, point: Any, reach: Any):
+    """Whether ``point`` lies farther than ``reach`` from the infinite line through ``line_pos``
+    along ``rv`` = (cos, sin), by a margin that covers the rounding of this test and of the
+    distance ``repulsion_vanishes`` works out (1e-5 of the coordinates' size: thousands of
+    times float32's error).  The closest point of the segment is at least as far, so there a
+    line-sphere repulsion is exactly zero and need not be worked out."""
+    q = point - line_pos
+    perp = wp.abs(q[0] * rv[1] - q[1] * rv[0])
+    margin = type(reach)(1e-5) * (type(reach)(1.0) + wp.abs(q[0]) + wp.abs(q[1]) + reach)
+    return perp > reach + margin
+
+
+@wp.func
 def repulsion_vanishes(pos_a: Any, pos_b: Any, dist_min: Any):
     """Whether ``constraint_force(pos_a, pos_b, dist_min, ..., attractive=False)`` is its exact
     zero (``|delta| < 1e-6`` or ``|delta| > dist_min``; false for NaN).  Callers skip adding that

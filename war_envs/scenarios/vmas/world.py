@@ -578,7 +578,10 @@ def pair_contact(w: Any, e: int, k: int):
         add_force(w, e, a, f)
         add_force(w, e, b, -f)
     elif kind == LINE_SPHERE:
-        closest = G.closest_point_line_dir(pa, direction(w, e, a), w.length[a], pb, True)
+        rv = direction(w, e, a)
+        if G.clear_of_line(pa, rv, pb, w.radius[b] + lmd):  # the repulsion below is exactly zero
+            return
+        closest = G.closest_point_line_dir(pa, rv, w.length[a], pb, True)
         if G.repulsion_vanishes(pb, closest, w.radius[b] + lmd):
             return
         f_sphere = G.constraint_force(pb, closest, w.radius[b] + lmd, w.collision_force, w.contact_margin, False)
