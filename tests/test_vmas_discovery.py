@@ -10,8 +10,6 @@ ours first and hands our drawn places to VMAS's step (its ``find_random_pos_for_
 ``get_outside_pos`` return them, in VMAS's call order: one call per target); the laws of the
 draws are tested apart (``test_respawn_law_matches_vmas``, ``test_out_of_play_law``)."""
 
-import contextlib
-
 import numpy as np
 import pytest
 import torch
@@ -21,8 +19,6 @@ import war_envs.testing
 import vmas_reference as R
 
 pytest.importorskip("vmas")
-
-from vmas.simulator.utils import ScenarioUtils  # noqa: E402
 
 ENV, SCENARIO = "Discovery-v0", "discovery"
 INFO = ("covering_reward", "collision_rew", "targets_covered")
@@ -36,26 +32,9 @@ def extra_state(vm):
     return {"all_time_covered_targets": vm.scenario.all_time_covered_targets.clone()}
 
 
-@contextlib.contextmanager
-def our_draws(vm, ours):
-    """VMAS's in-step draws replaced by ours: target k's call returns target k's place after
-    our step (only the covered targets' draws are used by VMAS)."""
-    n_targets = len(vm.scenario._targets)
-    new = ours.get_state()["pos"][:, :n_targets].float()
-    respawn, outside = iter(range(n_targets)), iter(range(n_targets))
-    original = ScenarioUtils.__dict__["find_random_pos_for_entity"]
-    ScenarioUtils.find_random_pos_for_entity = staticmethod(lambda *a, **k: new[:, next(respawn)].unsqueeze(1).clone())
-    vm.scenario.get_outside_pos = lambda env_index: new[:, next(outside)].clone()
-    try:
-        yield
-    finally:
-        ScenarioUtils.find_random_pos_for_entity = original
-        del vm.scenario.get_outside_pos
-
-
 def step_both(vm, ours, acts, ours_acts):
     our_out = ours.step(ours_acts)
-    with our_draws(vm, ours):
+    with R.discovery_draws(vm, ours):
         vm_out = vm.step(acts)
     return vm_out, our_out
 

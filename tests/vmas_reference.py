@@ -27,6 +27,8 @@ state before each step (no accumulation), ``whole_episode`` lets both run free.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import torch
 import vmas
@@ -97,6 +99,26 @@ def set_vmas_state(vm, state: dict[str, torch.Tensor]) -> None:
         e.state.vel = state["vel"][:, b].clone().float()
         e.state.rot = state["rot"][:, b, None].clone().float()
         e.state.ang_vel = state["ang_vel"][:, b, None].clone().float()
+
+
+@contextlib.contextmanager
+def discovery_draws(vm, ours):
+    """Discovery: VMAS's in-step draws (a covered target's new place, from torch's global
+    generator) replaced by ours, for a VMAS step taken after ours: target k's call returns
+    target k's place after our step (only the covered targets' draws are used by VMAS)."""
+    from vmas.simulator.utils import ScenarioUtils
+
+    n_targets = len(vm.scenario._targets)
+    new = ours.get_state()["pos"][:, :n_targets].float()
+    respawn, outside = iter(range(n_targets)), iter(range(n_targets))
+    original = ScenarioUtils.__dict__["find_random_pos_for_entity"]
+    ScenarioUtils.find_random_pos_for_entity = staticmethod(lambda *a, **k: new[:, next(respawn)].unsqueeze(1).clone())
+    vm.scenario.get_outside_pos = lambda env_index: new[:, next(outside)].clone()
+    try:
+        yield
+    finally:
+        ScenarioUtils.find_random_pos_for_entity = original
+        del vm.scenario.get_outside_pos
 
 
 def random_actions(vm, ours, gen: torch.Generator):
