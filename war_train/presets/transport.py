@@ -15,11 +15,13 @@ Seed 2 never finds the push in 10 M steps (its return stays about 0).  Tried: 10
 ``learning_transport_10M_seed1.json``); 500 steps (0.145 / 0.055 / 0.0, seed 3 never pushed:
 ``learning_transport_500steps.json``); 1000 steps with an entropy bonus of 0.01 (seed 3: 0.0,
 return 0.03, ``learning_transport_1000steps_entropy_seed3.json``: the clipped Gaussian's
-standard deviation grows without bound, entropy 7).  Seed 2 with one change each (10 M steps,
-greedy success 0.0 every time, returns 0.002 / 0.12 / -0.006): actor lr 3e-4
-(``learning_transport_seed2_lr3e-4.json``: the policy's entropy stays near its start, 2.4),
-512 worlds (``learning_transport_seed2_512worlds.json``) and an entropy bonus of 0.001
-(``learning_transport_seed2_entropy1e-3.json``).  Open (issue #25): the seeds that never push.
+standard deviation grows without bound, entropy 7).  Seed 2 with one change each (10 M steps;
+greedy success, return): actor lr 3e-4 (0.0, 0.002, ``learning_transport_seed2_lr3e-4.json``:
+the policy's entropy stays near its start, 2.4), 512 worlds (0.0, 0.12,
+``learning_transport_seed2_512worlds.json``), an entropy bonus of 0.001 (0.0, -0.006,
+``learning_transport_seed2_entropy1e-3.json``), gamma 0.995 (0.025, 2.6,
+``learning_transport_seed2_gamma0.995.json``) and a constant lr (0.0, 0.48,
+``learning_transport_seed2_no_lr_anneal.json``).  Open (issue #25): the seeds that never push.
 """
 
 DESCRIPTION = "Transport-v0 (VMAS transport, BenchMARL's task settings): push the package onto the goal"
