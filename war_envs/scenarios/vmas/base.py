@@ -336,9 +336,6 @@ class VmasBase(BatchedEnv):
         def ints(flags):
             return array([int(x) for x in flags], wp.int32)
 
-        def indices(values):  # an int32 array of these indices (zero-length where none)
-            return ints(values) if values else wp.zeros(0, dtype=wp.int32, device=dev)
-
         Struct = _world_struct(cls, F, W.shared_fields(F), fields, "VMAS world")
         w = Struct()
         bodies = lay.bodies
@@ -371,13 +368,11 @@ class VmasBase(BatchedEnv):
                                       (lay.angular_friction if lay.angular_friction > 0 else None)) for b in bodies], F)
         pairs = lay.contact_pairs()
         self.contact_pairs = pairs
-        w.pair_a, w.pair_b = indices([p[0] for p in pairs]), ints([p[1] for p in pairs] or [0])
-        # the contact loop runs over pair_a: the other pair arrays keep one unused entry where
-        # there are no pairs
-        w.pair_kind = ints([p[2] for p in pairs] or [0])
-        w.dynamic_bodies = indices([i for i, b in enumerate(bodies) if b.movable or b.rotatable])
-        w.shaped_bodies = indices([i for i, b in enumerate(bodies) if b.shape != "sphere"])
-        w.pair_reach_sq = array([pair_reach_squared(bodies[a], bodies[b], F) for a, b, _ in pairs] or [0.0], F)
+        # (zero-length arrays where there are no pairs, moving or shaped bodies: empty loops)
+        w.pair_a, w.pair_b, w.pair_kind = (ints([p[k] for p in pairs]) for k in range(3))
+        w.pair_reach_sq = array([pair_reach_squared(bodies[a], bodies[b], F) for a, b, _ in pairs], F)
+        w.dynamic_bodies = ints([i for i, b in enumerate(bodies) if b.movable or b.rotatable])
+        w.shaped_bodies = ints([i for i, b in enumerate(bodies) if b.shape != "sphere"])
         w.u_range = array([np.broadcast_to(np.asarray(b.u_range, dtype=np.float32), (K,)) for b in agents], wp.float32)
         w.u_multiplier = array([np.broadcast_to(np.asarray(b.u_multiplier, dtype=np.float32), (K,))
                                 for b in agents], wp.float32)
