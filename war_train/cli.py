@@ -236,13 +236,6 @@ def _cmd_train(args) -> int:
         print(json.dumps(config_to_dict(config) if war is None else
                          {**config_to_dict(config), "war": war_config_to_dict(war)}, indent=2))
         return 0
-    if war is not None:
-        from war_train.distributed import torchrun_env
-
-        launch = torchrun_env()
-        if launch is not None and launch["world_size"] > 1:
-            raise ValueError("--war/--arm: WAR arms run in one process; under torchrun use "
-                             "--dist-straggler war for rank-level WAR quotas")
     # the outputs asked for by name must be possible; the others are skipped (one warning each)
     require = [name for name in ("tensorboard", "gif") if getattr(args, name, None) is True]
     run_training(config, args.out, run_dir=args.run_dir, resume=args.resume, war=war, require=require)

@@ -132,6 +132,11 @@ class Local:
     def generator_seed(self, seed: int) -> int:
         return seed
 
+    def own_stream_seed(self, seed: int) -> int:
+        """The seed of a sampling stream of this rank's own (the WAR mode's: its workers call the
+        policy on their own worlds' decisions); one process: ``seed``."""
+        return seed
+
     def max_rollout_length(self, T: int) -> int:
         return T
 
@@ -151,9 +156,11 @@ class Local:
         (only available actions where ``mask[E, ..., n]``, an action mask, is given)."""
         return head.draw(out, generator, mask)
 
-    def minibatches(self, T: int, E: int, per_world: bool, n: int, generator: torch.Generator, device):
+    def minibatches(self, T: int, E: int, per_world: bool, n: int, generator: torch.Generator, device,
+                    rows: bool = False):
         """Index tensors of the minibatches of one epoch: a permutation of the ``T·E`` rows (or the
-        ``E`` worlds) in ``min(n, units)`` parts."""
+        ``E`` worlds) in ``min(n, units)`` parts.  ``rows``: the batch is this rank's own rows
+        (WAR's transitions, as many as it collected), not its part of a global ``[T, E]`` rollout."""
         units = E if per_world else T * E
         return torch.randperm(units, generator=generator, device=device).chunk(min(n, units))
 
@@ -180,6 +187,14 @@ class Local:
 
     def gather_episodes(self, episodes: dict) -> dict:
         return episodes
+
+    def gather(self, obj) -> list:
+        """Every rank's ``obj`` (picklable), in rank order, on every rank."""
+        return [obj]
+
+    def all_sum(self, values) -> list[float]:
+        """Element-wise sums over ranks of a list of numbers (float64)."""
+        return [float(x) for x in values]
 
     def any(self, flag: bool) -> bool:
         return flag
@@ -278,6 +293,9 @@ class DataParallel(Local):
     def generator_seed(self, seed: int) -> int:
         if self.mode == "off":
             return seed  # every rank draws the same numbers (and uses its own rows)
+        return self.own_stream_seed(seed)
+
+    def own_stream_seed(self, seed: int) -> int:
         return int(np.random.SeedSequence([seed, self.rank]).generate_state(1)[0])
 
     # ------------------------------------------------------------------ collectives
@@ -294,6 +312,12 @@ class DataParallel(Local):
         out = [None] * self.world_size
         dist.all_gather_object(out, obj)
         return out
+
+    def gather(self, obj) -> list:
+        return self._gather_object(obj)
+
+    def all_sum(self, values) -> list[float]:
+        return self._sum(values)
 
     def broadcast(self, obj):
         import torch.distributed as dist
@@ -415,9 +439,11 @@ class DataParallel(Local):
         return head.sample(out, noise, mask)
 
     # ------------------------------------------------------------------ learning
-    def minibatches(self, T: int, E: int, per_world: bool, n: int, generator: torch.Generator, device):
-        if self.mode != "off":
-            # own rollout (its length may differ between ranks): own permutation, exactly n parts
+    def minibatches(self, T: int, E: int, per_world: bool, n: int, generator: torch.Generator, device,
+                    rows: bool = False):
+        if self.mode != "off" or rows:
+            # own rollout (its length may differ between ranks) or own rows (WAR's transitions): own
+            # permutation, exactly n parts (every rank takes as many gradient steps)
             units = E if per_world else T * E
             return torch.randperm(units, generator=generator, device=device).tensor_split(n)
         units = self.E_all if per_world else T * self.E_all

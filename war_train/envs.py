@@ -28,13 +28,19 @@ def make_env(config: TrainConfig, dist=None):
     return _make(config, num_envs=len(worlds), seed=config.seed + worlds.start, device=str(dist.device(config.device)))
 
 
-def make_worker_envs(config: TrainConfig, workers: int) -> list:
-    """``workers`` envs of ``num_envs / workers`` worlds; worker w's worlds are the run's worlds
-    ``w·E/W …``."""
-    if config.num_envs % workers:
-        raise ValueError(f"workers: num_envs={config.num_envs} must be a multiple of workers={workers}")
-    per = config.num_envs // workers
-    return [_make(config, num_envs=per, seed=config.seed + w * per, device=config.device) for w in range(workers)]
+def make_worker_envs(config: TrainConfig, workers: int, dist=None) -> list:
+    """``workers`` envs over the run's worlds (on rank r of K (``dist``): its ``num_envs / K``
+    worlds, on the rank's device); worker w's worlds are the run's worlds ``start + w·E_r/W …``."""
+    dist = distributed.Local() if dist is None else dist
+    worlds = dist.worlds(config.num_envs)
+    if len(worlds) % workers:
+        where = f" on each of {dist.world_size} ranks" if dist.active else ""
+        raise ValueError(f"workers: the {len(worlds)} worlds{where} (num_envs={config.num_envs}) must be a multiple "
+                         f"of workers={workers}")
+    per = len(worlds) // workers
+    device = str(dist.device(config.device))
+    return [_make(config, num_envs=per, seed=config.seed + worlds.start + w * per, device=device)
+            for w in range(workers)]
 
 
 def make_guest_env(config: TrainConfig, n: int):

@@ -15,7 +15,7 @@ Two modes implement ``Mode``, side by side below the loop: lock-step MAPPO
 (``war_train.lockstep.LockstepMode``, the default; data parallel under torchrun through the
 reducer, ``war_train.distributed``) and the WAR harness (``war_train.war_mode.WarMode``, with
 ``war=WarConfig(...)``: decision schedules and cost models in the rollout, macro-step
-fragments, SMDP advantages).  A new mode is a class with the attributes and methods of
+fragments, SMDP advantages; data parallel under torchrun through the same reducer).  A new mode is a class with the attributes and methods of
 ``Mode``; a new loss term goes into ``war_train.ppo`` (its coefficient, with a schedule, into
 ``config.Coefficients``).
 """
@@ -157,10 +157,7 @@ def _make_mode(env, cfg: TrainConfig, dist, war) -> Mode:
     if war is not None:
         from war_train.war_mode import WarMode
 
-        if dist.active:
-            raise ValueError("war: WAR modes run in one process; under torchrun use dist_straggler='war' for "
-                             "rank-level WAR quotas")
-        return WarMode(cfg, war, envs=[env] if hasattr(env, "num_envs") else env)
+        return WarMode(cfg, war, envs=[env] if hasattr(env, "num_envs") else env, dist=dist)
     from war_train.envs import make_env
     from war_train.lockstep import LockstepMode
 

@@ -243,7 +243,8 @@ def _minibatch_streams(members: dict[str, Member], cfg, generator, reducer) -> l
     """Each member's minibatches of one epoch (worlds for GRU sequences, else rows; under torchrun
     each rank's part of them), as many for each member."""
     streams = [reducer.minibatches(*(m.batch.shape if m.batch.shape is not None else (m.batch.units, 1)),
-                                   m.batch.recurrent, cfg.num_minibatches, generator, m.batch.obs.device)
+                                   m.batch.recurrent, cfg.num_minibatches, generator, m.batch.obs.device,
+                                   rows=m.batch.shape is None and not m.batch.recurrent)
                for m in members.values()]
     if len(streams) > 1:   # every member's j-th minibatch together: as many of them for each
         streams = [list(chunks) for chunks in streams]

@@ -108,7 +108,8 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
     checkpoint and raise ``TrainingInterrupted`` (no evaluation, plot or GIF).  ``resume`` (a checkpoint or run
     folder) continues that run in its own folder.  Under torchrun (``RANK``/``WORLD_SIZE``... set)
     every rank joins the process group, trains on its worlds, and only rank 0 writes and logs.
-    ``war`` (a ``WarConfig``): train in that WAR mode (one process), and plot ``war_curve.png``
+    ``war`` (a ``WarConfig``): train in that WAR mode (under torchrun each rank runs its own WAR
+    workers over its worlds, the update is data parallel), and plot ``war_curve.png``
     (return against env steps and modelled time, throughput, data share, ESS, staleness) too.
     ``require``: optional outputs (``"gif"``, ``"tensorboard"``) whose missing package is an error
     rather than a warning (``preflight``).  Bad arguments raise before anything is created."""
@@ -134,13 +135,13 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
             elif run_dir is None:
                 run_dir = new_run_dir(out, config) if dist.is_main else None
             run_dir = pathlib.Path(dist.broadcast(str(run_dir)))   # rank 0's folder (train creates it, config.json first)
+            ranks = (f" on {dist.world_size} ranks ({config.num_envs // dist.world_size} worlds each)"
+                     if dist.active else "")
             if war is not None:
                 log(f"war-train: {config.scenario} [{war.arm}, {war.resource}, {war.cost_mode} costs], "
-                    f"{config.num_envs} worlds in {war.workers} worker(s) x {config.rollout_length} steps, "
-                    f"{config.total_env_steps:,} env steps -> {run_dir}")
+                    f"{config.num_envs} worlds{ranks} in {war.workers} worker(s){' a rank' if dist.active else ''} "
+                    f"x {config.rollout_length} steps, {config.total_env_steps:,} env steps -> {run_dir}")
             else:
-                ranks = (f" on {dist.world_size} ranks ({config.num_envs // dist.world_size} worlds each)"
-                         if dist.active else "")
                 log(f"war-train: {config.scenario}, {config.num_envs} worlds x {config.rollout_length} steps"
                     f"{ranks}, {config.num_updates} updates = {config.num_updates * config.batch_env_steps:,} "
                     f"env steps -> {run_dir}")

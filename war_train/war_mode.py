@@ -21,6 +21,12 @@ update of the run loop:
 4. ``row`` distills the drafts, re-plans the quotas from the online cost estimates (``war``)
    and writes the metrics row.
 
+**Under torchrun** (``dist``: a ``war_train.distributed.DataParallel``) each rank runs its own
+workers over its worlds (``dist.worlds``), with its own clocks, cost estimates, schedule and
+sampling stream; the counts that set the group weights, the batch statistics and the learn
+step's reductions are over every rank's transitions (docs/distributed.md, "WAR modes under
+torchrun"), and ``dist_straggler`` stops or sizes each rank's window.
+
 With equal costs (every group deciding at every step) and one worker, the batches, losses and
 gradients are lock-step MAPPO's (``tests/test_war_equivalence.py``), GRU policies included: a
 recurrent group's GRUs step at its decisions only, and learn from each world's sequence of them
@@ -141,15 +147,19 @@ def war_columns(groups, lanes) -> list[str]:
 
 # ----------------------------------------------------------------------------- trainer
 class WarMode:
-    """MAPPO with the WAR harness; ``update()`` runs one round and returns its metrics row."""
+    """MAPPO with the WAR harness; ``update()`` runs one round and returns its metrics row.
+    ``dist``: the reducer (default ``distributed.Local()``: one process)."""
 
-    def __init__(self, config: TrainConfig, war: WarConfig, envs: list | None = None) -> None:
+    def __init__(self, config: TrainConfig, war: WarConfig, envs: list | None = None, dist=None) -> None:
         self.cfg = cfg = config.validate()
         self.war = war = war.validate()
-        _refuse_unsupported(cfg, war)
+        self.dist = dist = distributed.Local() if dist is None else dist
+        _refuse_unsupported(cfg, war, dist)
         torch.set_num_threads(cfg.torch_threads)
-        self.device = torch.device(cfg.device)
-        self.envs = envs if envs is not None else make_worker_envs(cfg, war.workers)
+        self.device = dist.device(cfg.device)
+        #: this rank's worlds among the run's (all of them in one process)
+        self.worlds = dist.worlds(cfg.num_envs)
+        self.envs = envs if envs is not None else make_worker_envs(cfg, war.workers, dist)
         self._own_envs = envs is None
         try:
             self._check_envs()
@@ -161,12 +171,13 @@ class WarMode:
         self.n_agents = {g: s.n_agents for g, s in self.groups.items()}
         self.E_worker = env0.num_envs
         self.real = war.cost_mode != "virtual"
+        dist.setup(cfg, env0)
 
-        # --- networks, optimizers, value normalizers, the sampling stream (as lock-step's)
-        self.learner = Learner.build(self.groups, env0.state_dim, cfg, self.device, cfg.seed)
+        # --- networks, optimizers, value normalizers, the sampling stream (as lock-step's; under
+        # torchrun the networks start equal on every rank, each rank samples from a stream of its own)
+        self.learner = Learner.build(self.groups, env0.state_dim, cfg, self.device, dist.own_stream_seed(cfg.seed))
         self.policies, self.gen = self.learner.policies, self.learner.generator
         self.gen_learn = self.gen  # a separate stream only when learning runs in its own thread
-        self.dist = distributed.Local()   # (WAR modes run in one process)
         self._build_costs()
         self._build_drafts()
         self.lanes = {g: n for g, n in self.n_agents.items()}
@@ -184,6 +195,9 @@ class WarMode:
         # --- what the run loop (war_train.loop) logs
         self.columns = metric_columns(env0, self.groups)
         self.columns += [c for c in war_columns(self.groups, self.lanes) if c not in self.columns]
+        if dist.active and cfg.dist_straggler != "off":
+            self.columns += ["rollout_steps_min", "rollout_steps_max", "wait_s"]
+            self.columns += [f"share/rank{r}" for r in range(dist.world_size)]
         self.label, self.progress_key = f"{cfg.scenario} [{war.arm}]", env0.progress_metric
         self.run_files = {"war_config.json": json.dumps(war_config_to_dict(war), indent=2) + "\n"}
         self.side_logs = {"staleness_hist": ("staleness.jsonl", "hist")}   # per update: lag -> transitions
@@ -198,9 +212,10 @@ class WarMode:
         war, cfg = self.war, self.cfg
         if len(self.envs) != war.workers:
             raise ValueError(f"envs: expected {war.workers} worker envs, got {len(self.envs)}")
-        if sum(e.num_envs for e in self.envs) != cfg.num_envs:
+        if sum(e.num_envs for e in self.envs) != len(self.worlds):
+            mine = f", {len(self.worlds)} of them on this rank" if self.dist.active else ""
             raise ValueError(f"num_envs: the worker envs hold {sum(e.num_envs for e in self.envs)} worlds, "
-                             f"config.num_envs is {cfg.num_envs}")
+                             f"config.num_envs is {cfg.num_envs}{mine}")
 
     def _build_costs(self) -> None:
         """Declared profiles (or None: measured), the schedule and the online estimates per group."""
@@ -264,17 +279,19 @@ class WarMode:
         self.behaviour = WarPolicy(self.policies, self.gen, self.drafts, lane_gens)
         self.stats = [EpisodeStats(e) for e in self.envs]
         self.collectors = []
+        last = self.dist.world_size * war.workers - 1   # the run's last worker (war.straggler slows it)
         for w, env in enumerate(self.envs):
             clock = WallClock() if self.real else VirtualClock()
+            run_w = self.dist.rank * war.workers + w     # the worker's index in the run (all ranks)
+            start = self.worlds.start + w * self.E_worker
             cost = InferenceCost({lane: self.profiles[lane] for lane in self.lanes}, self.lanes,
-                                 resource=war.resource, clock=clock, jitter=war.jitter, seed=war.seed + w,
-                                 scale=war.cost_scale * (war.straggler if w == war.workers - 1 else 1.0))
+                                 resource=war.resource, clock=clock, jitter=war.jitter, seed=war.seed + run_w,
+                                 scale=war.cost_scale * (war.straggler if run_w == last else 1.0))
             self.collectors.append(Collector(env, self.behaviour, gamma=cfg.gamma, schedule=self.schedule, cost=cost,
                                              cost_models=self.cost_models if w == 0 else None,
-                                             draft_groups=tuple(self.drafts), world_offset=w * self.E_worker,
+                                             draft_groups=tuple(self.drafts), world_offset=start,
                                              stats=self.stats[w], env_time=war.env_time,
-                                             seed=run_world_seeds(cfg.seed, range(w * self.E_worker,
-                                                                                  (w + 1) * self.E_worker)),
+                                             seed=run_world_seeds(cfg.seed, range(start, start + self.E_worker)),
                                              lane_threads={lane: war.lane_cpus.get(lane) for lane in self.lanes}
                                              if lane_threads else None,
                                              frames={g: p.frames for g, p in self.policies.items()},
@@ -305,11 +322,20 @@ class WarMode:
 
     # -------------------------------------------------------------- 1. collect
     def _collect_round(self) -> Round:
-        cfg, war = self.cfg, self.war
+        cfg, war, dist = self.cfg, self.war, self.dist
         ddppo = (war.ddppo_sync_frac, war.ddppo_min_frac) if war.arm == "ddppo" else None
         steal = (lambda n: make_guest_env(cfg, n)) if war.arm == "steal" else None   # guest envs for moved worlds
-        return collect_round(self.collectors, self.triggers, self.version, ddppo=ddppo, steal=steal,
-                             threads=self.real and len(self.collectors) > 1)
+        ranked = dist.active and cfg.dist_straggler != "off"
+        if ranked:   # this rank's window: the configured length, or its WAR quota (one worker a rank)
+            target = dist.begin_rollout(cfg.rollout_length)
+            trig = self.triggers[0]
+            trig.max_steps = 10 * target if trig.batch_size else target
+        rnd = collect_round(self.collectors, self.triggers, self.version, ddppo=ddppo, steal=steal,
+                            threads=self.real and len(self.collectors) > 1,
+                            stop=dist.stop_collecting if ranked else None)
+        if ranked:
+            dist.end_rollout(self.E_worker)
+        return rnd
 
     def collect(self) -> Round:
         """The round to learn from this update: the one collected now, or (``overlap``) the one
@@ -344,22 +370,30 @@ class WarMode:
         V-trace advantages; the group-balancing weights; data shares, ESS and staleness."""
         cfg, war = self.cfg, self.war
         merged = concat_workers(rnd.windows)
-        out, counts, ratios, lags, lag_w = {}, {}, {}, [], []
+        out, counts, ratios, lags, lag_w, kept_masks = {}, {}, {}, [], [], {}
         dropped = total = draft_n = 0
         vtrace_used = False
         for g, p in self.policies.items():
             b, n = merged[g], p.n_agents
             lag = self.version - b.version
-            keep = b.valid & (lag <= war.max_lag)
+            keep = kept_masks[g] = b.valid & (lag <= war.max_lag)
             dropped += int((b.valid & ~keep).sum()) * n
             total += int(b.valid.sum()) * n
             counts[g] = int(keep.sum()) * n
             lags.append(lag[keep])
             lag_w.append(torch.full((int(keep.sum()),), n, dtype=torch.long))
             draft_n += int((b.draft & keep).sum()) * n
+        # under torchrun: the counts of every rank (a group is learned where any rank kept some of
+        # its transitions: every rank takes part in its all-reduced update, with what it has)
+        local_counts = dict(counts)
+        summed = self.dist.all_sum([*counts.values(), dropped, total, draft_n])
+        counts = {g: int(c) for g, c in zip(counts, summed)}
+        dropped, total, draft_n = (int(x) for x in summed[len(counts):])
+        for g, p in self.policies.items():
             if counts[g] == 0:
                 continue
-            out[g], ratio, used = self._group_batch(g, p, b, lag, keep)
+            b = merged[g]
+            out[g], ratio, used = self._group_batch(g, p, b, self.version - b.version, kept_masks[g])
             vtrace_used |= used
             if ratio is not None:
                 ratios[g] = ratio
@@ -367,6 +401,9 @@ class WarMode:
         N = sum(self.n_agents.values())
         share = {g: self.n_agents[g] / N for g in self.groups}
         gw = group_balancing_weights(counts, share) if sum(counts.values()) else {g: 0.0 for g in counts}
+        if self.dist.active:   # (the statistics of the whole batch: every rank's part)
+            ratios, lags, lag_w, vtrace_used = _gather_batch_parts(self.dist, local_counts, ratios, lags, lag_w,
+                                                                   vtrace_used)
         stats = _batch_stats(self.groups, counts, gw, ratios, lags, lag_w)
         kept = sum(counts.values())
         stats.update({"dropped_frac": dropped / total if total else 0.0, "vtrace": float(vtrace_used),
@@ -435,6 +472,8 @@ class WarMode:
         else:
             collect_s = learned.seconds
             period = collect_s + learn_s
+        if self.dist.active:   # the update takes as long as its slowest rank (they meet in the all-reduce)
+            collect_s, learn_s, period = (max(x) for x in zip(*self.dist.gather([collect_s, learn_s, period])))
         self.model_s += period
         self.version += 1
         if war.arm == "war" and war.replan:
@@ -459,20 +498,26 @@ class WarMode:
             self.draft_opt[g].step()
 
     def _counters(self, rnd: Round, collect_s: float, learn_s: float, period: float) -> dict:
-        steps = sum(w.env_steps for w in rnd.windows)
+        mine = {"steps": sum(w.env_steps for w in rnd.windows), "agent_tr": sum(w.agent_transitions for w in rnd.windows),
+                "decisions": {lane: sum(w.decisions.get(lane, 0) for w in rnd.windows) for lane in self.lanes},
+                "window_s": rnd.seconds,   # rates per modelled second of this round's own collection
+                "window_steps": max(w.steps for w in rnd.windows), "env_s": max(w.env_seconds for w in rnd.windows),
+                "preempted": rnd.preempted}
+        if self.dist.active:   # every rank's round: counts summed, durations of the slowest
+            every = self.dist.gather(mine)
+            mine = {k: (max if k in ("window_s", "window_steps", "env_s") else sum)(r[k] for r in every)
+                    for k in mine if k != "decisions"}
+            mine["decisions"] = {lane: sum(r["decisions"][lane] for r in every) for lane in self.lanes}
+        steps, agent_tr, decisions, window_s = mine["steps"], mine["agent_tr"], mine["decisions"], mine["window_s"]
         self.env_steps += steps
-        window_s = rnd.seconds  # rates per modelled second of this round's own collection
-        decisions = {lane: sum(w.decisions.get(lane, 0) for w in rnd.windows) for lane in self.lanes}
-        agent_tr = sum(w.agent_transitions for w in rnd.windows)
         first = next(iter(self.groups))
         row = {"update": self.update_idx, "env_steps": self.env_steps,
                "agent_steps": self.env_steps * sum(self.n_agents.values()),
                "model_s": self.model_s, "collect_s": collect_s, "learn_s": learn_s, "batch_s": period,
-               "window_steps": max(w.steps for w in rnd.windows),
-               "env_s": max(w.env_seconds for w in rnd.windows),
+               "window_steps": mine["window_steps"], "env_s": mine["env_s"],
                "model_env_steps_per_s": steps / window_s if window_s > 0 else float("nan"),
                "agent_transitions_per_s": agent_tr / window_s if window_s > 0 else float("nan"),
-               "preempted": rnd.preempted,
+               "preempted": mine["preempted"],
                "lr": self.learner.actor_opt[first].param_groups[0]["lr"],
                "critic_lr": self.learner.critic_opt[first].param_groups[0]["lr"]}
         for lane in self.lanes:
@@ -483,10 +528,17 @@ class WarMode:
             row[f"quota/{g}"] = self.schedule.quota.get(g, 0)
         episodes = [e for e in (s.pop() for s in self.stats) if e]
         merged = {k: torch.cat([e[k] for e in episodes]) for k in episodes[0]} if episodes else {}
-        ep = summarize(merged)
+        ep = summarize(self.dist.gather_episodes(merged))
+        row.update(self._rank_row())
         row.update(ep)
         row["episodes"] = int(ep["episodes"])
         return row
+
+    def _rank_row(self) -> dict:
+        """Under torchrun with a straggler mode: the ranks' window lengths and data shares, and
+        rank 0's wait for the others (``war_train.distributed``'s names)."""
+        own = ("rollout_steps_min", "rollout_steps_max", "wait_s")
+        return {k: v for k, v in self.dist.metrics().items() if k in own or k.startswith("share/rank")}
 
     # -------------------------------------------------------------- checkpoints
     def state_dict(self) -> dict:
@@ -543,16 +595,32 @@ class WarMode:
         for lane, g in self.behaviour.lane_gens.items():
             g.set_state(state["lane_generators"][lane])
 
-    def checkpoint_payload(self, wall_s: float) -> dict:
-        """The run's checkpoint: ``state_dict()`` plus config, WAR config, env signature, ``wall_s``."""
+    def checkpoint_payload(self, wall_s: float) -> dict | None:
+        """The run's checkpoint: ``state_dict()`` plus config, WAR config, env signature, ``wall_s``.
+        Under torchrun (every rank calls it; rank 0 gets it, the others None): rank 0's
+        ``state_dict()`` (the networks, equal on every rank, where evaluation reads them) and
+        ``distributed = {world_size, straggler, other_ranks: [state_dict() of rank 1, ...]}``."""
+        state = self.state_dict()
+        if self.dist.active:
+            every = self.dist.gather(state)
+            if not self.dist.is_main:
+                return None
+            state = {**every[0], "distributed": {"world_size": self.dist.world_size,
+                                                 "straggler": self.cfg.dist_straggler, "other_ranks": every[1:]}}
         return {"config": config_to_dict(self.cfg), "war": war_config_to_dict(self.war),
-                "env": env_signature(self.envs[0], self.cfg), "wall_s": wall_s, **self.state_dict()}
+                "env": env_signature(self.envs[0], self.cfg), "wall_s": wall_s, **state}
 
     def restore(self, ckpt: dict, path) -> None:
         """Continue from ``ckpt`` (``checkpoint_payload``'s, read from ``path``) after checking it
-        is this run's."""
+        is this run's (and, under torchrun, written by as many ranks: each rank's workers carry
+        their own windows' fragments, clocks and cost estimates)."""
         check_war_resume(ckpt, path, self.cfg, self.war, self.envs[0])
-        self.load_state_dict(ckpt)
+        saved = ckpt.get("distributed", {}).get("world_size", 1)
+        if saved != self.dist.world_size:
+            raise ValueError(f"resume: {path} was written by a WAR run on {saved} rank(s); a WAR run resumes exactly "
+                             f"only on as many ranks (its workers' fragments, clocks and cost estimates are per "
+                             f"rank), not on {self.dist.world_size}")
+        self.load_state_dict(ckpt if self.dist.rank == 0 else ckpt["distributed"]["other_ranks"][self.dist.rank - 1])
 
     def close(self) -> None:
         for c in getattr(self, "collectors", ()):   # (none yet when set-up refused the envs)
@@ -562,10 +630,35 @@ class WarMode:
                 e.close()
 
 
-def _refuse_unsupported(cfg: TrainConfig, war: WarConfig) -> None:
+def _refuse_unsupported(cfg: TrainConfig, war: WarConfig, dist) -> None:
     if cfg.use_gru and war.fill == "draft":
         raise ValueError("fill: draft policies are feed-forward and a GRU steps only at its group's own "
                          "decisions; use fill='hold' with use_gru=True")
+    if not dist.active:
+        return
+    if war.fill == "draft":
+        raise ValueError("fill: draft policies are distilled on each worker's own batch and are not data parallel; "
+                         "under torchrun use fill='hold'")
+    if cfg.dist_straggler != "off" and (war.workers != 1 or war.arm in ("ddppo", "steal")):
+        raise ValueError(f"dist_straggler={cfg.dist_straggler!r}: the rank-level straggler rules stop or size each "
+                         f"rank's window, which needs one worker per rank and an arm of lock-step or WAR windows "
+                         f"(sync, war, overlap), got workers={war.workers}, arm={war.arm!r}; the ranks are the "
+                         f"workers (DD-PPO across ranks: dist_straggler='preempt')")
+
+
+def _gather_batch_parts(dist, counts: dict, ratios: dict, lags: list, lag_w: list, vtrace_used: bool):
+    """Every rank's importance ratios (per group; 1 for a rank whose kept transitions of the
+    group were all on-policy), lags and lag weights, and whether any rank used V-trace;
+    ``counts``: this rank's kept agent-transitions per group."""
+    mine = {"ratios": {g: r.detach().cpu().reshape(-1) for g, r in ratios.items()}, "counts": counts,
+            "lags": [x.cpu() for x in lags], "lag_w": [x.cpu() for x in lag_w], "vtrace": vtrace_used}
+    every = dist.gather(mine)
+    merged = {}
+    for g in counts:
+        if any(g in r["ratios"] for r in every):
+            merged[g] = torch.cat([r["ratios"].get(g, torch.ones(r["counts"][g])) for r in every])
+    return (merged, [x for r in every for x in r["lags"]], [x for r in every for x in r["lag_w"]],
+            any(r["vtrace"] for r in every))
 
 
 def _batch_stats(groups, counts: dict, gw: dict, ratios: dict, lags: list, lag_w: list) -> dict:

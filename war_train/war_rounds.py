@@ -88,10 +88,15 @@ def _progress(c: Collector, trigger: Trigger) -> float:
 
 
 def collect_round(collectors: list[Collector], triggers: list[Trigger], version: int, *,
-                  ddppo: tuple[float, float] | None = None, steal=None, threads: bool = False) -> Round:
+                  ddppo: tuple[float, float] | None = None, steal=None, threads: bool = False,
+                  stop=None) -> Round:
     """One window from every worker.  ``ddppo=(sync_frac, min_frac)`` turns on preemption;
     ``steal`` (a factory ``num_envs -> env`` of guest envs of the workers' scenario) turns on
-    work stealing."""
+    work stealing.  ``stop(t)``: asked before each env step of a worker that has taken ``t``
+    steps of its window; True preempts the window there (the torchrun rank-level straggler
+    rules, ``war_train.distributed``: one worker, no stealing, no threads)."""
+    if stop is not None and (len(collectors) != 1 or steal is not None or threads):
+        raise ValueError("stop: a rank-level stop rule needs one worker without stealing or threads")
     if len(collectors) != len(triggers) or not collectors:
         raise ValueError("collectors, triggers: expected one trigger per collector (at least one)")
     if ddppo is not None:
@@ -102,10 +107,10 @@ def collect_round(collectors: list[Collector], triggers: list[Trigger], version:
         return _round_steal(collectors, triggers, version, steal)
     if threads and len(collectors) > 1:
         return _round_threads(collectors, triggers, version, ddppo)
-    return _round_events(collectors, triggers, version, ddppo)
+    return _round_events(collectors, triggers, version, ddppo, stop)
 
 
-def _round_events(collectors, triggers, version, ddppo) -> Round:
+def _round_events(collectors, triggers, version, ddppo, stop=None) -> Round:
     W = len(collectors)
     for c, trig in zip(collectors, triggers):
         c.begin_window(version)
@@ -125,7 +130,8 @@ def _round_events(collectors, triggers, version, ddppo) -> Round:
             if need is not None and t_pre is None and finished >= need:
                 t_pre = c.elapsed
             continue
-        if t_pre is not None and c.elapsed >= t_pre and _progress(c, trig) >= ddppo[1]:
+        if (t_pre is not None and c.elapsed >= t_pre and _progress(c, trig) >= ddppo[1]) or \
+                (stop is not None and stop(c.window_steps)):
             windows[j] = c.end_window("preempted", preempted=True)
             active.remove(j)
             preempted += 1
