@@ -171,3 +171,130 @@ def test_a_whole_update_reads_the_host_a_fixed_number_of_times(name, monkeypatch
             reads[T] = (guard.reads, guard.warp)
             mode.close()
     assert reads[30] == reads[60] and reads[30][0] > 0
+
+
+# ----------------------------------------------------------------------------- the WAR rollout
+import war_train.war_collector as war_collector  # noqa: E402
+from war_train.war_config import ARTICLE_COSTS, WarConfig  # noqa: E402
+from war_train.war_mode import WarMode, WarPolicy  # noqa: E402
+
+#: name -> (config overrides, WAR config): 13-step episodes across 30-step windows (fragments carried
+#: over, episode ends inside windows), groups deciding at different rates, every action space
+WAR_CASES = {
+    "command-war": (dict(scenario="Command-v0", env_kwargs={"max_cycles": 13}),
+                    dict(arm="war", costs=ARTICLE_COSTS, jitter=0.1)),
+    "command-draft": (dict(scenario="Command-v0", env_kwargs={"max_cycles": 13}),
+                      dict(arm="war", costs=ARTICLE_COSTS, fill="draft")),
+    "command-gru": (dict(scenario="Command-v0", use_gru=True, env_kwargs={"max_cycles": 13}),
+                    dict(arm="war", costs=ARTICLE_COSTS)),
+    "spread-box-frames-local": (dict(scenario="Spread-v0", frame_stack=2, critic_input="local",
+                                     env_kwargs={"continuous_actions": True, "max_cycles": 13}), dict(arm="sync")),
+    "tag": (dict(scenario="Tag-v0", env_kwargs={"num_taggers": 2, "num_runners": 5, "episode_length": 12}),
+            dict(arm="sync")),
+    "smax-masks": (dict(scenario="SMAX-v0", env_kwargs={"map_name": "3m"}), dict(arm="sync")),
+}
+
+
+def war_mode(name, T=30, branch_free=True, monkeypatch=None, **war_kw):
+    cfg_kw, war_cfg = WAR_CASES[name]
+    cfg = war_train.preset_config("smoke", **cfg_kw, num_envs=4, rollout_length=T, total_env_steps=4 * T * 3,
+                                  epochs=1, num_minibatches=1, gif=False, eval_episodes=0)
+    monkeypatch.setattr(war_collector, "host_reads_are_free", lambda device: not branch_free)   # (True: the CUDA path)
+    return WarMode(cfg, WarConfig(**{**war_cfg, **war_kw}))
+
+
+@pytest.mark.parametrize("name", sorted(WAR_CASES))
+def test_the_war_rollout_never_synchronizes(name, monkeypatch):
+    mode = war_mode(name, monkeypatch=monkeypatch)
+    c = mode.collectors[0]
+    assert c.branch_free and not c.war.host_checks
+    ends = []
+    for _ in range(2):   # (the second window starts from the carried fragments)
+        c.begin_window(mode.version)
+        with NoHostSync() as guard:
+            for _ in range(30):
+                c.step()
+        assert guard.warp == {"synchronize": 0, "host_copies": 0}
+        w = c.end_window("steps")   # (the window's once-per-window reads: its settled counts, fragment ends)
+        assert w.steps == 30 and w.agent_transitions > 0
+        ends.append(any(bool(b.terminated.any() | b.truncated.any()) for b in w.groups.values()))
+        mode.stats[0].pop()
+    assert any(ends), "the windows should cross an episode end (the autoreset path)"
+    if WAR_CASES[name][1]["arm"] == "war":   # the commander decides less often than the sentries
+        assert w.decisions["commander"] * 9 < w.decisions["sentry"]
+    mode.close()
+
+
+@pytest.mark.parametrize("name", ["command-war", "smax-masks"])
+def test_a_whole_war_update_reads_the_host_a_fixed_number_of_times(name, monkeypatch):
+    """The reads left in a WAR update (settling the window's counts, fragment ends, batch
+    statistics, the PPO diagnostics, the row) do not grow with the window length."""
+    from war_train.loop import update
+
+    reads = {}
+    for T in (30, 60):
+        mode = war_mode(name, T=T, monkeypatch=monkeypatch)
+        update(mode)
+        with NoHostSync(count=True) as guard:
+            update(mode)
+        reads[T] = (guard.reads, guard.warp)
+        mode.close()
+    assert reads[30] == reads[60] and reads[30][0] > 0
+
+
+class GreedyPolicy(WarPolicy):
+    """The behaviour policy's mode: its actions depend on the observations only, not on which
+    worlds a call covers (so that the two rollout paths can be compared action for action)."""
+
+    @torch.no_grad()
+    def act(self, group, obs, state, avail=None, hidden=None):
+        p = self.policies[group]
+        if hidden is not None:
+            actor_h, critic_h, starts = hidden
+            out, actor_h = p.forward_actor(obs, actor_h, starts)
+            values, critic_h = p.value(state, obs, critic_h, starts)
+        else:
+            out, _ = p.actor(p.actor_input(obs))
+            values, _ = p.value(state, obs)
+        actions = p.dist.mode(out, avail)
+        logp = p.dist.log_prob(out, actions, avail)
+        return (actions, logp, values) if hidden is None else (actions, logp, values, (actor_h, critic_h))
+
+    @torch.no_grad()
+    def draft(self, group, obs, state, avail=None):
+        p = self.policies[group]
+        out, _ = self.drafts[group](p.actor_input(obs))
+        actions = p.dist.mode(out, avail)
+        return actions, p.dist.log_prob(out, actions, avail), p.value(state, obs)[0]
+
+
+#: transition fields computed by the networks: the branch-free path evaluates them on every world
+#: (a float32 matmul over 4 rows may round differently from one over 2); the others are exact
+NETWORK_FIELDS = ("logp", "values", "next_values", "actor_h", "critic_h")
+
+
+@pytest.mark.parametrize("name", sorted(WAR_CASES))
+def test_both_war_rollout_paths_write_the_same_transitions(name, monkeypatch):
+    windows = {}
+    for branch_free in (False, True):
+        mode = war_mode(name, branch_free=branch_free, monkeypatch=monkeypatch, env_time=False)
+        c = mode.collectors[0]
+        assert c.branch_free == branch_free
+        c.policy = GreedyPolicy(mode.policies, mode.gen, mode.drafts)
+        windows[branch_free] = [c.collect(mode.triggers[0], mode.version) for _ in range(2)]
+        declared = all(p is not None for p in mode.profiles.values())   # (else: measured call times)
+        windows[branch_free].append({lane: m.state_dict() for lane, m in mode.cost_models.items()} if declared else 0)
+        mode.close()
+    host, free = windows[False], windows[True]
+    assert host[-1] == free[-1]   # the online cost estimates saw the same calls
+    for a, b in zip(host[:-1], free[:-1]):
+        assert (a.steps, a.decisions, a.calls, a.step_calls, a.reason) == \
+               (b.steps, b.decisions, b.calls, b.step_calls, b.reason)
+        assert not declared or a.clock_seconds == b.clock_seconds
+        for g in a.groups:
+            for field in war_collector._ROW_FIELDS:
+                x, y = getattr(a.groups[g], field), getattr(b.groups[g], field)
+                if field in NETWORK_FIELDS:
+                    torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6, msg=f"{g}.{field}")
+                else:
+                    assert torch.equal(x, y), f"{g}.{field}"

@@ -54,7 +54,7 @@ import torch
 from war_train import losses
 from war_train.config import TrainConfig, config_to_dict
 from war_train.metrics import EpisodeStats, metric_columns, summarize
-from war_train.policy import env_signature, first_action_mask, joint_state, step_action_mask
+from war_train.policy import env_signature, first_action_mask, host_reads_are_free, joint_state, step_action_mask
 from war_train.learn import Batches
 from war_train.ppo import GroupBatch, Learner
 from war_train.resume import check_lockstep_resume
@@ -182,13 +182,6 @@ def _check_env(env, cfg: TrainConfig, dist) -> None:
 
 
 # ----------------------------------------------------------------------------- the phases
-def host_reads_are_free(device: torch.device) -> bool:
-    """Whether the rollout may branch on a device value (``bool(trunc.any())``): on the CPU the
-    read costs nothing; on a GPU it would synchronize with the host every step, so the rollout
-    takes the branch-free path there (``tests/test_host_sync.py`` forces that path on the CPU)."""
-    return device.type == "cpu"
-
-
 @torch.no_grad()
 def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStats, dist, gen, T: int,
             timer: PhaseTimer) -> int:

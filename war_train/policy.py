@@ -22,7 +22,7 @@ from war_train.config import TrainConfig
 from war_train.distributions import Categorical, action_head, space_from_signature, space_signature
 from war_train.networks import Actor, Critic, with_agent_id
 
-__all__ = ["GroupPolicy", "build_policies", "joint_state", "env_signature", "load_networks", "load_policies",
+__all__ = ["GroupPolicy", "build_policies", "host_reads_are_free", "joint_state", "env_signature", "load_networks", "load_policies",
            "first_action_mask", "step_action_mask", "push_frame"]
 
 
@@ -177,6 +177,14 @@ def _shared_actor(groups: dict, cfg: TrainConfig) -> tuple[Actor, dict[str, torc
     codes = {g: torch.eye(len(groups))[i] for i, g in enumerate(groups)}
     actor = Actor(width + len(groups), action_head(groups[first].action_space, cfg.init_log_std, first), cfg)
     return actor, codes, width
+
+
+def host_reads_are_free(device: torch.device) -> bool:
+    """Whether a rollout may branch on a device value (``bool(trunc.any())``, a policy call on
+    the deciding worlds only): on the CPU the read costs nothing; on a GPU it would synchronize
+    with the host every step, so the rollouts take their branch-free paths there
+    (``tests/test_host_sync.py`` forces those paths on the CPU)."""
+    return device.type == "cpu"
 
 
 def joint_state(obs: dict[str, torch.Tensor]) -> torch.Tensor:

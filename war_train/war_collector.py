@@ -48,9 +48,9 @@ import torch
 
 from war_envs.core import validation as v
 from war_envs.war.costs import RESOURCES, CostModel, InferenceCost
-from war_envs.war.env import WarEnv, action_layout
+from war_envs.war.env import Selection, WarEnv, action_layout
 from war_envs.war.scheduler import Schedule
-from war_train.policy import joint_state, push_frame
+from war_train.policy import host_reads_are_free, joint_state, push_frame
 
 __all__ = ["Trigger", "GroupTransitions", "WindowBatch", "Collector", "stitch", "concat_workers", "DRAFT"]
 
@@ -78,11 +78,13 @@ class Trigger:
         self.fired = False
         self.reason = None
 
-    def check(self, ready: int, steps: int, now: float) -> bool:
-        """True exactly once: the first call at which a condition holds."""
+    def check(self, ready, steps: int, now: float) -> bool:
+        """True exactly once: the first call at which a condition holds.  ``ready``: the
+        agent-transitions ready, or a function returning them (asked only with a ``batch_size``:
+        counting them reads the device)."""
         if self.fired:
             return False
-        if self.batch_size and ready >= self.batch_size:
+        if self.batch_size and (ready() if callable(ready) else ready) >= self.batch_size:
             self.reason = "batch"
         elif self.max_steps and steps >= self.max_steps:
             self.reason = "steps"
@@ -257,13 +259,22 @@ class Collector:
     (pinned to those CPUs), all lanes of a step at the same time: the parallel resource model for
     real (torch's kernels release the GIL).  The policy must then draw each lane's samples from a
     generator of its own so that the draws do not depend on the threads' order.
+    ``branch_free`` (default: on a non-CPU device): the rollout never reads a device value on
+    the host (the property a CUDA rollout needs, ``tests/test_host_sync.py``): every lane's policy
+    is called on every world each step and its outputs are kept where the lane decides
+    (``torch.where``), truncated worlds are bootstrapped every step, and the step's deciding-world
+    counts are settled on the clock, the cost models and the counters once, at ``end_window`` (one
+    read per window).  So the clock is not current during the window: a round of one worker
+    whose windows end after a number of steps (no ``batch_size`` / ``max_wait`` trigger).
+    Without it (the CPU) a lane's policy is called on its deciding worlds only and every step is
+    settled at once; the two paths write the same transitions from the same policy outputs.
     """
 
     def __init__(self, env, policy, *, gamma: float, schedule: Schedule | None = None,
                  cost: InferenceCost | None = None, cost_models: dict[str, CostModel] | None = None,
                  draft_groups=(), world_offset: int = 0, stats=None, seed: int | None = None,
                  env_time: bool = True, lane_threads: dict | None = None, frames: dict | None = None,
-                 hidden_size: dict | None = None) -> None:
+                 hidden_size: dict | None = None, branch_free: bool | None = None) -> None:
         self.war = WarEnv(env, schedule, gamma=gamma, trusted=True)   # (the policy samples from the spaces and masks)
         self.env = env
         self.policy = policy
@@ -290,6 +301,12 @@ class Collector:
         if set(self.cost.lanes) != set(lanes):
             raise ValueError(f"cost: expected lanes {sorted(lanes)}, got {sorted(self.cost.lanes)}")
         self.clock = self.cost.clock
+        #: the rollout's CUDA path (see the class docstring); default: on a non-CPU device
+        self.branch_free = not host_reads_are_free(self.device) if branch_free is None else bool(branch_free)
+        if self.branch_free and not self.cost.virtual:
+            raise ValueError("branch_free: the host-sync-free rollout settles its declared costs once per window, "
+                             "on a virtual clock; real costs are paid step by step (cost_mode='virtual')")
+        self.war.host_checks = not self.branch_free
         self.cost_models = cost_models if cost_models is not None else {}
         self._lane_pools = {}
         if lane_threads:
@@ -362,7 +379,7 @@ class Collector:
 
     def episode_starts(self) -> torch.Tensor:
         """Bool ``[E]``: worlds at their episode's first step (a recurrent state starts from 0)."""
-        return torch.from_numpy(self.war.ep_step == 0).to(self.device)
+        return self.war.ep_step == 0
 
     def _value(self, group: str, idx, state: torch.Tensor, seen: torch.Tensor, starts) -> torch.Tensor:
         """V of ``state`` / ``seen`` in worlds ``idx`` (a bootstrap: recurrent states are not advanced)."""
@@ -390,53 +407,64 @@ class Collector:
                 "alive": z(E, n, dtype=torch.bool), "episode_start": z(E, dtype=torch.bool),
                 "actor_h": z(E, n, H), "critic_h": z(E, H)})
 
-    def _close(self, group: str, mask: torch.Tensor, row: int, next_values: torch.Tensor,
+    def _selection(self, mask: torch.Tensor) -> Selection:
+        """Worlds ``mask`` with their values as one row each (the CPU path; every world: a copy)
+        or, ``branch_free``, as ``E`` rows written with ``torch.where``."""
+        if self.branch_free:
+            return Selection(mask, "all")
+        return Selection.every_world(self.E, self.device) if bool(mask.all()) else Selection(mask, "selected")
+
+    def _close(self, group: str, sel: Selection, row: int, next_values: torch.Tensor,
                terminated=None, truncated=None) -> None:
-        """End the macro-steps of ``group`` in worlds ``mask`` into ``row`` (``next_values``:
-        ``[mask.sum(), n]``), with the agents' flags of their last step (``terminated`` /
+        """End the macro-steps of ``group`` in worlds ``sel`` into ``row`` (``next_values``: rows as
+        ``sel.rows`` says), with the agents' flags of their last step (``terminated`` /
         ``truncated`` ``[E, n]``; default: the last env step's)."""
         if terminated is None:
             terminated, truncated = self._agent_flags[group]
         p, m = self.pending[group], self.war.macro[group]
         r = self._rows[group][row]
-        all_worlds = bool(mask.all())
-        sel = slice(None) if all_worlds else mask
         for name in ("obs", "state", "actions", "logp", "values", "traj", "draft", "episode_start", "actor_h",
                      "critic_h"):
-            r[name][sel] = getattr(p, name)[sel]
-        r["action_mask"][sel] = p.avail[sel]
-        r["alive"][sel] = p.alive[sel]
+            sel.put_from(r[name], getattr(p, name))
+        sel.put_from(r["action_mask"], p.avail)
+        sel.put_from(r["alive"], p.alive)
         for name, source in (("rewards", m.reward), ("k", m.k), ("version", m.version), ("start", m.start)):
-            r[name][sel] = source[sel]
-        r["next_values"][sel] = next_values
-        r["valid"][sel] = True
-        r["terminated"][sel] = terminated[sel]
-        r["truncated"][sel] = truncated[sel]
+            sel.put_from(r[name], source)
+        sel.put(r["next_values"], next_values)
+        sel.put(r["valid"], True)
+        sel.put_from(r["terminated"], terminated)
+        sel.put_from(r["truncated"], truncated)
         self.war.release(group, sel)
-        self._closed += int(mask.sum()) * self.groups[group].n_agents
+        closed = sel.mask.sum() * self.groups[group].n_agents
+        self._closed = self._closed + (closed if self.branch_free else int(closed))
 
-    def _open(self, group: str, idx, obs, state, actions, logp, values, draft: bool, hidden=None) -> None:
-        """A decision of ``group`` in worlds ``idx``; ``hidden``: a recurrent group's
-        ``((actor_h, critic_h, starts) before, (actor_h, critic_h) after)``."""
+    def _open(self, group: str, sel: Selection, obs, state, actions, logp, values, draft: bool,
+              hidden=None) -> None:
+        """A decision of ``group`` in worlds ``sel`` (the policy's outputs: rows as ``sel.rows``
+        says); ``hidden``: a recurrent group's ``((actor_h, critic_h, starts) before, (actor_h,
+        critic_h) after)``."""
         p = self.pending[group]
         if hidden is not None:
-            (p.actor_h[idx], p.critic_h[idx], p.episode_start[idx]), after = hidden
-            if isinstance(idx, slice):
+            before, after = hidden
+            for dst, src in zip((p.actor_h, p.critic_h, p.episode_start), before):
+                sel.put(dst, src)
+            if sel.every:
                 self.hidden[group] = list(after)
             else:
-                self.hidden[group][0][idx], self.hidden[group][1][idx] = after
+                for dst, src in zip(self.hidden[group], after):
+                    sel.put(dst, src)
         else:
-            p.episode_start[idx] = self._starts[idx]
-        p.obs[idx], p.state[idx] = obs, state
-        p.actions[idx], p.logp[idx], p.values[idx] = actions, logp, values
+            sel.put_from(p.episode_start, self._starts)
+        for dst, src in ((p.obs, obs), (p.state, state), (p.actions, actions), (p.logp, logp), (p.values, values)):
+            sel.put(dst, src)
         if self.masked:
-            p.avail[idx] = self.avail[group][idx]
+            sel.put_from(p.avail, self.avail[group])
         if self.can_leave:
-            p.alive[idx] = self.alive[group][idx]
-        worlds = torch.arange(self.E, device=self.device)[idx] + self.world_offset
-        p.traj[idx] = worlds * (2 ** 32) + torch.from_numpy(self.war.ep_id).to(self.device)[idx]
-        p.draft[idx] = draft
-        self.war.decide(group, idx, self.policy.to_env(group, actions))
+            sel.put_from(p.alive, self.alive[group])
+        worlds = torch.arange(self.E, device=self.device) + self.world_offset
+        sel.put_from(p.traj, worlds * (2 ** 32) + self.war.ep_id)
+        sel.put(p.draft, draft)
+        self.war.decide(group, sel, self.policy.to_env(group, actions))
 
     # -------------------------------------------------------------- windows
     def begin_window(self, version: int = 0) -> None:
@@ -451,6 +479,7 @@ class Collector:
         self._decisions = {lane: 0 for lane in self.lanes}
         self._calls = {lane: 0 for lane in self.lanes}
         self._step_calls, self._step_env = [], []
+        self._deferred = []   # branch_free: each step's (calls, measured seconds, env seconds), settled at the end
 
     @property
     def window_steps(self) -> int:
@@ -464,7 +493,7 @@ class Collector:
     def ready(self) -> int:
         """Agent-transitions of this window that are complete: closed, or ending at the next
         step's decision (their rewards are all in)."""
-        n = self._closed
+        n = int(self._closed)
         for g, s in self.groups.items():
             ending = self.war.macro[g].active & (self.war.schedule_says(g) | (g in self.draft_groups))
             n += int(ending.sum()) * s.n_agents
@@ -502,10 +531,14 @@ class Collector:
             plan.append((g, g, dec, False))
             if g in self.draft_groups:
                 plan.append((g + DRAFT, g, ~dec, True))
-        calls = {lane: int(mask.sum()) for lane, _, mask, _ in plan}
-        token = self.cost.begin(calls)
-        todo = [(lane, g, mask, is_draft, slice(None) if calls[lane] == self.E else mask)
-                for lane, g, mask, is_draft in plan if calls[lane] > 0]
+        if self.branch_free:   # every lane on every world; the counts are settled at the window's end
+            calls = {lane: mask.sum() for lane, _, mask, _ in plan}
+            todo = [(lane, g, mask, is_draft, slice(None)) for lane, g, mask, is_draft in plan]
+        else:
+            calls = {lane: int(mask.sum()) for lane, _, mask, _ in plan}
+            token = self.cost.begin(calls)
+            todo = [(lane, g, mask, is_draft, slice(None) if calls[lane] == self.E else mask)
+                    for lane, g, mask, is_draft in plan if calls[lane] > 0]
         if self._lane_pools:  # every lane at once, each on its own thread
             futures = [self._lane_pools[lane].submit(self._call, g, idx, is_draft) for lane, g, _, is_draft, idx in todo]
             results = [f.result() for f in futures]
@@ -513,46 +546,30 @@ class Collector:
             results = [self._call(g, idx, is_draft) for _, g, _, is_draft, idx in todo]
         measured = {}
         for (lane, g, mask, is_draft, idx), (obs_g, state, actions, logp, values, hidden, seconds) in zip(todo, results):
-            n = calls[lane]
             measured[lane] = seconds
             closing = mask & self.war.macro[g].active
-            if bool(closing.any()):
-                nv = values if bool(closing.all()) else values[closing[mask]]
-                self._close(g, closing, r - 1, nv)
-            self._open(g, idx, obs_g, state, actions, logp, values, is_draft, hidden)
-            self._decisions[lane] += n * self.groups[g].n_agents
-            self._calls[lane] += 1
-        seconds, per_lane = self.cost.end(token, measured)
-        self._inf_s += seconds
-        for lane, cost in per_lane.items():  # online cost estimates: what each call cost
-            model = self.cost_models.get(lane)
-            if model is not None:
-                model.observe(calls[lane] * self.lanes[lane], cost)
+            if self.branch_free:
+                self._close(g, Selection(closing, "all"), r - 1, values)
+                sel = Selection(mask, "all")
+            else:
+                if bool(closing.any()):
+                    nv = values if bool(closing.all()) else values[closing[mask]]
+                    self._close(g, self._selection(closing), r - 1, nv)
+                sel = Selection.every_world(self.E, self.device) if isinstance(idx, slice) else Selection(mask)
+            self._open(g, sel, obs_g, state, actions, logp, values, is_draft, hidden)
+        if not self.branch_free:
+            self._settle_calls(calls, token, measured)
 
         next_obs, rew, term, trunc, info, done = self.war.advance()
         env_s = self.war.last_env_seconds
-        self._env_s += env_s
-        self._step_calls.append({lane: n for lane, n in calls.items() if n > 0})
-        self._step_env.append(env_s)
-        if self.cost.virtual and self.env_time:
-            self.clock.advance(env_s)
+        if self.branch_free:
+            self._deferred.append((calls, measured, env_s))
+        else:
+            self._settle_env(env_s)
         if self.stats is not None:
             self.stats.step(rew, info, done)
         self._agent_flags = {g: (term[g].clone(), trunc[g].clone()) for g in self.groups}
-        if bool(done.any()):  # every world had an action in force: the done ones all close here
-            trunc_w = self.war.last_truncated
-            trunc_idx = trunc_w.nonzero().flatten()
-            final_state = None
-            if len(trunc_idx):
-                final_obs = {g: info["final_obs"][g][trunc_idx] for g in self.groups}
-                final_state = joint_state(final_obs)
-            for g in self.groups:
-                nv = torch.zeros_like(self.pending[g].values)
-                if final_state is not None:
-                    no_start = torch.zeros(len(trunc_idx), dtype=torch.bool, device=self.device)
-                    seen = self._push(g, self.seen[g][trunc_idx], final_obs[g], no_start)
-                    nv[trunc_idx] = self._value(g, trunc_idx, final_state, seen, no_start)
-                self._close(g, done, r, nv[done])
+        self._close_finished(r, done, info)
         self.obs = {g: next_obs[g].clone() for g in self.groups}
         self.state = joint_state(self.obs)
         self.seen = {g: self._push(g, self.seen[g], self.obs[g], done) for g in self.groups}
@@ -561,23 +578,93 @@ class Collector:
         if self.can_leave:
             self.alive = {g: a.clone() for g, a in self.env.alive_mask.items()}
 
+    def _close_finished(self, r: int, done: torch.Tensor, info: dict) -> None:
+        """Every world had an action in force: the finished ones all close at row ``r``,
+        bootstrapped with V(final state) where the episode was truncated, 0 where it terminated."""
+        trunc_w = self.war.last_truncated
+        if self.branch_free:   # V(final state) of every world (whether any world truncated is a host read)
+            final_obs = info["final_obs"]
+            final_state = joint_state(final_obs)
+            no_start = torch.zeros(self.E, dtype=torch.bool, device=self.device)
+            for g in self.groups:
+                seen = self._push(g, self.seen[g], final_obs[g], no_start)
+                v_final = self._value(g, slice(None), final_state, seen, no_start)
+                self._close(g, Selection(done, "all"), r, torch.where(trunc_w[:, None], v_final, 0.0))
+            return
+        if not bool(done.any()):
+            return
+        trunc_idx = trunc_w.nonzero().flatten()
+        final_state = None
+        if len(trunc_idx):
+            final_obs = {g: info["final_obs"][g][trunc_idx] for g in self.groups}
+            final_state = joint_state(final_obs)
+        for g in self.groups:
+            nv = torch.zeros_like(self.pending[g].values)
+            if final_state is not None:
+                no_start = torch.zeros(len(trunc_idx), dtype=torch.bool, device=self.device)
+                seen = self._push(g, self.seen[g][trunc_idx], final_obs[g], no_start)
+                nv[trunc_idx] = self._value(g, trunc_idx, final_state, seen, no_start)
+            sel = self._selection(done)
+            self._close(g, sel, r, nv if sel.every else nv[done])
+
+    def _settle_calls(self, calls: dict, token, measured: dict) -> None:
+        """One step's policy calls on the clock, the cost models and the counters (``calls[lane]``:
+        deciding worlds; ``token``: ``cost.begin``'s, None: begin now)."""
+        if token is None:
+            token = self.cost.begin(calls)
+        seconds, per_lane = self.cost.end(token, measured)
+        self._inf_s += seconds
+        for lane, cost in per_lane.items():  # online cost estimates: what each call cost
+            model = self.cost_models.get(lane)
+            if model is not None:
+                model.observe(calls[lane] * self.lanes[lane], cost)
+        for lane, n in calls.items():
+            if n > 0:
+                self._decisions[lane] += n * self.lanes[lane]
+                self._calls[lane] += 1
+        self._step_calls.append({lane: n for lane, n in calls.items() if n > 0})
+
+    def _settle_env(self, env_s: float) -> None:
+        """One env step's measured seconds on the counters (and a virtual clock, with ``env_time``)."""
+        self._env_s += env_s
+        self._step_env.append(env_s)
+        if self.cost.virtual and self.env_time:
+            self.clock.advance(env_s)
+
+    def _settle(self) -> None:
+        """``branch_free``: the window's deferred steps settled in order (one host read of their counts)."""
+        if not self._deferred:
+            return
+        lanes = list(self._deferred[0][0])
+        counts = torch.stack([torch.stack([calls[lane] for lane in lanes]) for calls, _, _ in self._deferred]).tolist()
+        for (_, measured, env_s), row in zip(self._deferred, counts):
+            calls = dict(zip(lanes, (int(n) for n in row)))
+            self._settle_calls(calls, None, {lane: s for lane, s in measured.items() if calls[lane] > 0})
+            self._settle_env(env_s)
+        self._deferred = []
+        self._closed = int(self._closed)
+
     def end_window(self, reason: str | None = None, preempted: bool = False) -> WindowBatch:
         """Close the transitions that end at the boundary (bootstrap with the current critic) and
         return the window; macro-steps still running carry over to the next window."""
         if self._rows is None:
             raise RuntimeError("end_window: call begin_window() first")
         T = self.window_steps
+        self._settle()
         batches = {}
         for g, s in self.groups.items():
             if T > 0:
                 ending = self.war.macro[g].active & (self.war.schedule_says(g) | (g in self.draft_groups))
-                if bool(ending.any()):
-                    starts = self.episode_starts()   # (the next decision's: a GRU bootstraps from there)
+                starts = self.episode_starts()   # (the next decision's: a GRU bootstraps from there)
+                if self.branch_free:
+                    nv = self._value(g, slice(None), self.state, self.seen[g], starts)
+                    self._close(g, Selection(ending, "all"), T - 1, nv)
+                elif bool(ending.any()):
                     if bool(ending.all()):
                         nv = self._value(g, slice(None), self.state, self.seen[g], starts)
                     else:
                         nv = self._value(g, ending, self.state[ending], self.seen[g][ending], starts[ending])
-                    self._close(g, ending, T - 1, nv)
+                    self._close(g, self._selection(ending), T - 1, nv)
                 rows = self._rows[g]
                 fields = {name: torch.stack([row[name] for row in rows]) for name in _ROW_FIELDS}
             else:
@@ -605,7 +692,7 @@ class Collector:
         """One whole window: step until ``trigger`` fires."""
         self.begin_window(version)
         trigger.start(self.clock.now())
-        while not trigger.check(self.ready(), self.window_steps, self.clock.now()):
+        while not trigger.check(self.ready, self.window_steps, self.clock.now()):
             self.step()
         return self.end_window(trigger.reason)
 
@@ -699,7 +786,6 @@ class Collector:
         step ``t``.  ``import_worlds`` on another collector of the same scenario continues them
         exactly (``war_train.war_rounds``' work stealing)."""
         idx = torch.as_tensor(worlds, dtype=torch.long, device=self.device)
-        host = idx.cpu().numpy()
         env_state = self.env.get_state()
         return {"t": self.t,
                 "env": {k: s[idx.to(s.device)].clone() for k, s in env_state.items()},
@@ -713,7 +799,7 @@ class Collector:
                           for g, m in self.war.macro.items()},
                 "pending": {g: {name: (t[idx] % 2 ** 32 if name == "traj" else t[idx].clone())
                                 for name, t in vars(p).items()} for g, p in self.pending.items()},
-                "ep_step": self.war.ep_step[host].copy(), "ep_id": self.war.ep_id[host].copy()}
+                "ep_step": self.war.ep_step[idx].clone(), "ep_id": self.war.ep_id[idx].clone()}
 
     def import_worlds(self, carry: dict, worlds=None) -> None:
         """Continue ``export_worlds``' worlds here, in ``worlds`` (an int index; None: all of this
@@ -723,7 +809,6 @@ class Collector:
         if len(carry["ep_id"]) != n:
             raise ValueError(f"worlds: expected as many worlds as the carry holds ({len(carry['ep_id'])}), got {n}")
         sel = slice(None) if idx is None else idx
-        host = slice(None) if idx is None else idx.cpu().numpy()
         self.env.set_state(carry["env"], worlds=idx)
         for g in self.groups:
             self.obs[g][sel] = carry["obs"][g]
@@ -743,8 +828,8 @@ class Collector:
             local = torch.arange(self.E, device=self.device)[sel] + self.world_offset
             self.pending[g].traj[sel] = local * 2 ** 32 + carry["pending"][g]["traj"]
         self.state = joint_state(self.obs)
-        self.war.ep_step[host] = carry["ep_step"]
-        self.war.ep_id[host] = carry["ep_id"]
+        self.war.ep_step[sel] = carry["ep_step"]
+        self.war.ep_id[sel] = carry["ep_id"]
         self.war.t = int(carry["t"])
 
     def continue_window(self, version: int, lead: int) -> None:

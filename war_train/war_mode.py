@@ -277,6 +277,10 @@ class WarMode:
         # draws do not depend on which thread runs first
         lane_gens = {lane: _fork(self.gen) for lane in self.lanes} if lane_threads else None
         self.behaviour = WarPolicy(self.policies, self.gen, self.drafts, lane_gens)
+        # the host-sync-free rollout (the collector's default on a GPU) settles costs once per
+        # window: one worker whose windows end after a number of steps, on a virtual clock
+        stepwise = (war.workers == 1 and not war.batch_transitions and not war.max_wait and not self.real
+                    and war.arm not in ("ddppo", "steal"))
         self.stats = [EpisodeStats(e) for e in self.envs]
         self.collectors = []
         last = self.dist.world_size * war.workers - 1   # the run's last worker (war.straggler slows it)
@@ -296,7 +300,8 @@ class WarMode:
                                              if lane_threads else None,
                                              frames={g: p.frames for g, p in self.policies.items()},
                                              hidden_size={g: p.hidden_size for g, p in self.policies.items()
-                                                          if p.recurrent}))
+                                                          if p.recurrent},
+                                             branch_free=None if stepwise else False))
         self.triggers = [self._trigger() for _ in self.collectors]
 
     # -------------------------------------------------------------- planning

@@ -123,7 +123,7 @@ def _round_events(collectors, triggers, version, ddppo, stop=None) -> Round:
     while active:
         j = min(active, key=lambda i: collectors[i].elapsed)
         c, trig = collectors[j], triggers[j]
-        if trig.check(c.ready(), c.window_steps, c.clock.now()):
+        if trig.check(c.ready, c.window_steps, c.clock.now()):
             windows[j] = c.end_window(trig.reason)
             active.remove(j)
             finished += 1
@@ -154,7 +154,7 @@ def _round_threads(collectors, triggers, version, ddppo) -> Round:
         try:
             trig.start(c.clock.now())
             while True:
-                if trig.check(c.ready(), c.window_steps, c.clock.now()):
+                if trig.check(c.ready, c.window_steps, c.clock.now()):
                     windows[j] = c.end_window(trig.reason)
                     with lock:
                         state["finished"] += 1

@@ -40,15 +40,15 @@ same actions give the same transitions.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 
-import numpy as np
 import torch
 
 from war_envs.core import validation as v
 from war_envs.war.scheduler import Schedule, plan, with_episode_starts
 
-__all__ = ["WarEnv", "MacroStepInfo", "every_step_schedule", "action_layout"]
+__all__ = ["WarEnv", "MacroStepInfo", "Selection", "every_step_schedule", "action_layout"]
 
 
 def every_step_schedule(groups) -> Schedule:
@@ -67,6 +67,58 @@ class MacroStepInfo:
     version: torch.Tensor   # [E] int64
     start: torch.Tensor     # [E] int64
     ends: torch.Tensor      # [E] bool
+
+
+class Selection:
+    """Worlds of a batch to write: ``Selection(mask)`` (bool ``[E]``), ``Selection.every(E)``.
+
+    ``rows``: how the values written are laid out — ``"selected"`` (one row per selected world,
+    in world order: a policy called on those worlds only) or ``"all"`` (``E`` rows, those of the
+    other worlds ignored: a policy called on every world).  ``put`` writes either; with ``"all"``
+    rows it is a ``torch.where`` (no boolean indexing, no host read: what a CUDA rollout needs),
+    with ``"selected"`` rows an indexed write.  Both write the same values."""
+
+    def __init__(self, mask: torch.Tensor | None, rows: str = "selected", every: bool = False) -> None:
+        self.mask, self.rows, self.every = mask, rows, every
+
+    @classmethod
+    def every_world(cls, E: int, device) -> "Selection":
+        return cls(torch.ones(E, dtype=torch.bool, device=device), "all", every=True)
+
+    def _where(self, dst: torch.Tensor) -> torch.Tensor:
+        return self.mask.view(-1, *([1] * (dst.dim() - 1)))
+
+    def put(self, dst: torch.Tensor, src) -> None:
+        """``dst[selected] = src`` (``src``: rows as ``self.rows`` says, or a scalar)."""
+        if self.every:
+            dst.copy_(torch.as_tensor(src, dtype=dst.dtype, device=dst.device).expand_as(dst)
+                      if not isinstance(src, torch.Tensor) or src.dim() == 0 else src)
+        elif not isinstance(src, torch.Tensor) or src.dim() == 0:
+            dst.masked_fill_(self._where(dst), src)
+        elif self.rows == "selected":
+            dst[self.mask] = src
+        else:
+            dst.copy_(torch.where(self._where(dst), src, dst))
+
+    def put_from(self, dst: torch.Tensor, src: torch.Tensor) -> None:
+        """``dst[selected] = src[selected]`` (``src``: ``E`` rows)."""
+        if self.every:
+            dst.copy_(src)
+        elif self.rows == "selected":
+            dst[self.mask] = src[self.mask]
+        else:
+            dst.copy_(torch.where(self._where(dst), src, dst))
+
+
+def _selection(worlds) -> Selection:
+    """``worlds`` (a ``Selection``, a bool mask ``[E]`` with selected-world rows, or ``slice(None)``)."""
+    if isinstance(worlds, Selection):
+        return worlds
+    if isinstance(worlds, slice):
+        if worlds != slice(None):
+            raise ValueError(f"worlds: expected a bool mask, slice(None) or a Selection, got {worlds!r}")
+        return Selection(None, "all", every=True)
+    return Selection(worlds, "selected")
 
 
 class _Macro:
@@ -112,8 +164,14 @@ class WarEnv:
         #: bool ``[E]``: the worlds the last step truncated (``env.world_flags()``)
         self.last_truncated = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
         self.t = 0                                                # global step
-        self.ep_step = np.zeros(self.num_envs, dtype=np.int64)    # steps since each world's episode began
-        self.ep_id = np.zeros(self.num_envs, dtype=np.int64)      # episodes each world has finished
+        #: int64 ``[E]`` on the env's device: steps since each world's episode began
+        self.ep_step = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
+        #: int64 ``[E]``: episodes each world has finished
+        self.ep_id = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
+        #: check that every group has an action in force before a step (a host read; a CUDA rollout
+        #: built on the wrapper, which decides where ``decides()`` says by construction, turns it off)
+        self.host_checks = self.device.type == "cpu" or not self.trusted
+        self._phases: dict = {}
         self.macro = {}
         for g, spec in self.groups.items():
             shape, dtype = action_layout(spec.action_space)
@@ -150,8 +208,22 @@ class WarEnv:
         self.version = v.check_int("version", version, minimum=0)
 
     def schedule_says(self, group: str) -> torch.Tensor:
-        """Bool ``[E]``: worlds where the schedule makes ``group`` decide at the next step."""
-        return torch.from_numpy(self._schedule.decides_at(group, self.ep_step, self.num_envs)).to(self.device)
+        """Bool ``[E]``: worlds where the schedule makes ``group`` decide at the next step
+        (``Schedule.decides_at`` on the device: the same float64 arithmetic)."""
+        k = self._schedule.interval[group]
+        if k <= 1.0:
+            return torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
+        if not math.isfinite(k):
+            return self.ep_step == 0
+        key = (group, k, self._schedule.staggered[group])
+        phase = self._phases.get(key)
+        if phase is None:
+            phase = (torch.arange(self.num_envs, dtype=torch.float64, device=self.device) * (k / self.num_envs)
+                     if self._schedule.staggered[group] else torch.zeros(self.num_envs, dtype=torch.float64,
+                                                                          device=self.device))
+            self._phases = {key: phase, **{q: p for q, p in self._phases.items() if q[0] != group}}
+        x = self.ep_step.to(torch.float64) + phase
+        return (torch.floor(x / k) != torch.floor((x - 1) / k)) | (self.ep_step == 0)
 
     def decides(self, group: str | None = None):
         """Bool ``[E]`` for ``group`` (or a dict over every group): worlds where it takes a fresh
@@ -171,32 +243,34 @@ class WarEnv:
         obs = self.env.reset(seed=seed) if seed is not None else self.env.reset()
         for m in self.macro.values():
             m.active[:] = False
-        self.ep_step[:] = 0
+        self.ep_step.zero_()
         return obs
 
     def decide(self, group: str, worlds, actions: torch.Tensor) -> None:
-        """``group`` takes fresh ``actions`` (``[w, n, ...]``) in ``worlds`` (a bool ``[E]`` mask,
-        or ``slice(None)`` for all): a new macro-step starts there at the next env step."""
-        m = self._macro(group)
-        m.held[worlds] = actions
-        m.reward[worlds] = 0.0
-        m.gpow[worlds] = 1.0
-        m.k[worlds] = 0
-        m.version[worlds] = self.version
-        m.start[worlds] = self.t
-        m.active[worlds] = True
+        """``group`` takes fresh ``actions`` in ``worlds``: a bool ``[E]`` mask (``actions``
+        ``[w, n, ...]``, one row per selected world), ``slice(None)`` for all, or a ``Selection``
+        (its ``rows``): a new macro-step starts there at the next env step."""
+        m, sel = self._macro(group), _selection(worlds)
+        sel.put(m.held, actions)
+        sel.put(m.reward, 0.0)
+        sel.put(m.gpow, 1.0)
+        sel.put(m.k, 0)
+        sel.put(m.version, self.version)
+        sel.put(m.start, self.t)
+        sel.put(m.active, True)
 
     def release(self, group: str, worlds) -> None:
-        """End ``group``'s macro-steps in ``worlds`` now: it decides there at the next step
-        (a trainer closing a window at its boundary)."""
-        self._macro(group).active[worlds] = False
+        """End ``group``'s macro-steps in ``worlds`` (a bool mask, ``slice(None)`` or a
+        ``Selection``) now: it decides there at the next step (a trainer closing a window at its
+        boundary)."""
+        _selection(worlds).put(self._macro(group).active, False)
 
     def advance(self):
         """One env step with every group's held actions; accumulate the macro-step rewards; end
         the macro-steps of finished episodes.  Returns the env's ``(obs, rew, term, trunc, info)``
         and the finished worlds ``done [E]``."""
         for g, m in self.macro.items():
-            if not bool(m.active.all()):
+            if self.host_checks and not bool(m.active.all()):
                 missing = (~m.active).nonzero().flatten().tolist()
                 raise RuntimeError(f"advance: group {g!r} has no action in force in worlds {missing[:8]}"
                                    f"{' ...' if len(missing) > 8 else ''}; call decide() there first")
@@ -210,13 +284,10 @@ class WarEnv:
             m.reward += m.gpow * rew[g]
             m.gpow *= self.gamma
             m.k += 1
-        if bool(done.any()):
-            for m in self.macro.values():
-                m.active[done] = False
-        done_np = done.cpu().numpy()
-        self.ep_step += 1
-        self.ep_step[done_np] = 0
-        self.ep_id[done_np] += 1
+        for m in self.macro.values():
+            m.active &= ~done
+        self.ep_step = torch.where(done, 0, self.ep_step + 1)
+        self.ep_id += done
         self.t += 1
         return obs, rew, term, trunc, info, done
 
@@ -255,8 +326,8 @@ class WarEnv:
         macro-step in force (``macro[group]``: ``active``, ``held``, ``reward``, ``gpow`` = γ^k,
         ``k``, ``version``, ``start``).  CPU tensors.  The wrapped env's worlds are not part of it
         (``env.get_state()``), nor is the schedule (its owner sets it)."""
-        return {"t": self.t, "version": self.version, "ep_step": torch.from_numpy(self.ep_step.copy()),
-                "ep_id": torch.from_numpy(self.ep_id.copy()),
+        return {"t": self.t, "version": self.version, "ep_step": self.ep_step.cpu().clone(),
+                "ep_id": self.ep_id.cpu().clone(),
                 "macro": {g: {name: t.cpu().clone() for name, t in vars(m).items()} for g, m in self.macro.items()}}
 
     def load_state_dict(self, state: dict) -> None:
@@ -265,14 +336,14 @@ class WarEnv:
         if set(state["macro"]) != set(self.groups):
             raise ValueError(f"state: expected macro-steps of groups {sorted(self.groups)}, "
                              f"got {sorted(state['macro'])}")
-        steps = {name: v.check_like(f"state[{name!r}]", state[name], torch.from_numpy(getattr(self, name)))
+        steps = {name: v.check_like(f"state[{name!r}]", state[name], getattr(self, name))
                  for name in ("ep_step", "ep_id")}
         macro = {g: {name: v.check_like(f"state['macro'][{g!r}][{name!r}]", state["macro"][g][name], t)
                      for name, t in vars(m).items()} for g, m in self.macro.items()}
         self.t = v.check_int("t", state["t"], minimum=0)
         self.version = v.check_int("version", state["version"], minimum=0)
         for name, t in steps.items():
-            getattr(self, name)[:] = t.numpy()
+            getattr(self, name).copy_(t)
         for g, m in self.macro.items():
             for name, t in macro[g].items():
                 getattr(m, name).copy_(t)
