@@ -160,6 +160,16 @@ def format_bytes(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
+
+def world_chunk(device, worlds: int) -> tuple[int, int]:
+    """``(threads, chunk)`` of a launch over ``worlds`` worlds on ``device`` (a ``wp.Device``):
+    one world a thread on a GPU, one thread for all of them on the CPU, where Warp runs the
+    threads one after another and copies the kernel's arguments (a world struct of a few KB)
+    into each: a cost of a few hundred instructions a world and kernel that one thread pays once."""
+    if device.is_cpu:
+        return min(worlds, 1), max(worlds, 1)
+    return worlds, 1
+
 class BatchedEnv:
     """E worlds stepped together by Warp kernels, exposed as torch tensors.
 
@@ -365,6 +375,14 @@ class BatchedEnv:
                 setattr(shard, name, value)
             self._shard_structs[key] = shard
         return shard
+
+    def _launch_chunked(self, kernel, worlds: slice | None, *extra) -> None:
+        """Launch a world kernel whose thread runs ``chunk`` consecutive worlds (its last
+        argument; ``world_chunk``: every world of the launch in one thread on the CPU, one world a
+        thread on a GPU), arguments the world struct, then ``extra``."""
+        n = self.num_envs if worlds is None else worlds.stop - worlds.start
+        threads, chunk = world_chunk(self.device, n)
+        wp.launch(kernel, dim=threads, inputs=[self._struct(worlds), *extra, chunk], device=self.device)
 
     def _launch_world(self, kernel, worlds: slice | None, *extra, per_agent: bool = False) -> None:
         """Launch ``kernel`` (arguments: the world struct, then ``extra``) with one thread per

@@ -455,12 +455,6 @@ class VmasBase(BatchedEnv):
             raise ValueError(f"state[{key!r}]: expected finite values")
 
     # ------------------------------------------------------------------ launches
-    def _launch_chunked(self, kernel, worlds: slice | None, *extra) -> None:
-        """Launch one of the world kernels (``world.world_kernels``: ``chunk`` worlds a thread)."""
-        n = self.num_envs if worlds is None else worlds.stop - worlds.start
-        threads, chunk = W.world_chunk(self.device, n)
-        wp.launch(kernel, dim=threads, inputs=[self._struct(worlds), *extra, chunk], device=self.device)
-
     def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
         self._launch_chunked(self._observe, worlds, int(write_final))
 

@@ -813,22 +813,12 @@ def observe_kernel(World, reset, observe):
 _KERNELS: dict = {}
 
 
-def world_chunk(device, worlds: int) -> tuple[int, int]:
-    """``(threads, chunk)`` for a launch over ``worlds`` worlds on ``device`` (a ``wp.Device``):
-    one world a thread on a GPU, one thread for all of them on the CPU."""
-    if device.is_cpu:
-        return min(worlds, 1), max(worlds, 1)
-    return worlds, 1
-
-
 def world_kernels(World, key: str, reset, reward, observe, clear_info, process_action, pre_step):
     """The physics, reward/done and observe kernels of one scenario and struct type, in one Warp
     module named ``key`` (built once per process).
 
-    Each thread runs ``chunk`` consecutive worlds (``world_chunk``): one on a GPU, every world of
-    the launch on the CPU, where Warp runs the threads one after another and copies the world
-    struct (about 3 KB) into each thread, a cost of a few hundred instructions a world and
-    kernel that one thread pays once."""
+    Each thread runs ``chunk`` consecutive worlds (``war_envs.core.batched_env.world_chunk``:
+    every world of the launch in one thread on the CPU, one world a thread on a GPU)."""
     cached = _KERNELS.get(key)
     if cached is not None:
         return cached
