@@ -419,3 +419,34 @@ def test_lane_threads_give_the_sequential_windows():
     with pytest.raises(ValueError, match="lane_threads: unknown lanes"):
         env = war_envs.make("Command-v0", num_envs=2, seed=0)
         Collector(env, FrozenPolicy(env), gamma=0.9, lane_threads={"nobody": None})
+
+
+# ----------------------------------------------------------------------------- window storage
+def test_window_storage_grows_keeps_its_rows_and_clears_what_it_used():
+    from war_train.war_collector import WindowStorage
+
+    store = WindowStorage({"g": {"x": ((2, 3), torch.float32), "k": ((2,), torch.long)}}, "cpu", capacity=2)
+    for i in range(5):   # past the capacity twice: 2 -> 4 -> 8
+        store.append()
+        store.row("g", i)["x"].fill_(i + 1)
+        store.row("g", i)["k"][1] = 10 * (i + 1)
+    assert store.cap == 8 and store.n == 5
+    out = store.take("g")
+    assert out["x"].shape == (5, 2, 3) and out["x"][:, 0, 0].tolist() == [1, 2, 3, 4, 5]
+    assert out["k"][:, 1].tolist() == [10, 20, 30, 40, 50] and not out["k"][:, 0].any()
+    store.clear()   # the next window starts from zeros, the copy handed out is untouched
+    assert store.n == 0 and not store.buffers["g"]["x"].any() and out["x"][4, 1, 2] == 5
+    store.append()
+    assert store.take("g")["x"].abs().sum() == 0
+
+
+def test_a_window_is_the_same_whatever_the_storage_first_held():
+    windows = []
+    for rows in (1, 64):   # growing from one row a window, or never growing
+        env, col = make_collector(schedule=article_schedule(10), window_steps=rows)
+        windows.append([col.collect(Trigger(max_steps=30)) for _ in range(2)])
+        env.close()
+    for a, b in zip(*windows):
+        for g in a.groups:
+            for name, x in vars(a.groups[g]).items():
+                assert torch.equal(x, getattr(b.groups[g], name)), (g, name)

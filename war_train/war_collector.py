@@ -6,7 +6,8 @@ no action in force: a new episode, a fragment closed at a window boundary) and *
 action in the others (``fill="hold"``), or lets a cheap draft policy act there
 (``fill="draft"``).  The schedule, the held actions and the macro-step accounting are
 ``war_envs.war.env.WarEnv``'s (the same wrapper any other trainer can use); the collector adds
-the policy calls, the transition buffers, windows and their clocks.  A group's transition runs
+the policy calls, the transition buffers (``WindowStorage``: preallocated ``[T, E]`` per group and
+field, reused every window), windows and their clocks.  A group's transition runs
 from one of its decisions to the next:
 
     reward  R = Σ_{i<k} γ^i r_{t0+i}        (accumulated over the k held steps)
@@ -52,7 +53,7 @@ from war_envs.war.env import Selection, WarEnv, action_layout
 from war_envs.war.scheduler import Schedule
 from war_train.policy import host_reads_are_free, joint_state, push_frame
 
-__all__ = ["Trigger", "GroupTransitions", "WindowBatch", "Collector", "stitch", "concat_workers", "DRAFT"]
+__all__ = ["Trigger", "GroupTransitions", "WindowBatch", "WindowStorage", "Collector", "stitch", "concat_workers", "DRAFT"]
 
 #: suffix of a group's draft-policy lane (``"commander" + DRAFT``)
 DRAFT = "/draft"
@@ -201,6 +202,48 @@ def stitch(batches: list[GroupTransitions]) -> GroupTransitions:
     return GroupTransitions(**fields)
 
 
+class WindowStorage:
+    """A worker's window of transitions, preallocated: per group, one ``[cap, E, ...]`` buffer per
+    ``GroupTransitions`` field, of which the first ``n`` rows are in use (rows at and after ``n``
+    are zeros: ``clear`` zeroes the used ones).  Allocated once per worker; the capacity doubles
+    when a window outgrows it, so after the first windows a step allocates nothing."""
+
+    def __init__(self, layouts: dict[str, dict[str, tuple]], device, capacity: int = 16) -> None:
+        self.layouts, self.device = layouts, device   # group -> field -> (per-row shape, dtype)
+        self.cap, self.n = 0, 0
+        self.buffers: dict[str, dict[str, torch.Tensor]] = {g: {} for g in layouts}
+        self._grow(capacity)
+
+    def _grow(self, cap: int) -> None:
+        for g, fields in self.layouts.items():
+            for name, (shape, dtype) in fields.items():
+                new = torch.zeros((cap, *shape), dtype=dtype, device=self.device)
+                if self.cap:
+                    new[:self.cap] = self.buffers[g][name]
+                self.buffers[g][name] = new
+        self.cap = cap
+
+    def clear(self) -> None:
+        for fields in self.buffers.values():
+            for buf in fields.values():
+                buf[:self.n].zero_()
+        self.n = 0
+
+    def append(self) -> None:
+        """One more row (zeros)."""
+        if self.n == self.cap:
+            self._grow(2 * self.cap)
+        self.n += 1
+
+    def row(self, group: str, i: int) -> dict[str, torch.Tensor]:
+        """Row ``i`` of ``group``'s buffers (views: writes go into the storage)."""
+        return {name: buf[i] for name, buf in self.buffers[group].items()}
+
+    def take(self, group: str) -> dict[str, torch.Tensor]:
+        """``group``'s rows in use, field by field, copied out (the storage is reused by the next window)."""
+        return {name: buf[:self.n].clone() for name, buf in self.buffers[group].items()}
+
+
 # ----------------------------------------------------------------------------- collector
 class _Pending:
     """What the policy said at each world's last decision of a group: its inputs, its sample
@@ -259,6 +302,7 @@ class Collector:
     (pinned to those CPUs), all lanes of a step at the same time: the parallel resource model for
     real (torch's kernels release the GIL).  The policy must then draw each lane's samples from a
     generator of its own so that the draws do not depend on the threads' order.
+    ``window_steps``: the rows a window's storage holds before it first grows (``WindowStorage``).
     ``branch_free`` (default: on a non-CPU device): the rollout never reads a device value on
     the host (the property a CUDA rollout needs, ``tests/test_host_sync.py``): every lane's policy
     is called on every world each step and its outputs are kept where the lane decides
@@ -274,7 +318,7 @@ class Collector:
                  cost: InferenceCost | None = None, cost_models: dict[str, CostModel] | None = None,
                  draft_groups=(), world_offset: int = 0, stats=None, seed: int | None = None,
                  env_time: bool = True, lane_threads: dict | None = None, frames: dict | None = None,
-                 hidden_size: dict | None = None, branch_free: bool | None = None) -> None:
+                 hidden_size: dict | None = None, branch_free: bool | None = None, window_steps: int = 16) -> None:
         self.war = WarEnv(env, schedule, gamma=gamma, trusted=True)   # (the policy samples from the spaces and masks)
         self.env = env
         self.policy = policy
@@ -348,7 +392,9 @@ class Collector:
         #: recurrent groups' GRU states ``[actor [E, n, H], critic [E, H]]`` after their last decision
         self.hidden = {g: [self.pending[g].actor_h.clone(), self.pending[g].critic_h.clone()]
                        for g in self.groups if self.hidden_size[g]}
-        self._rows: dict[str, list[dict]] | None = None
+        self._store = WindowStorage({g: self._row_layout(g) for g in self.groups}, self.device,
+                                    capacity=v.check_int("window_steps", window_steps, minimum=1))
+        self._window_open = False
 
     @property
     def schedule(self) -> Schedule:
@@ -391,21 +437,18 @@ class Collector:
         """Bool ``[E]``: worlds where ``group`` takes a (full-policy) decision at the next step."""
         return self.war.decides(group)
 
-    def _new_row(self) -> None:
-        for g, s in self.groups.items():
-            E, n, d, S, H = self.E, s.n_agents, self.seen[g].shape[-1], self.state.shape[1], self.hidden_size[g]
-            z = lambda *sh, dtype=torch.float32: torch.zeros(*sh, dtype=dtype, device=self.device)  # noqa: E731
-            shape, dtype = self.action_layouts[g]
-            self._rows[g].append({
-                "obs": z(E, n, d), "state": z(E, S), "actions": z(E, n, *shape, dtype=dtype), "logp": z(E, n),
-                "values": z(E, n), "next_values": z(E, n), "rewards": z(E, n), "k": z(E, dtype=torch.long),
-                "terminated": z(E, n, dtype=torch.bool), "truncated": z(E, n, dtype=torch.bool),
-                "valid": z(E, dtype=torch.bool), "version": z(E, dtype=torch.long), "traj": z(E, dtype=torch.long),
-                "start": z(E, dtype=torch.long), "draft": z(E, dtype=torch.bool),
-                "fragment_end": z(E, dtype=torch.bool),
-                "action_mask": z(E, n, self.avail[g].shape[-1], dtype=torch.bool),
-                "alive": z(E, n, dtype=torch.bool), "episode_start": z(E, dtype=torch.bool),
-                "actor_h": z(E, n, H), "critic_h": z(E, H)})
+    def _row_layout(self, g: str) -> dict[str, tuple]:
+        """Group ``g``'s ``GroupTransitions`` fields: per-row shape and dtype."""
+        E, n, d, S, H = (self.E, self.groups[g].n_agents, self.seen[g].shape[-1], self.state.shape[1],
+                         self.hidden_size[g])
+        shape, dtype = self.action_layouts[g]
+        f, i64, b = torch.float32, torch.long, torch.bool
+        return {"obs": ((E, n, d), f), "state": ((E, S), f), "actions": ((E, n, *shape), dtype), "logp": ((E, n), f),
+                "values": ((E, n), f), "next_values": ((E, n), f), "rewards": ((E, n), f), "k": ((E,), i64),
+                "terminated": ((E, n), b), "truncated": ((E, n), b), "valid": ((E,), b), "version": ((E,), i64),
+                "traj": ((E,), i64), "start": ((E,), i64), "draft": ((E,), b), "fragment_end": ((E,), b),
+                "action_mask": ((E, n, self.avail[g].shape[-1]), b), "alive": ((E, n), b),
+                "episode_start": ((E,), b), "actor_h": ((E, n, H), f), "critic_h": ((E, H), f)}
 
     def _selection(self, mask: torch.Tensor) -> Selection:
         """Worlds ``mask`` with their values as one row each (the CPU path; every world: a copy)
@@ -422,7 +465,7 @@ class Collector:
         if terminated is None:
             terminated, truncated = self._agent_flags[group]
         p, m = self.pending[group], self.war.macro[group]
-        r = self._rows[group][row]
+        r = self._store.row(group, row)
         for name in ("obs", "state", "actions", "logp", "values", "traj", "draft", "episode_start", "actor_h",
                      "critic_h"):
             sel.put_from(r[name], getattr(p, name))
@@ -470,7 +513,8 @@ class Collector:
     def begin_window(self, version: int = 0) -> None:
         """Start a window whose decisions use behaviour policy ``version``."""
         self.war.set_version(int(version))
-        self._rows = {g: [] for g in self.groups}
+        self._store.clear()
+        self._window_open = True
         self._window_start = self.t
         self._closed = 0
         self._t0 = self.clock.now()
@@ -518,10 +562,10 @@ class Collector:
 
     def step(self) -> None:
         """One env step: decisions (or holds, or drafts) of every group, then the world moves."""
-        if self._rows is None:
+        if not self._window_open:
             raise RuntimeError("step: call begin_window() first")
         r = self.t - self._window_start
-        self._new_row()
+        self._store.append()
         self._starts = self.episode_starts()
         # who decides: at a window's first step only worlds without an action in force (the
         # others' boundary decisions were closed by end_window; a re-planned schedule waits a step)
@@ -647,7 +691,7 @@ class Collector:
     def end_window(self, reason: str | None = None, preempted: bool = False) -> WindowBatch:
         """Close the transitions that end at the boundary (bootstrap with the current critic) and
         return the window; macro-steps still running carry over to the next window."""
-        if self._rows is None:
+        if not self._window_open:
             raise RuntimeError("end_window: call begin_window() first")
         T = self.window_steps
         self._settle()
@@ -665,28 +709,15 @@ class Collector:
                     else:
                         nv = self._value(g, ending, self.state[ending], self.seen[g][ending], starts[ending])
                     self._close(g, self._selection(ending), T - 1, nv)
-                rows = self._rows[g]
-                fields = {name: torch.stack([row[name] for row in rows]) for name in _ROW_FIELDS}
-            else:
-                fields = {name: torch.zeros((0, *val.shape), dtype=val.dtype, device=self.device)
-                          for name, val in self._empty_row(g).items()}
-            batch = GroupTransitions(**fields)
+            batch = GroupTransitions(**self._store.take(g))
             _mark_fragment_ends(batch)
             batches[g] = batch
         out = WindowBatch(groups=batches, steps=T, num_envs=self.E, clock_seconds=self.elapsed,
                           env_seconds=self._env_s, inference_seconds=self._inf_s, decisions=dict(self._decisions),
                           calls=dict(self._calls), reason=reason, preempted=preempted,
                           step_calls=self._step_calls, step_env_seconds=self._step_env)
-        self._rows = None
+        self._window_open = False
         return out
-
-    def _empty_row(self, g: str) -> dict:
-        saved = self._rows
-        self._rows = {h: [] for h in self.groups}
-        self._new_row()
-        row = self._rows[g][0]
-        self._rows = saved
-        return row
 
     def collect(self, trigger: Trigger, version: int = 0) -> WindowBatch:
         """One whole window: step until ``trigger`` fires."""
@@ -706,7 +737,7 @@ class Collector:
         a wall clock has none) and the cost jitter's random stream.  CPU tensors and plain values
         (a ``torch.load(weights_only=True)`` checkpoint entry).  The schedule, the cost models and
         the episode statistics are the owner's (shared or set by it)."""
-        if self._rows is not None:
+        if self._window_open:
             raise RuntimeError("state_dict: a window is open; call end_window() first")
         return {"env_state": {k: t.cpu() for k, t in self.env.get_state().items()},
                 "obs": {g: o.cpu().clone() for g, o in self.obs.items()},
@@ -723,7 +754,7 @@ class Collector:
     def load_state_dict(self, state: dict) -> None:
         """Restore ``state_dict()`` (between windows); the worker then continues exactly where
         the saved one would have.  Shapes are checked (``ValueError`` naming the entry)."""
-        if self._rows is not None:
+        if self._window_open:
             raise RuntimeError("load_state_dict: a window is open; call end_window() first")
         if set(state["obs"]) != set(self.groups) or set(state["pending"]) != set(self.groups):
             raise ValueError(f"state: expected observations and pending decisions of groups {sorted(self.groups)}")
@@ -844,26 +875,26 @@ class Collector:
         self.begin_window(version)
         self._window_start = self.t - lead
         for _ in range(lead):
-            self._new_row()
+            self._store.append()
 
     def take_rows(self, guest: "Collector", worlds, row0: int) -> None:
         """Write ``guest``'s open window (a ``continue_window`` over worlds ``worlds`` of this
         window, its row 0 being this window's row ``row0``) into this window: its transitions
         in those worlds' columns (trajectory ids re-based onto this collector's world index),
         its closed-transition count, decisions, policy calls and seconds."""
-        if self._rows is None or guest._rows is None:
+        if not (self._window_open and guest._window_open):
             raise RuntimeError("take_rows: both windows must be open")
         idx = torch.as_tensor(worlds, dtype=torch.long, device=self.device)
-        first = next(iter(self.groups))
-        while len(self._rows[first]) < row0 + len(guest._rows[first]):
-            self._new_row()
+        while self._store.n < row0 + guest._store.n:
+            self._store.append()
         world_ids = (idx + self.world_offset) * 2 ** 32
-        for g, rows in guest._rows.items():
-            for i, row in enumerate(rows):
+        for g in self.groups:
+            for i in range(guest._store.n):
+                row = guest._store.row(g, i)
                 valid = row["valid"]
                 if not bool(valid.any()):
                     continue
-                dst, sel = self._rows[g][row0 + i], idx[valid]
+                dst, sel = self._store.row(g, row0 + i), idx[valid]
                 for name in _ROW_FIELDS:
                     dst[name][sel] = row[name][valid]
                 dst["traj"][sel] = world_ids[valid] + row["traj"][valid] % 2 ** 32

@@ -301,7 +301,8 @@ class WarMode:
                                              frames={g: p.frames for g, p in self.policies.items()},
                                              hidden_size={g: p.hidden_size for g, p in self.policies.items()
                                                           if p.recurrent},
-                                             branch_free=None if stepwise else False))
+                                             branch_free=None if stepwise else False,
+                                             window_steps=cfg.rollout_length + 1))   # (+1: a continued window's lead row)
         self.triggers = [self._trigger() for _ in self.collectors]
 
     # -------------------------------------------------------------- planning
