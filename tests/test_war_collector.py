@@ -423,9 +423,9 @@ def test_lane_threads_give_the_sequential_windows():
 
 # ----------------------------------------------------------------------------- window storage
 def test_window_storage_grows_keeps_its_rows_and_clears_what_it_used():
-    from war_train.war_collector import WindowStorage
+    from war_train.storage import RolloutStorage
 
-    store = WindowStorage({"g": {"x": ((2, 3), torch.float32), "k": ((2,), torch.long)}}, "cpu", capacity=2)
+    store = RolloutStorage({"g": {"x": ((2, 3), torch.float32), "k": ((2,), torch.long)}}, "cpu", capacity=2)
     for i in range(5):   # past the capacity twice: 2 -> 4 -> 8
         store.append()
         store.row("g", i)["x"].fill_(i + 1)

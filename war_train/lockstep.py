@@ -60,6 +60,7 @@ from war_train.ppo import GroupBatch, Learner
 from war_train.resume import check_lockstep_resume
 from war_train.seeding import run_world_seeds
 from war_train.stopping import NonFiniteTraining, non_finite
+from war_train.storage import RolloutStorage
 
 __all__ = ["LockstepMode", "Rollout", "Carry", "collect", "advantages", "group_batch", "PHASES"]
 
@@ -71,7 +72,8 @@ PHASES = ("env", "policy", "learn", "other")
 @dataclasses.dataclass
 class Rollout:
     """Time-major buffers of one update, reused every update (``cap`` rows; a straggler mode may
-    fill fewer)."""
+    fill fewer): typed views of one ``war_train.storage.RolloutStorage`` (the storage the WAR
+    collector's windows use too), per group and, under ``SHARED``, the rows every group shares."""
 
     obs: dict
     actions: dict
@@ -86,27 +88,37 @@ class Rollout:
     starts: torch.Tensor
     action_mask: dict | None = None   # bool [T, E, n, n_actions]: available at the observation
 
+    #: the storage's entry of the rows every group shares (the state, the episode starts)
+    SHARED = "(shared)"
+
     @classmethod
     def allocate(cls, cap: int, E: int, groups: dict, policies: dict, state_dim: int, masked: bool, device,
                  action_masks: bool = False):
-        def zeros(*shape, dtype=torch.float32):
-            return torch.zeros(*shape, dtype=dtype, device=device)
-
-        per_agent = {g: (cap, E, s.n_agents) for g, s in groups.items()}
+        f, b = torch.float32, torch.bool
+        layouts = {}
+        for g, s in groups.items():
+            p, n = policies[g], s.n_agents
+            fields = {"obs": ((E, n, p.frames * s.obs_dim), f), "actions": ((E, n, *p.dist.action_shape), p.dist.action_dtype),
+                      "logp": ((E, n), f), "values": ((E, n), f), "rewards": ((E, n), f), "boot": ((E, n), f),
+                      "term": ((E, n), b), "trunc": ((E, n), b)}
+            if masked:
+                fields["mask"] = ((E, n), b)
+            if action_masks:
+                fields["action_mask"] = ((E, n, p.dist.n), b)
+            layouts[g] = fields
         need_state = any(not p.local_critic for p in policies.values())
-        return cls(
-            obs={g: zeros(cap, E, s.n_agents, policies[g].frames * s.obs_dim) for g, s in groups.items()},
-            actions={g: zeros(*per_agent[g], *p.dist.action_shape, dtype=p.dist.action_dtype)
-                     for g, p in policies.items()},
-            logp={g: zeros(*per_agent[g]) for g in groups}, values={g: zeros(*per_agent[g]) for g in groups},
-            rewards={g: zeros(*per_agent[g]) for g in groups}, boot={g: zeros(*per_agent[g]) for g in groups},
-            term={g: zeros(*per_agent[g], dtype=torch.bool) for g in groups},
-            trunc={g: zeros(*per_agent[g], dtype=torch.bool) for g in groups},
-            mask={g: zeros(*per_agent[g], dtype=torch.bool) for g in groups} if masked else None,
-            state=zeros(cap, E, state_dim) if need_state else None,
-            starts=zeros(cap, E, dtype=torch.bool),
-            action_mask={g: zeros(cap, E, s.n_agents, policies[g].dist.n, dtype=torch.bool) for g, s in groups.items()}
-            if action_masks else None)
+        layouts[cls.SHARED] = {"starts": ((E,), b), **({"state": ((E, state_dim), f)} if need_state else {})}
+        store = RolloutStorage(layouts, device, capacity=cap)
+        bufs = {g: store.buffers[g] for g in groups}
+
+        def per_group(name):
+            return {g: bufs[g][name] for g in groups}
+
+        return cls(obs=per_group("obs"), actions=per_group("actions"), logp=per_group("logp"),
+                   values=per_group("values"), rewards=per_group("rewards"), boot=per_group("boot"),
+                   term=per_group("term"), trunc=per_group("trunc"), mask=per_group("mask") if masked else None,
+                   state=store.buffers[cls.SHARED].get("state"), starts=store.buffers[cls.SHARED]["starts"],
+                   action_mask=per_group("action_mask") if action_masks else None)
 
     def head(self, T: int) -> "Rollout":
         """The first ``T`` rows (views)."""

@@ -6,7 +6,7 @@ no action in force: a new episode, a fragment closed at a window boundary) and *
 action in the others (``fill="hold"``), or lets a cheap draft policy act there
 (``fill="draft"``).  The schedule, the held actions and the macro-step accounting are
 ``war_envs.war.env.WarEnv``'s (the same wrapper any other trainer can use); the collector adds
-the policy calls, the transition buffers (``WindowStorage``: preallocated ``[T, E]`` per group and
+the policy calls, the transition buffers (``RolloutStorage``: preallocated ``[T, E]`` per group and
 field, reused every window), windows and their clocks.  A group's transition runs
 from one of its decisions to the next:
 
@@ -52,8 +52,9 @@ from war_envs.war.costs import RESOURCES, CostModel, InferenceCost
 from war_envs.war.env import Selection, WarEnv, action_layout
 from war_envs.war.scheduler import Schedule
 from war_train.policy import host_reads_are_free, joint_state, push_frame
+from war_train.storage import RolloutStorage
 
-__all__ = ["Trigger", "GroupTransitions", "WindowBatch", "WindowStorage", "Collector", "stitch", "concat_workers", "DRAFT"]
+__all__ = ["Trigger", "GroupTransitions", "WindowBatch", "Collector", "stitch", "concat_workers", "DRAFT"]
 
 #: suffix of a group's draft-policy lane (``"commander" + DRAFT``)
 DRAFT = "/draft"
@@ -202,48 +203,6 @@ def stitch(batches: list[GroupTransitions]) -> GroupTransitions:
     return GroupTransitions(**fields)
 
 
-class WindowStorage:
-    """A worker's window of transitions, preallocated: per group, one ``[cap, E, ...]`` buffer per
-    ``GroupTransitions`` field, of which the first ``n`` rows are in use (rows at and after ``n``
-    are zeros: ``clear`` zeroes the used ones).  Allocated once per worker; the capacity doubles
-    when a window outgrows it, so after the first windows a step allocates nothing."""
-
-    def __init__(self, layouts: dict[str, dict[str, tuple]], device, capacity: int = 16) -> None:
-        self.layouts, self.device = layouts, device   # group -> field -> (per-row shape, dtype)
-        self.cap, self.n = 0, 0
-        self.buffers: dict[str, dict[str, torch.Tensor]] = {g: {} for g in layouts}
-        self._grow(capacity)
-
-    def _grow(self, cap: int) -> None:
-        for g, fields in self.layouts.items():
-            for name, (shape, dtype) in fields.items():
-                new = torch.zeros((cap, *shape), dtype=dtype, device=self.device)
-                if self.cap:
-                    new[:self.cap] = self.buffers[g][name]
-                self.buffers[g][name] = new
-        self.cap = cap
-
-    def clear(self) -> None:
-        for fields in self.buffers.values():
-            for buf in fields.values():
-                buf[:self.n].zero_()
-        self.n = 0
-
-    def append(self) -> None:
-        """One more row (zeros)."""
-        if self.n == self.cap:
-            self._grow(2 * self.cap)
-        self.n += 1
-
-    def row(self, group: str, i: int) -> dict[str, torch.Tensor]:
-        """Row ``i`` of ``group``'s buffers (views: writes go into the storage)."""
-        return {name: buf[i] for name, buf in self.buffers[group].items()}
-
-    def take(self, group: str) -> dict[str, torch.Tensor]:
-        """``group``'s rows in use, field by field, copied out (the storage is reused by the next window)."""
-        return {name: buf[:self.n].clone() for name, buf in self.buffers[group].items()}
-
-
 # ----------------------------------------------------------------------------- collector
 class _Pending:
     """What the policy said at each world's last decision of a group: its inputs, its sample
@@ -302,7 +261,7 @@ class Collector:
     (pinned to those CPUs), all lanes of a step at the same time: the parallel resource model for
     real (torch's kernels release the GIL).  The policy must then draw each lane's samples from a
     generator of its own so that the draws do not depend on the threads' order.
-    ``window_steps``: the rows a window's storage holds before it first grows (``WindowStorage``).
+    ``window_steps``: the rows a window's storage holds before it first grows (``RolloutStorage``).
     ``branch_free`` (default: on a non-CPU device): the rollout never reads a device value on
     the host (the property a CUDA rollout needs, ``tests/test_host_sync.py``): every lane's policy
     is called on every world each step and its outputs are kept where the lane decides
@@ -352,16 +311,7 @@ class Collector:
                              "on a virtual clock; real costs are paid step by step (cost_mode='virtual')")
         self.war.host_checks = not self.branch_free
         self.cost_models = cost_models if cost_models is not None else {}
-        self._lane_pools = {}
-        if lane_threads:
-            unknown = set(lane_threads) - set(lanes)
-            if unknown:
-                raise ValueError(f"lane_threads: unknown lanes {sorted(unknown)}; lanes: {sorted(lanes)}")
-            for lane in lanes:
-                cpus = lane_threads.get(lane)
-                self._lane_pools[lane] = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=1, thread_name_prefix=f"war-lane-{lane}",
-                    initializer=_pin_thread, initargs=(cpus,))
+        self._lane_pools = _lane_pools(lane_threads, lanes)
         self.world_offset = int(world_offset)
         self.stats = stats
         self.env_time = bool(env_time)
@@ -392,7 +342,7 @@ class Collector:
         #: recurrent groups' GRU states ``[actor [E, n, H], critic [E, H]]`` after their last decision
         self.hidden = {g: [self.pending[g].actor_h.clone(), self.pending[g].critic_h.clone()]
                        for g in self.groups if self.hidden_size[g]}
-        self._store = WindowStorage({g: self._row_layout(g) for g in self.groups}, self.device,
+        self._store = RolloutStorage({g: self._row_layout(g) for g in self.groups}, self.device,
                                     capacity=v.check_int("window_steps", window_steps, minimum=1))
         self._window_open = False
 
@@ -904,6 +854,18 @@ class Collector:
             self._calls[lane] += guest._calls[lane]
         self._inf_s += guest._inf_s
         self._env_s += guest._env_s
+
+
+def _lane_pools(lane_threads: dict | None, lanes: dict) -> dict:
+    """A one-thread pool per lane, pinned to ``lane_threads[lane]`` (none without ``lane_threads``)."""
+    if not lane_threads:
+        return {}
+    unknown = set(lane_threads) - set(lanes)
+    if unknown:
+        raise ValueError(f"lane_threads: unknown lanes {sorted(unknown)}; lanes: {sorted(lanes)}")
+    return {lane: concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"war-lane-{lane}",
+                                                        initializer=_pin_thread, initargs=(lane_threads.get(lane),))
+            for lane in lanes}
 
 
 def _pin_thread(cpus) -> None:

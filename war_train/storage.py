@@ -1,0 +1,55 @@
+"""Preallocated rollout storage: the ``[T, E]`` buffers every training mode fills."""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["RolloutStorage"]
+
+
+class RolloutStorage:
+    """Time-major rollout buffers, preallocated: per group, one ``[cap, E, ...]`` buffer per field
+    (``layouts[group][field] = (per-row shape, dtype)``), of which the first ``n`` rows are in
+    use (rows at and after ``n`` are zeros: ``clear`` zeroes the used ones); the capacity
+    doubles when a rollout outgrows it, so after the first rollouts a step allocates nothing.
+
+    Both modes store their rollouts here: lock-step MAPPO's ``[T, E]`` rows
+    (``war_train.lockstep.Rollout``, a typed view of one storage, every row written each
+    update) and the WAR collector's windows of decision-point transitions
+    (``war_train.war_collector``: ``GroupTransitions``' fields, a window's rows appended as it
+    steps and copied out at its end)."""
+
+    def __init__(self, layouts: dict[str, dict[str, tuple]], device, capacity: int = 16) -> None:
+        self.layouts, self.device = layouts, device   # group -> field -> (per-row shape, dtype)
+        self.cap, self.n = 0, 0
+        self.buffers: dict[str, dict[str, torch.Tensor]] = {g: {} for g in layouts}
+        self._grow(capacity)
+
+    def _grow(self, cap: int) -> None:
+        for g, fields in self.layouts.items():
+            for name, (shape, dtype) in fields.items():
+                new = torch.zeros((cap, *shape), dtype=dtype, device=self.device)
+                if self.cap:
+                    new[:self.cap] = self.buffers[g][name]
+                self.buffers[g][name] = new
+        self.cap = cap
+
+    def clear(self) -> None:
+        for fields in self.buffers.values():
+            for buf in fields.values():
+                buf[:self.n].zero_()
+        self.n = 0
+
+    def append(self) -> None:
+        """One more row (zeros)."""
+        if self.n == self.cap:
+            self._grow(2 * self.cap)
+        self.n += 1
+
+    def row(self, group: str, i: int) -> dict[str, torch.Tensor]:
+        """Row ``i`` of ``group``'s buffers (views: writes go into the storage)."""
+        return {name: buf[i] for name, buf in self.buffers[group].items()}
+
+    def take(self, group: str) -> dict[str, torch.Tensor]:
+        """``group``'s rows in use, field by field, copied out (the storage is reused by the next window)."""
+        return {name: buf[:self.n].clone() for name, buf in self.buffers[group].items()}
