@@ -21,7 +21,11 @@ the policy's entropy stays near its start, 2.4), 512 worlds (0.0, 0.12,
 ``learning_transport_seed2_512worlds.json``), an entropy bonus of 0.001 (0.0, -0.006,
 ``learning_transport_seed2_entropy1e-3.json``), gamma 0.995 (0.025, 2.6,
 ``learning_transport_seed2_gamma0.995.json``) and a constant lr (0.0, 0.48,
-``learning_transport_seed2_no_lr_anneal.json``).  Open (issue #25): the seeds that never push.
+``learning_transport_seed2_no_lr_anneal.json``); init_log_std 0.5 (0.195, 23.6,
+``learning_transport_seed2_init_log_std0.5.json``).  128 worlds (twice the updates, half the
+batch) made seed 2 push (greedy success 0.67) but not seed 3: seeds 1-3 0.66 / 0.67 / 0.0
+(``learning_transport_128worlds.json``).  Open (issue #25): with either batch one seed of three
+never pushes.
 """
 
 DESCRIPTION = "Transport-v0 (VMAS transport, BenchMARL's task settings): push the package onto the goal"
