@@ -121,3 +121,24 @@ def test_speaker_never_moves_and_listener_never_speaks():
 def test_bad_arguments_raise_clear_errors(kwargs, error, name):
     with pytest.raises(error, match=name):
         war_envs.make(ENV, num_envs=1, **kwargs)
+
+
+def test_a_silent_agents_communication_cannot_be_set_nonzero():
+    """mpe2 zeroes a silent agent's c every step; our step leaves it at the zeros it always holds,
+    so set_state refuses anything else (and writes nothing); a speaker's c may be anything."""
+    with war_envs.make("SpeakerListener-v0", num_envs=2, seed=0) as env:
+        env.reset(seed=0)
+        silent = [i for i, s in enumerate(env.layout.agent_silent) if s]
+        speaker = [i for i, s in enumerate(env.layout.agent_silent) if not s][0]
+        assert silent
+        before = {k: v.clone() for k, v in env.get_state().items()}
+        bad = {k: v.clone() for k, v in before.items()}
+        bad["agent_comm"][1, silent[0], 0] = 1.0
+        with pytest.raises(ValueError, match=rf"agent_comm.*agent {silent[0]} is silent"):
+            env.set_state(bad)
+        after = env.get_state()
+        assert all(torch.equal(before[k], after[k]) for k in before)
+        ok = {k: v.clone() for k, v in before.items()}
+        ok["agent_comm"][0, speaker, 0] = 1.0
+        env.set_state(ok)
+        assert env.get_state()["agent_comm"][0, speaker, 0] == 1.0

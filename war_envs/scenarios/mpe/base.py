@@ -333,6 +333,11 @@ class MPEBase(BatchedEnv):
             raise ValueError("state['agent_accel']: expected values >= 0")
         if key in self.landmark_index_states and tensor.numel() and int(tensor.max()) >= self.num_landmarks:
             raise ValueError(f"state[{key!r}]: expected landmark indices 0..{self.num_landmarks - 1}")
+        if key == "agent_comm" and tensor.numel():
+            silent = [i for i, s in enumerate(self.layout.agent_silent) if s and bool(tensor[:, i].any())]
+            if silent:
+                raise ValueError(f"state['agent_comm']: agent {silent[0]} is silent, its communication state is "
+                                 f"always zeros (mpe2 sets it to zeros every step); expected zeros there")
 
     # ------------------------------------------------------------------ launches
     def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:

@@ -334,14 +334,15 @@ def add_contact_forces(w: Any, e: int, i: int):
 
 @wp.func
 def communicate(w: Any, e: int, i: int):
-    """mpe2's update_agent_state: a silent agent's c is zeros; otherwise its say action
+    """mpe2's update_agent_state: a silent agent's c is zeros (it is at every reset, and
+    ``set_state`` refuses anything else, so it is left as it is); otherwise its say action
     (discrete: one-hot of a // 5 for move-and-say agents, of a for say-only ones; continuous:
     the dim_c values after the 5 move values, or the first dim_c for an immobile agent)."""
     zero = type(w.dt)(0.0)
     dim_c = w.dim_c
-    for c in range(dim_c):
-        w.agent_comm[e, i, c] = zero
     if w.agent_silent[i] == 0:
+        for c in range(dim_c):
+            w.agent_comm[e, i, c] = zero
         if w.continuous != 0:
             first = int(0)
             if w.agent_movable[i] != 0:
