@@ -310,6 +310,7 @@ class Collector:
             raise ValueError("branch_free: the host-sync-free rollout settles its declared costs once per window, "
                              "on a virtual clock; real costs are paid step by step (cost_mode='virtual')")
         self.war.host_checks = not self.branch_free
+        self._every = Selection.every_world(self.E, self.device)   # (every world: plain copies)
         self.cost_models = cost_models if cost_models is not None else {}
         self._lane_pools = _lane_pools(lane_threads, lanes)
         self.world_offset = int(world_offset)
@@ -405,7 +406,7 @@ class Collector:
         or, ``branch_free``, as ``E`` rows written with ``torch.where``."""
         if self.branch_free:
             return Selection(mask, "all")
-        return Selection.every_world(self.E, self.device) if bool(mask.all()) else Selection(mask, "selected")
+        return self._every if bool(mask.all()) else Selection(mask, "selected")
 
     def _close(self, group: str, sel: Selection, row: int, next_values: torch.Tensor,
                terminated=None, truncated=None) -> None:
@@ -549,7 +550,7 @@ class Collector:
                 if bool(closing.any()):
                     nv = values if bool(closing.all()) else values[closing[mask]]
                     self._close(g, self._selection(closing), r - 1, nv)
-                sel = Selection.every_world(self.E, self.device) if isinstance(idx, slice) else Selection(mask)
+                sel = self._every if isinstance(idx, slice) else Selection(mask)
             self._open(g, sel, obs_g, state, actions, logp, values, is_draft, hidden)
         if not self.branch_free:
             self._settle_calls(calls, token, measured)

@@ -90,10 +90,12 @@ class Selection:
 
     def put(self, dst: torch.Tensor, src) -> None:
         """``dst[selected] = src`` (``src``: rows as ``self.rows`` says, or a scalar)."""
-        if self.every:
-            dst.copy_(torch.as_tensor(src, dtype=dst.dtype, device=dst.device).expand_as(dst)
-                      if not isinstance(src, torch.Tensor) or src.dim() == 0 else src)
-        elif not isinstance(src, torch.Tensor) or src.dim() == 0:
+        scalar = not isinstance(src, torch.Tensor) or src.dim() == 0
+        if self.every and scalar:
+            dst.fill_(src)
+        elif self.every:
+            dst.copy_(src)
+        elif scalar:
             dst.masked_fill_(self._where(dst), src)
         elif self.rows == "selected":
             dst[self.mask] = src
