@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import dataclasses
 import json
 import math
 import os
@@ -97,6 +98,21 @@ def print_table(rows: list[dict]) -> None:
         print("  ".join(f"{r[c]:>14.2f}" if isinstance(r[c], float) else f"{str(r[c]):>14s}" for c in cols))
 
 
+def parse_override(item: str) -> tuple[str, object]:
+    """``--set FIELD=VALUE``: VALUE as JSON (numbers, true/false, objects), else the plain string
+    (``--set activation=relu``); the field is checked against ``TrainConfig``."""
+    from war_train.config import TrainConfig
+
+    field, sep, text = item.partition("=")
+    names = {f.name for f in dataclasses.fields(TrainConfig)}
+    if not sep or field not in names:
+        raise SystemExit(f"--set: expected FIELD=VALUE with FIELD a TrainConfig field, got {item!r}")
+    try:
+        return field, json.loads(text)
+    except json.JSONDecodeError:
+        return field, text
+
+
 def main(argv=None) -> list[dict]:
     import war_train.config  # noqa: F401  (imported before the worker threads: two first imports would race)
 
@@ -105,14 +121,15 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--jobs", type=int, default=2, help="runs at a time")
     p.add_argument("--out", default="runs/learning", help="where the runs are written")
-    p.add_argument("--set", action="append", default=[], metavar="FIELD=JSON", help="override a config field")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="override a config field (VALUE as JSON, else a string)")
     p.add_argument("--quick", action="store_true", help="a few updates per seed (checks the script)")
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--reuse", action="store_true",
                    help="tabulate a seed's finished run in --out (its eval.json and config.json, which must "
                         "match the preset and --set) instead of training it again")
     args = p.parse_args(argv)
-    overrides = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
+    overrides = dict(parse_override(item) for item in args.set)
     if args.quick:
         overrides.setdefault("total_env_steps", 16 * 25 * 2)
         overrides.setdefault("eval_episodes", 8)

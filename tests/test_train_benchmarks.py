@@ -47,6 +47,18 @@ def test_learning_table_over_seeds(tmp_path):
     assert rows[0]["eval/greedy"] != rows[1]["eval/greedy"]   # different seeds, different runs
 
 
+def test_learning_set_takes_json_or_a_plain_string_and_refuses_unknown_fields():
+    learning = load("learning")
+    assert learning.parse_override("activation=relu") == ("activation", "relu")
+    assert learning.parse_override('activation="relu"') == ("activation", "relu")
+    assert learning.parse_override("lr=1e-3") == ("lr", 1e-3)
+    assert learning.parse_override("anneal_lr=true") == ("anneal_lr", True)
+    assert learning.parse_override('env_kwargs={"map_name": "2s3z"}') == ("env_kwargs", {"map_name": "2s3z"})
+    for bad in ("learning_rate=1e-3", "lr"):
+        with pytest.raises(SystemExit, match="TrainConfig field"):
+            learning.parse_override(bad)
+
+
 # --------------------------------------------------------------------------- war_real.py
 # end to end on tiny sizes, and its --runs folder: a second call reads the kept runs instead of
 # training them and prints the same table (computed from the kept rows either way)

@@ -250,6 +250,7 @@ class MPEBase(BatchedEnv):
         w.mode, w.max_cycles, w.continuous, w.dim_c = (self._mode_code, self.max_cycles,
                                                         int(self.continuous_actions), lay.dim_c)
         w.all_movable, w.unit_masses = int(all(lay.agent_movable)), int(all(m == 1.0 for m in lay.agent_mass))
+        w.all_silent = int(lay.dim_c == 0 or all(lay.agent_silent))
         w.dt, w.damping, w.contact_force, w.contact_margin = DT, DAMPING, CONTACT_FORCE, CONTACT_MARGIN
         w.agent_size, w.agent_mass = array(lay.agent_size, F), array(lay.agent_mass, F)
         w.agent_movable, w.agent_silent = ints(lay.agent_movable), ints(lay.agent_silent)

@@ -22,15 +22,7 @@ def command_reward(w: Any, e: int):
     coverage = landmark_coverage(w, e)
     team = coverage[0]
     occupied = int(coverage[1])
-    for i in range(num_agents):
-        w.collisions[e, i] = 0
-    pairs = int(0)
-    for i in range(num_agents):
-        for j in range(i + 1, num_agents):
-            if W.agents_collide(w, e, i, j):
-                pairs += 1
-                w.collisions[e, i] = w.collisions[e, i] + 1
-                w.collisions[e, j] = w.collisions[e, j] + 1
+    pairs = W.count_agent_collisions(w, e)
     team = team - type(team)(float(pairs))
     for i in range(num_agents):
         w.reward[e, i] = team

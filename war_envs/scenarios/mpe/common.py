@@ -96,9 +96,10 @@ def landmark_coverage(w: Any, e: int):
     total = type(w.capture_radius)(0.0)
     occupied = type(w.capture_radius)(0.0)
     for l in range(w.landmark_pos.shape[1]):
-        min_dist = W.entity_distance(w.agent_pos, e, 0, w.landmark_pos, l)
+        min_sq = W.entity_distance_sq(w.agent_pos, e, 0, w.landmark_pos, l)
         for a in range(1, w.agent_pos.shape[1]):
-            min_dist = wp.min(min_dist, W.entity_distance(w.agent_pos, e, a, w.landmark_pos, l))
+            min_sq = wp.min(min_sq, W.entity_distance_sq(w.agent_pos, e, a, w.landmark_pos, l))
+        min_dist = wp.sqrt(min_sq)
         w.landmark_min_dist[e, l] = min_dist
         total = total - min_dist
         if min_dist < w.capture_radius:

@@ -61,13 +61,9 @@ def spread_reward(w: Any, e: int):
     occupied = int(coverage[1])
     penalty = w.curriculum == 0 or w.curriculum_stage[0] >= 1
     one = type(w.local_ratio)(1.0)
+    W.count_agent_collisions(w, e)
     for i in range(num_agents):
-        count = int(0)
-        for j in range(num_agents):
-            if j != i:
-                if W.agents_collide(w, e, i, j):
-                    count += 1
-        w.collisions[e, i] = count
+        count = w.collisions[e, i]
         local = zero
         if penalty:
             local = -type(w.local_ratio)(float(count))

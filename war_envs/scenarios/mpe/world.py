@@ -57,9 +57,10 @@ def shared_fields(F) -> dict:
     return {
         # Params (one value per agent / landmark, shared by every world)
         "mode": int, "max_cycles": int, "continuous": int, "dim_c": int,
-        # 1 when every agent moves / has mass 1 (the physics then skips the per-agent test / the
-        # divisions by the mass); 0 (a struct's default) when not known
-        "all_movable": int, "unit_masses": int,
+        # 1 when every agent moves / has mass 1 / says nothing (no channel or every agent silent):
+        # the physics then skips the per-agent test / the divisions by the mass / the
+        # communication update; 0 (a struct's default) when not known
+        "all_movable": int, "unit_masses": int, "all_silent": int,
         "dt": F, "damping": F, "contact_force": F, "contact_margin": F,
         "agent_size": wp.array(dtype=F), "agent_mass": wp.array(dtype=F),
         "agent_movable": wp.array(dtype=wp.int32), "agent_silent": wp.array(dtype=wp.int32),
@@ -131,10 +132,38 @@ def entity_distance(pos_a: wp.array3d(dtype=Any), e: int, i: int, pos_b: wp.arra
 
 
 @wp.func
+def entity_distance_sq(pos_a: wp.array3d(dtype=Any), e: int, i: int, pos_b: wp.array3d(dtype=Any), j: int):
+    """|pos_a[e, i] - pos_b[e, j]|² as ``entity_distance`` sums it before its square root (so
+    ``sqrt`` of a minimum of these is bitwise the minimum of the distances: a correctly rounded
+    square root is monotone)."""
+    dx = pos_a[e, i, 0] - pos_b[e, j, 0]
+    dy = pos_a[e, i, 1] - pos_b[e, j, 1]
+    return dx * dx + dy * dy
+
+
+@wp.func
 def agents_collide(w: Any, e: int, i: int, j: int):
     """mpe2's is_collision of two agents: |p_i - p_j| < size_i + size_j."""
     d = entity_distance(w.agent_pos, e, i, w.agent_pos, j)
     return d < w.agent_size[i] + w.agent_size[j]
+
+
+@wp.func
+def count_agent_collisions(w: Any, e: int):
+    """Write to ``w.collisions[e, i]`` how many other agents touch agent i (``agents_collide``,
+    each pair tested once: the test is symmetric bitwise) and return the number of touching
+    pairs."""
+    num_agents = w.agent_pos.shape[1]
+    for i in range(num_agents):
+        w.collisions[e, i] = 0
+    pairs = int(0)
+    for i in range(num_agents):
+        for j in range(i + 1, num_agents):
+            if agents_collide(w, e, i, j):
+                pairs += 1
+                w.collisions[e, i] = w.collisions[e, i] + 1
+                w.collisions[e, j] = w.collisions[e, j] + 1
+    return pairs
 
 
 @wp.func
@@ -282,7 +311,7 @@ def action_force(w: Any, e: int, i: int):
         uy = type(zero)(w.action_continuous[e, i, 4] - w.action_continuous[e, i, 3])
     else:
         a = w.action_discrete[e, i]
-        if w.dim_c > 0 and w.agent_silent[i] == 0:  # (no agent speaks without a channel)
+        if w.all_silent == 0 and w.agent_silent[i] == 0:
             a = a % NUM_MOVE_ACTIONS
         if a == 1:
             ux = type(zero)(-1.0)
@@ -391,15 +420,21 @@ def physics_kernel(World):
         one = type(w.dt)(1.0)
         # force_i = u_i (movable agents) + contact forces from every other colliding entity,
         # summed in entity order (agents, then landmarks) like mpe2
-        for i in range(num_agents):
-            fx = zero
-            fy = zero
-            if w.agent_movable[i] != 0:
+        if w.all_movable != 0:
+            for i in range(num_agents):
                 u = action_force(w, e, i)
-                fx = u[0]
-                fy = u[1]
-            w.force[e, i, 0] = fx
-            w.force[e, i, 1] = fy
+                w.force[e, i, 0] = u[0]
+                w.force[e, i, 1] = u[1]
+        else:
+            for i in range(num_agents):
+                fx = zero
+                fy = zero
+                if w.agent_movable[i] != 0:
+                    u = action_force(w, e, i)
+                    fx = u[0]
+                    fy = u[1]
+                w.force[e, i, 0] = fx
+                w.force[e, i, 1] = fy
         for i in range(num_agents):
             if w.agent_collide[i] != 0:
                 add_contact_forces(w, e, i)
@@ -416,7 +451,7 @@ def physics_kernel(World):
             for i in range(num_agents):
                 if w.agent_movable[i] != 0:
                     integrate(w, e, i, keep)
-        if w.dim_c > 0:
+        if w.all_silent == 0:
             for i in range(num_agents):
                 communicate(w, e, i)
 
