@@ -4,6 +4,8 @@ saved as a results file and drawn from it.
     python benchmarks/learning_curves.py --runs /work/learn_runs/smax --presets smax,smax_2s3z,smax_5m_vs_6m \\
         --json benchmarks/results/learning_smax_curves.json --png docs/images/smax_learning.png
     python benchmarks/learning_curves.py --plot benchmarks/results/learning_smax_curves.json --png out.png
+    python benchmarks/learning_curves.py --runs runs/learning --presets smax --merge \
+        --json benchmarks/results/learning_smax_curves.json --png docs/images/smax_learning.png   # 3m only
 
 Runs are the folders ``<runs>/<preset>__seed<k>`` that ``benchmarks/learning.py`` writes; the
 metric is each run's scenario's progress metric (SMAX: ``won``, the training episodes' win
@@ -76,6 +78,8 @@ def main(argv=None) -> int:
     p.add_argument("--json", type=Path, help="write the curves here")
     p.add_argument("--plot", type=Path, help="draw a curves file written before instead of reading runs")
     p.add_argument("--png", type=Path, help="draw the curves here")
+    p.add_argument("--merge", action="store_true",
+                   help="keep the curves of the other presets in the --json file (replace only --presets')")
     args = p.parse_args(argv)
     if args.plot is not None:
         records = json.loads(args.plot.read_text())
@@ -85,6 +89,14 @@ def main(argv=None) -> int:
         records = curves(args.runs, [s for s in args.presets.split(",") if s], args.metric)
         if not records:
             p.error(f"no finished run of {args.presets} under {args.runs}")
+        if args.merge:
+            if args.json is None or not args.json.is_file():
+                p.error("--merge needs an existing --json file")
+            old = json.loads(args.json.read_text())   # (each record keeps its own command, date and machine)
+            fresh = {r["preset"] for r in records}
+            order = list(dict.fromkeys([r["preset"] for r in old] + [r["preset"] for r in records]))
+            records = sorted([r for r in old if r["preset"] not in fresh] + records,
+                             key=lambda r: (order.index(r["preset"]), r["seed"]))
         if args.json is not None:
             _results.write(args.json, records, _results.metadata(__file__, argv))
             print(f"wrote {args.json}")

@@ -29,6 +29,7 @@ class Coefficients:
     lr: float            # actor learning rate (before a group's ``group_lr_scale``)
     critic_lr: float     # critic learning rate (likewise)
     entropy_coef: float  # entropy bonus
+    temperature: float = 1.0   # sampling temperature of categorical heads (rollouts and the PPO loss)
 
 
 def _f(default, help: str, **kw):
@@ -71,6 +72,15 @@ class TrainConfig:
     clip_coef: float = _f(0.2, "PPO ratio clip (also the value clip, in normalized units)")
     entropy_coef: float = _f(0.01, "entropy bonus coefficient")
     anneal_entropy: bool = _f(False, "decay the entropy coefficient linearly to 0 over the run")
+    final_temperature: float = _f(1.0, "Discrete/MultiDiscrete actors: the sampling temperature at the end of the "
+                                       "run (1: off).  From temperature_start of the run on, rollouts, the PPO "
+                                       "loss and its entropy use the policy at logits / temperature, the "
+                                       "temperature going linearly from 1 to this, so that late rollouts play "
+                                       "nearly as the greedy policy does and training meets (and unlearns) what "
+                                       "only greedy play does: e.g. SMAX-v0 allies that wait, out of the enemies' "
+                                       "sight, for an ambush a sampled policy's jitter would have sprung; greedy "
+                                       "actions are unchanged")
+    temperature_start: float = _f(0.5, "fraction of the run after which final_temperature's anneal begins")
     value_coef: float = _f(1.0, "value loss coefficient")
     max_grad_norm: float = _f(10.0, "gradient norm clip, actor and critic separately (<= 0: off)")
     use_huber_loss: bool = _f(True, "Huber value loss (else squared error)")
@@ -141,11 +151,16 @@ class TrainConfig:
 
     def schedule(self, update: int) -> Coefficients:
         """The coefficients of update ``update`` (1-based): constant, or decayed linearly to 0
-        over the run with ``anneal_lr`` / ``anneal_entropy``."""
+        over the run with ``anneal_lr`` / ``anneal_entropy``; the temperature 1 until
+        ``temperature_start`` of the run, then linearly to ``final_temperature``."""
         frac = 1.0 - (update - 1) / self.num_updates
         lr_frac = frac if self.anneal_lr else 1.0
+        done = (update - 1) / self.num_updates   # fraction of the run before this update
+        start = self.temperature_start
+        cool = 0.0 if done <= start else (done - start) / (1.0 - start)
         return Coefficients(lr_frac * self.lr, lr_frac * self.critic_lr,
-                            self.entropy_coef * (frac if self.anneal_entropy else 1.0))
+                            self.entropy_coef * (frac if self.anneal_entropy else 1.0),
+                            1.0 - (1.0 - self.final_temperature) * cool if self.final_temperature != 1.0 else 1.0)
 
     def validate(self) -> "TrainConfig":
         """Raise ``ValueError`` naming the first bad field."""
@@ -183,6 +198,12 @@ class TrainConfig:
         if not isinstance(self.init_log_std, (int, float)) or isinstance(self.init_log_std, bool) or \
                 not math.isfinite(self.init_log_std):
             raise ValueError(f"init_log_std: expected a finite number, got {self.init_log_std!r}")
+        if isinstance(self.final_temperature, bool) or not isinstance(self.final_temperature, (int, float)) or \
+                not 0.0 < self.final_temperature <= 1.0:
+            raise ValueError(f"final_temperature: expected a number in (0, 1], got {self.final_temperature!r}")
+        if isinstance(self.temperature_start, bool) or not isinstance(self.temperature_start, (int, float)) or \
+                not 0.0 <= self.temperature_start < 1.0:
+            raise ValueError(f"temperature_start: expected a number in [0, 1), got {self.temperature_start!r}")
         for name in ("dist_sync_frac", "dist_min_frac"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 < value <= 1.0:

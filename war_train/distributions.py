@@ -113,6 +113,13 @@ class ActionHead(nn.Module):
     action_shape: tuple[int, ...]
     #: dtype of stored actions
     action_dtype: torch.dtype
+    #: categorical heads: sample, log-probs and entropy of the distribution of ``out / temperature``
+    #: (``TrainConfig.final_temperature``; set by the trainer each update); ``mode`` is unchanged
+    temperature: float = 1.0
+
+    def tempered(self, out: torch.Tensor) -> torch.Tensor:
+        """``out`` at the head's temperature (``out`` itself at 1)."""
+        return out if self.temperature == 1.0 else out / self.temperature
 
     def noise(self, batch_shape, generator: torch.Generator | None, dtype, device) -> torch.Tensor:
         raise NotImplementedError
@@ -162,13 +169,13 @@ class Categorical(ActionHead):
         return torch.rand(tuple(batch_shape) + (1,), generator=generator, dtype=dtype, device=device)
 
     def sample(self, out, noise, mask=None):
-        return sample_categorical(out, None, u=noise, mask=mask)
+        return sample_categorical(self.tempered(out), None, u=noise, mask=mask)
 
     def entropy(self, out, mask=None):
-        return _log_prob_entropy(out, None, mask)[1]
+        return _log_prob_entropy(self.tempered(out), None, mask)[1]
 
     def log_prob_entropy(self, out, actions, mask=None):
-        return _log_prob_entropy(out, actions, mask)
+        return _log_prob_entropy(self.tempered(out), actions, mask)
 
     def mode(self, out, mask=None):
         return masked_logits(out, mask).argmax(-1)
@@ -195,22 +202,26 @@ class MultiCategorical(ActionHead):
     def _split(self, out):
         return torch.split(out, self.nvec, dim=-1)
 
+    def _split_tempered(self, out):
+        return self._split(self.tempered(out))
+
     def noise(self, batch_shape, generator, dtype, device):
         return torch.rand(tuple(batch_shape) + (len(self.nvec),), generator=generator, dtype=dtype, device=device)
 
     def sample(self, out, noise, mask=None):
         _no_mask(self, mask)
-        parts = [sample_categorical(logits, None, u=noise[..., i:i + 1]) for i, logits in enumerate(self._split(out))]
+        parts = [sample_categorical(logits, None, u=noise[..., i:i + 1])
+                 for i, logits in enumerate(self._split_tempered(out))]
         return torch.stack([a for a, _ in parts], -1), sum(lp for _, lp in parts)
 
     def log_prob_entropy(self, out, actions, mask=None):
         _no_mask(self, mask)
-        parts = [_log_prob_entropy(logits, actions[..., i]) for i, logits in enumerate(self._split(out))]
+        parts = [_log_prob_entropy(logits, actions[..., i]) for i, logits in enumerate(self._split_tempered(out))]
         return sum(lp for lp, _ in parts), sum(ent for _, ent in parts)
 
     def entropy(self, out, mask=None):
         _no_mask(self, mask)
-        return sum(_log_prob_entropy(logits, None)[1] for logits in self._split(out))
+        return sum(_log_prob_entropy(logits, None)[1] for logits in self._split_tempered(out))
 
     def mode(self, out, mask=None):
         _no_mask(self, mask)

@@ -1,6 +1,8 @@
 """The trainer: ``train(env, config)``, one run loop for every mode of it.
 
-Each update of the loop (``update``) is the same four calls, whatever the mode:
+Each update of the loop (``update``) sets the update's sampling temperature on every actor
+(``cfg.schedule(update).temperature``: 1 unless ``final_temperature`` says otherwise), then makes
+the same four calls, whatever the mode:
 
     data    = mode.collect()                       # rollouts (the mode's own way)
     batches = mode.batches(data)                   # advantages -> one GroupBatch per group
@@ -34,6 +36,7 @@ from war_train import distributed
 from war_train.checkpoint import load_checkpoint, save_checkpoint
 from war_train.config import TrainConfig, config_to_dict
 from war_train.learn import Batches, learn
+from war_train.policy import set_temperature
 from war_train.ppo import Learner
 from war_train.stopping import NonFiniteTraining, StopRequests
 
@@ -104,10 +107,12 @@ class TrainResult:
 def update(mode: Mode) -> dict:
     """One update of ``mode``: collect, batches, the learn step, the row."""
     mode.update_idx += 1
+    coefs = mode.cfg.schedule(mode.update_idx)
+    set_temperature(mode.learner.policies, coefs.temperature)   # the policy this update samples and learns
     data = mode.collect()
     t0 = time.perf_counter()
     batches = mode.batches(data)
-    diag = learn(mode.learner, batches, mode.cfg.schedule(mode.update_idx), mode.dist, cfg=mode.cfg, fail=mode.fail,
+    diag = learn(mode.learner, batches, coefs, mode.dist, cfg=mode.cfg, fail=mode.fail,
                  generator=mode.learn_generator)
     return mode.row(data, batches, diag, time.perf_counter() - t0)
 

@@ -22,7 +22,7 @@ from war_train.config import TrainConfig
 from war_train.distributions import Categorical, action_head, space_from_signature, space_signature
 from war_train.networks import Actor, Critic, with_agent_id
 
-__all__ = ["GroupPolicy", "build_policies", "host_reads_are_free", "joint_state", "env_signature", "load_networks", "load_policies",
+__all__ = ["GroupPolicy", "build_policies", "host_reads_are_free", "joint_state", "set_temperature", "env_signature", "load_networks", "load_policies",
            "first_action_mask", "step_action_mask", "push_frame"]
 
 
@@ -157,6 +157,10 @@ def build_policies(groups: dict, state_dim: int, cfg: TrainConfig, device) -> di
     unknown = sorted(set(cfg.group_network) - set(groups))
     if unknown:
         raise ValueError(f"group_network: unknown groups {unknown}; the env's groups: {list(groups)}")
+    boxes = [g for g, s in groups.items() if isinstance(s.action_space, gymnasium.spaces.Box)]
+    if cfg.final_temperature != 1.0 and boxes:
+        raise ValueError(f"final_temperature: a sampling temperature applies to Discrete and MultiDiscrete actors; "
+                         f"group {boxes[0]!r} has {groups[boxes[0]].action_space} (use final_temperature=1.0)")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
         shared = _shared_actor(groups, cfg) if cfg.share_actor else None
@@ -241,8 +245,16 @@ def load_networks(policies: dict[str, GroupPolicy], ckpt: dict) -> None:
                                  f"its config describes ({detail})") from None
 
 
+def set_temperature(policies: dict[str, GroupPolicy], temperature: float) -> None:
+    """Every actor's sampling temperature (``TrainConfig.final_temperature``; greedy actions are
+    unchanged)."""
+    for p in policies.values():
+        p.dist.temperature = float(temperature)
+
+
 def load_policies(checkpoint) -> tuple[dict[str, GroupPolicy], TrainConfig, dict]:
-    """``(policies, config, env signature)`` from a checkpoint path (or its run folder)."""
+    """``(policies, config, env signature)`` from a checkpoint path (or its run folder); the
+    actors sample at the temperature of the checkpoint's last update."""
     from war_train.config import config_from_dict
 
     ckpt = checkpoint if isinstance(checkpoint, dict) else load_checkpoint(checkpoint)
@@ -258,6 +270,7 @@ def load_policies(checkpoint) -> tuple[dict[str, GroupPolicy], TrainConfig, dict
     groups = {g: _Spec(d["n_agents"], d["obs_dim"], space_from_signature(d)) for g, d in sig["groups"].items()}
     policies = build_policies(groups, sig["state_dim"], dataclasses.replace(cfg, device="cpu"), "cpu")
     load_networks(policies, ckpt)
+    set_temperature(policies, cfg.schedule(max(1, int(ckpt.get("update", 1)))).temperature)
     for p in policies.values():
         p.eval()
     return policies, cfg, sig

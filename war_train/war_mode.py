@@ -495,7 +495,7 @@ class WarMode:
         p, d = self.policies[g], self.drafts[g]
         with torch.no_grad():
             x = p.actor_input(obs)
-            target = torch.softmax(p.actor(x)[0], -1)
+            target = torch.softmax(p.dist.tempered(p.actor(x)[0]), -1)   # the policy as it samples now
         for _ in range(epochs):
             logp = torch.log_softmax(d(x)[0], -1)
             loss = -(target * logp).sum(-1).mean()
