@@ -127,3 +127,32 @@ def test_war_parallelism_measures_both_lanes_alone_and_together(tmp_path, capsys
     assert rec["ideal_speedup"] == pytest.approx(rec["serial_s"] / max(rec["commander_s"], rec["sentry_s"]))
     assert all(math.isfinite(rec[k]) and rec[k] > 0 for k in ("commander_s", "sentry_s", "both_s"))
     assert "overlap efficiency" in capsys.readouterr().out
+
+
+def test_smax_outcomes_splits_every_episode_and_appends(tmp_path, capsys):
+    from war_train.config import TrainConfig
+    from war_train.loop import train
+
+    smax_outcomes = load("smax_outcomes")
+    run = tmp_path / "run"
+    cfg = TrainConfig(scenario="SMAX-v0", env_kwargs={"map_name": "3m"}, num_envs=8, rollout_length=8,
+                      total_env_steps=128, epochs=1, eval_episodes=0, gif=False, tensorboard=False, progress=False)
+    train(None, cfg, run_dir=run)
+    out = tmp_path / "outcomes.json"
+    for label in ("first", "second"):
+        assert smax_outcomes.main([str(run), "--episodes", "12", "--label", label, "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    assert [r["label"] for r in rows] == ["first", "second"]
+    for r in rows:
+        assert r["seed"] == 1 and r["map_name"] == "3m" and {"command", "date", "machine"} <= set(r)
+        for mode in ("greedy", "sample"):
+            o = r[mode]
+            assert math.isclose(o["won"] + o["lost"] + o["drawn"], 1.0, rel_tol=1e-12)
+            assert 0.0 <= o["drawn_untouched"] <= o["drawn"] and 1 <= o["mean_length"] <= 101
+    assert rows[0]["greedy"] == rows[1]["greedy"]   # the same evaluation worlds and policy
+    assert "drawn" in capsys.readouterr().out
+    spread = tmp_path / "spread"
+    train(None, TrainConfig(scenario="Spread-v0", num_envs=4, rollout_length=5, total_env_steps=20, epochs=1,
+                            eval_episodes=0, gif=False, tensorboard=False, progress=False), run_dir=spread)
+    with pytest.raises(SystemExit, match="Spread-v0 run"):
+        smax_outcomes.main([str(spread), "--episodes", "2"])
