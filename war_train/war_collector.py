@@ -595,7 +595,11 @@ class Collector:
             final_state = joint_state(final_obs)
         for g in self.groups:
             nv = torch.zeros_like(self.pending[g].values)
-            if final_state is not None:
+            if final_state is not None and g in self.hidden:   # a GRU critic sees every world (see end_window)
+                no_start = torch.zeros(self.E, dtype=torch.bool, device=self.device)
+                seen = self._push(g, self.seen[g], info["final_obs"][g], no_start)
+                nv[trunc_idx] = self._value(g, slice(None), joint_state(info["final_obs"]), seen, no_start)[trunc_idx]
+            elif final_state is not None:
                 no_start = torch.zeros(len(trunc_idx), dtype=torch.bool, device=self.device)
                 seen = self._push(g, self.seen[g][trunc_idx], final_obs[g], no_start)
                 nv[trunc_idx] = self._value(g, trunc_idx, final_state, seen, no_start)
@@ -655,8 +659,11 @@ class Collector:
                     nv = self._value(g, slice(None), self.state, self.seen[g], starts)
                     self._close(g, Selection(ending, "all"), T - 1, nv)
                 elif bool(ending.any()):
-                    if bool(ending.all()):
+                    if bool(ending.all()) or g in self.hidden:
+                        # a GRU critic sees every world, as lock-step's does (on a batch of fewer
+                        # rows its GRU may round differently on some CPUs)
                         nv = self._value(g, slice(None), self.state, self.seen[g], starts)
+                        nv = nv if bool(ending.all()) else nv[ending]
                     else:
                         nv = self._value(g, ending, self.state[ending], self.seen[g][ending], starts[ending])
                     self._close(g, self._selection(ending), T - 1, nv)
