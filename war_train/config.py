@@ -160,7 +160,7 @@ class TrainConfig:
         cool = 0.0 if done <= start else (done - start) / (1.0 - start)
         return Coefficients(lr_frac * self.lr, lr_frac * self.critic_lr,
                             self.entropy_coef * (frac if self.anneal_entropy else 1.0),
-                            1.0 - (1.0 - self.final_temperature) * cool if self.final_temperature != 1.0 else 1.0)
+                            1.0 - (1.0 - self.final_temperature) * cool)
 
     def validate(self) -> "TrainConfig":
         """Raise ``ValueError`` naming the first bad field."""

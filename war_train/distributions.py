@@ -202,26 +202,24 @@ class MultiCategorical(ActionHead):
     def _split(self, out):
         return torch.split(out, self.nvec, dim=-1)
 
-    def _split_tempered(self, out):
-        return self._split(self.tempered(out))
-
     def noise(self, batch_shape, generator, dtype, device):
         return torch.rand(tuple(batch_shape) + (len(self.nvec),), generator=generator, dtype=dtype, device=device)
 
     def sample(self, out, noise, mask=None):
         _no_mask(self, mask)
         parts = [sample_categorical(logits, None, u=noise[..., i:i + 1])
-                 for i, logits in enumerate(self._split_tempered(out))]
+                 for i, logits in enumerate(self._split(self.tempered(out)))]
         return torch.stack([a for a, _ in parts], -1), sum(lp for _, lp in parts)
 
     def log_prob_entropy(self, out, actions, mask=None):
         _no_mask(self, mask)
-        parts = [_log_prob_entropy(logits, actions[..., i]) for i, logits in enumerate(self._split_tempered(out))]
+        parts = [_log_prob_entropy(logits, actions[..., i])
+                 for i, logits in enumerate(self._split(self.tempered(out)))]
         return sum(lp for lp, _ in parts), sum(ent for _, ent in parts)
 
     def entropy(self, out, mask=None):
         _no_mask(self, mask)
-        return sum(_log_prob_entropy(logits, None)[1] for logits in self._split_tempered(out))
+        return sum(_log_prob_entropy(logits, None)[1] for logits in self._split(self.tempered(out)))
 
     def mode(self, out, mask=None):
         _no_mask(self, mask)

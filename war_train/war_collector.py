@@ -378,11 +378,16 @@ class Collector:
         """Bool ``[E]``: worlds at their episode's first step (a recurrent state starts from 0)."""
         return self.war.ep_step == 0
 
-    def _value(self, group: str, idx, state: torch.Tensor, seen: torch.Tensor, starts) -> torch.Tensor:
-        """V of ``state`` / ``seen`` in worlds ``idx`` (a bootstrap: recurrent states are not advanced)."""
+    def _value(self, group: str, rows, state: torch.Tensor, seen: torch.Tensor, starts) -> torch.Tensor:
+        """V in worlds ``rows`` (``slice(None)``, indices or a bool mask) of every world's ``state`` /
+        ``seen`` / ``starts`` (a bootstrap: recurrent states are not advanced).  A feed-forward
+        critic runs on those rows; a recurrent one on every world, as lock-step's does, and its rows
+        are taken after (a GRU on a batch of fewer rows may round differently on some CPUs)."""
+        every = isinstance(rows, slice) and rows == slice(None)
         if group not in self.hidden:
-            return self.policy.value(group, state, seen)
-        return self.policy.value(group, state, seen, hidden=(self.hidden[group][1][idx], starts))
+            return self.policy.value(group, state if every else state[rows], seen if every else seen[rows])
+        v = self.policy.value(group, state, seen, hidden=(self.hidden[group][1], starts))
+        return v if every else v[rows]
 
     def decides_now(self, group: str) -> torch.Tensor:
         """Bool ``[E]``: worlds where ``group`` takes a (full-policy) decision at the next step."""
@@ -591,17 +596,13 @@ class Collector:
         trunc_idx = trunc_w.nonzero().flatten()
         final_state = None
         if len(trunc_idx):
-            final_obs = {g: info["final_obs"][g][trunc_idx] for g in self.groups}
+            final_obs = info["final_obs"]
             final_state = joint_state(final_obs)
+            no_start = torch.zeros(self.E, dtype=torch.bool, device=self.device)
         for g in self.groups:
             nv = torch.zeros_like(self.pending[g].values)
-            if final_state is not None and g in self.hidden:   # a GRU critic sees every world (see end_window)
-                no_start = torch.zeros(self.E, dtype=torch.bool, device=self.device)
-                seen = self._push(g, self.seen[g], info["final_obs"][g], no_start)
-                nv[trunc_idx] = self._value(g, slice(None), joint_state(info["final_obs"]), seen, no_start)[trunc_idx]
-            elif final_state is not None:
-                no_start = torch.zeros(len(trunc_idx), dtype=torch.bool, device=self.device)
-                seen = self._push(g, self.seen[g][trunc_idx], final_obs[g], no_start)
+            if final_state is not None:
+                seen = self._push(g, self.seen[g], final_obs[g], no_start)
                 nv[trunc_idx] = self._value(g, trunc_idx, final_state, seen, no_start)
             sel = self._selection(done)
             self._close(g, sel, r, nv if sel.every else nv[done])
@@ -659,14 +660,9 @@ class Collector:
                     nv = self._value(g, slice(None), self.state, self.seen[g], starts)
                     self._close(g, Selection(ending, "all"), T - 1, nv)
                 elif bool(ending.any()):
-                    if bool(ending.all()) or g in self.hidden:
-                        # a GRU critic sees every world, as lock-step's does (on a batch of fewer
-                        # rows its GRU may round differently on some CPUs)
-                        nv = self._value(g, slice(None), self.state, self.seen[g], starts)
-                        nv = nv if bool(ending.all()) else nv[ending]
-                    else:
-                        nv = self._value(g, ending, self.state[ending], self.seen[g][ending], starts[ending])
-                    self._close(g, self._selection(ending), T - 1, nv)
+                    rows = slice(None) if bool(ending.all()) else ending
+                    self._close(g, self._selection(ending), T - 1,
+                                self._value(g, rows, self.state, self.seen[g], starts))
             batch = GroupTransitions(**self._store.take(g))
             _mark_fragment_ends(batch)
             batches[g] = batch
