@@ -154,6 +154,8 @@ WAR_VARIANTS = {
     "gru": dict(use_gru=True),
     # GRUs with action masks and dead units (SMAX)
     "gru-masks": dict(scenario="SMAX-v0", env_kwargs={"map_name": "3m"}, use_gru=True),
+    # truncations ending the return as terminations do (bootstrap_truncation=False)
+    "no-truncation-bootstrap": dict(bootstrap_truncation=False),
 }
 
 

@@ -69,6 +69,11 @@ class TrainConfig:
     num_minibatches: int = _f(1, "minibatches per epoch (split over worlds x steps)")
     gamma: float = _f(0.99, "discount factor")
     gae_lambda: float = _f(0.95, "GAE lambda")
+    bootstrap_truncation: bool = _f(True, "a time-limit truncation bootstraps the return with V(final state), as if "
+                                          "the episode could go on (False: it ends the return as a termination "
+                                          "does, as JaxMARL's MAPPO treats every done; for tasks scored within "
+                                          "the time limit, e.g. SMAX-v0, where a battle still open at the limit "
+                                          "is a draw worth no win bonus)")
     clip_coef: float = _f(0.2, "PPO ratio clip (also the value clip, in normalized units)")
     entropy_coef: float = _f(0.01, "entropy bonus coefficient")
     anneal_entropy: bool = _f(False, "decay the entropy coefficient linearly to 0 over the run")
@@ -169,6 +174,10 @@ class TrainConfig:
         return self
 
     def _validate_numbers(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.type in ("bool", bool) and not isinstance(value, bool):
+                raise ValueError(f"{field.name}: expected True or False, got {value!r}")
         positive_int = ("num_envs", "rollout_length", "total_env_steps", "torch_threads", "epochs",
                         "num_minibatches", "hidden_size", "num_layers", "frame_stack")
         for name in positive_int:

@@ -255,12 +255,15 @@ def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStat
     return T
 
 
-def advantages(vnorm, buf: Rollout, g: str, last_value: torch.Tensor, gamma: float, lam: float):
-    """``(values, returns, advantages)``, denormalized, of group ``g``'s rollout."""
+def advantages(vnorm, buf: Rollout, g: str, last_value: torch.Tensor, gamma: float, lam: float,
+               bootstrap_truncation: bool = True):
+    """``(values, returns, advantages)``, denormalized, of group ``g``'s rollout (a truncation
+    bootstraps with V(final state), or, without ``bootstrap_truncation``, ends the return)."""
     values = vnorm.denormalize(buf.values[g])
     next_values = torch.cat([values[1:], vnorm.denormalize(last_value).unsqueeze(0)])
     next_values = torch.where(buf.trunc[g], buf.boot[g], next_values)
-    adv, returns = losses.gae(buf.rewards[g], values, next_values, buf.term[g], buf.trunc[g], gamma, lam)
+    term = buf.term[g] if bootstrap_truncation else buf.term[g] | buf.trunc[g]
+    adv, returns = losses.gae(buf.rewards[g], values, next_values, term, buf.trunc[g], gamma, lam)
     return values, returns, adv
 
 
@@ -368,7 +371,8 @@ class LockstepMode:
         for g, p in self.policies.items():
             last = p.value(state, p.observed(carry.actor_h[g], carry.obs[g], carry.starts), carry.critic_h[g],
                            carry.starts)[0]
-            values, returns, adv = advantages(self.learner.vnorm[g], buf, g, last, cfg.gamma, cfg.gae_lambda)
+            values, returns, adv = advantages(self.learner.vnorm[g], buf, g, last, cfg.gamma, cfg.gae_lambda,
+                                              cfg.bootstrap_truncation)
             out[g] = group_batch(p, buf, g, values, returns, adv, h0[g])
         self.timer.split("policy")
         return Batches(out)

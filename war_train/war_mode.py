@@ -436,6 +436,8 @@ class WarMode:
             ratio = (cur_logp - old_logp_f).exp()
         use_vtrace = war.vtrace == "always" or (war.vtrace == "auto" and bool((lag[keep] > 1).any()))
         k, term, trunc = b.k[..., None], b.terminated, b.truncated   # (flags per agent)
+        if not cfg.bootstrap_truncation:
+            term = term | trunc
         if use_vtrace:
             log_rhos = torch.zeros_like(values)
             log_rhos[keep] = cur_logp - old_logp_f
