@@ -42,13 +42,12 @@ def test_gae_by_hand(bootstrap, expected):
 def test_a_real_run_ends_returns_at_truncations(monkeypatch):
     """Command-v0 with 10-step episodes: every truncation reaches GAE as a termination (and
     nothing else changes: the same rewards and truncation flags), and the run trains otherwise."""
-    seen = {}
+    seen, gae = {}, losses.gae
 
     def record(rewards, values, next_values, terminated, truncated, gamma, lam):
         seen.setdefault(flag, []).append((terminated.clone(), truncated.clone(), rewards.clone()))
         return gae(rewards, values, next_values, terminated, truncated, gamma, lam)
 
-    gae = losses.gae
     monkeypatch.setattr(losses, "gae", record)
     runs = {}
     for flag in (True, False):

@@ -169,15 +169,18 @@ class TrainConfig:
 
     def validate(self) -> "TrainConfig":
         """Raise ``ValueError`` naming the first bad field."""
+        self._validate_flags()
         self._validate_numbers()
         self._validate_choices()
         return self
 
-    def _validate_numbers(self) -> None:
+    def _validate_flags(self) -> None:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if field.type in ("bool", bool) and not isinstance(value, bool):
                 raise ValueError(f"{field.name}: expected True or False, got {value!r}")
+
+    def _validate_numbers(self) -> None:
         positive_int = ("num_envs", "rollout_length", "total_env_steps", "torch_threads", "epochs",
                         "num_minibatches", "hidden_size", "num_layers", "frame_stack")
         for name in positive_int:
