@@ -196,9 +196,10 @@ def _check_env(env, cfg: TrainConfig, dist) -> None:
 # ----------------------------------------------------------------------------- the phases
 @torch.no_grad()
 def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStats, dist, gen, T: int,
-            timer: PhaseTimer) -> int:
+            timer: PhaseTimer, bootstrap_truncation: bool = True) -> int:
     """Fill ``buf`` with up to ``T`` steps of every world from ``carry`` (updated in place);
-    returns the steps collected (fewer when a straggler mode stops this rank early)."""
+    returns the steps collected (fewer when a straggler mode stops this rank early).  Without
+    ``bootstrap_truncation`` no V(final state) is computed (GAE would not use it)."""
     groups = env.groups
     host_checks_free = host_reads_are_free(buf.starts.device)
     state = joint_state(carry.obs) if buf.state is not None else None   # == env.state() (see tests)
@@ -236,7 +237,7 @@ def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStat
         # info["final_obs"]); GAE uses it where the step truncated the episode.  On a GPU it is
         # computed every step (asking whether any world truncated would be a host sync); on the
         # CPU that question is free, and most steps truncate nothing.
-        if not host_checks_free or bool(trunc_w.any()):
+        if bootstrap_truncation and (not host_checks_free or bool(trunc_w.any())):
             final_obs = info["final_obs"]
             final_state = joint_state(final_obs) if state is not None else None
             no_start = torch.zeros_like(done)
@@ -348,7 +349,7 @@ class LockstepMode:
                   None if carry.critic_h[g] is None else carry.critic_h[g].clone()) for g in self.groups}
         # (a straggler mode may change this rank's rollout length: WAR quota, DD-PPO preemption)
         T = collect(env, self.policies, self.learner.vnorm, self.buffers, carry, self.stats, dist,
-                    self.learner.generator, dist.begin_rollout(cfg.rollout_length), timer)
+                    self.learner.generator, dist.begin_rollout(cfg.rollout_length), timer, cfg.bootstrap_truncation)
         T, batch_steps = dist.end_rollout(env.num_envs)   # steps this rank collected, env steps of all ranks
         buf = self.buffers if T == self.cap else self.buffers.head(T)
         self.env_steps += batch_steps

@@ -56,13 +56,14 @@ COMMON = {
 #: from the enemies, which sampled jitter always springs.  A sampling temperature annealed over
 #: the run's second half (``final_temperature``) to 0.2: 93.6 / 92.0 / 90.6 / 96.8 / 88.4 %;
 #: to 0.05: seeds 1, 2, 3, 5 93.0 / 93.0 / 91.0 / 88.2 %; to 0.1 over the last fifth only:
-#: 95.0 / 90.8 / 92.6 / 90.2 / 91.4 % (seeds 6-9: 90.8 / 96.2 / 90.8 / 85.8 %); to 0.05 with lr 5e-4 annealed over
-#: 9 M steps: seed 5 95.0 %, seed 3 14.4 % (85 % draws).  lr 5e-4 (annealed, 9 M steps, no
+#: 95.0 / 90.8 / 92.6 / 90.2 / 91.4 % (seeds 6-9: 90.8 / 96.2 / 90.8 / 85.8 %); to 0.05 with
+#: lr 5e-4 annealed over 9 M steps: seed 5 95.0 %, seed 3 14.4 % (85 % draws).  lr 5e-4 (annealed, 9 M steps, no
 #: temperature; ``learning_smax_3m_lr5e-4_9M_seed5.json``): seed 5 92.0 % greedy (94.6 %
 #: sampled, 5.4 % draws).  2026-12-06: this preset's seeds 6-9 won 92.4 / 92.2 / 93.6 / 93.6 %
 #: (``learning_smax_3m_seeds6-9.json``: eight of nine seeds clear 90 % here).
-#: ``bootstrap_truncation=False`` (a draw ends the return, as in JaxMARL's MAPPO): 93.8 / 89.8 / 93.6 / 78.8 / 94.6 % (seed 4 draws 17 % greedy; sampled
-#: play draws almost never, so training hardly meets them); with T -> 0.1 over the last fifth:
+#: ``bootstrap_truncation=False`` (a draw ends the return, as in JaxMARL's MAPPO): 93.8 / 89.8 /
+#: 93.6 / 78.8 / 94.6 % (seed 4 draws 17 % greedy; sampled play draws almost never, so training
+#: hardly meets them); with T -> 0.1 over the last fifth:
 #: 93.6 / 88.6 / 94.8 / 91.2 / 96.2 % (draws gone, seed 2 loses 10.8 %); with lr annealed over
 #: 6 M steps: 93.0 / 92.6 / 12.6 / 92.2 / 15.2 % (seeds 3, 5 fight, then withdraw out of sight);
 #: with T -> 0.1 and 256 worlds over 6 M steps: seeds 1, 2 89.0 / 39.8 %; a GRU (lr 5e-4) with
