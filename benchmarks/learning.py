@@ -85,6 +85,7 @@ def summarize_run(run_dir: Path, seed: int) -> dict:
            "env_steps": int(rows[-1]["env_steps"]),
            "wall_s": float(rows[-1]["wall_s"]), "train_last5": statistics.mean(logged) if logged else math.nan}
     row.update({f"eval/{mode}": r.get(key, math.nan) for mode, r in report["results"].items()})
+    row["selected"] = report.get("selected")   # (select_every: which update's networks were evaluated)
     row["eval"] = report["results"]
     return row
 

@@ -18,7 +18,7 @@ def _keys(seed, n, stream):
 
 def test_seeds_share_no_stream_in_training_or_evaluation():
     # the largest preset trains 1024 worlds; evaluations play 1000 episodes (4096 here for margin)
-    sets = {(s, stream): _keys(s, 4096, stream) for s in range(1, 6) for stream in ("train", "eval")}
+    sets = {(s, stream): _keys(s, 4096, stream) for s in range(1, 6) for stream in ("train", "eval", "select")}
     for key, keys in sets.items():
         assert len(keys) == 4096, key
     names = list(sets)

@@ -180,6 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", metavar="PATH", help="write the summary as JSON to PATH (default: eval.json in the "
                                                   "checkpoint's folder)")
     e.add_argument("--torch-threads", type=int, default=1, help="torch intra-op threads (default: 1)")
+    e.add_argument("--last", action="store_true", help="the last update's networks, not those the run selected "
+                                                       "(runs with --select-every; the default evaluates those)")
 
     r = sub.add_parser("render", help="render one episode of a checkpoint's policy to an animated GIF",
                        description="Render one episode (world 0) of a checkpoint's policy to a GIF.")
@@ -190,6 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how every group acts (default: greedy)")
     r.add_argument("--fps", type=int, default=10, help="frames per second (default: 10)")
     r.add_argument("--size", type=int, default=700, help="width and height in pixels (default: 700, as mpe2)")
+    r.add_argument("--last", action="store_true", help="the last update's networks, not those the run selected "
+                                                       "(runs with --select-every; the default renders those)")
     return parser
 
 
@@ -265,19 +269,21 @@ def _cmd_eval(args) -> int:
     from war_train.evaluate import evaluation_suite
     from war_train.policy import load_policies
     from war_train.run import format_eval
+    from war_train.selection import selected_networks
 
     if args.episodes < 1:
         raise ValueError(f"--episodes: expected an integer >= 1, got {args.episodes}")
     torch.set_num_threads(args.torch_threads)
     ckpt = load_checkpoint(args.checkpoint)
-    policies, cfg, _ = load_policies(ckpt)
+    policies, cfg, _ = load_policies(ckpt, last=args.last)
     path = pathlib.Path(args.checkpoint)
     out = pathlib.Path(args.json) if args.json else (path if path.is_dir() else path.parent) / "eval.json"
     seed = cfg.seed if args.seed is None else args.seed
     summary = evaluation_suite(policies, cfg.scenario, cfg.env_kwargs, args.episodes, seed)
     # the keys of the eval.json a training run writes, plus the checkpoint evaluated
     report = {"checkpoint": str(args.checkpoint), "scenario": cfg.scenario, "episodes": args.episodes,
-              "seed": seed, "train_env_steps": ckpt["env_steps"], "train_wall_s": ckpt["wall_s"], "results": summary}
+              "seed": seed, "train_env_steps": ckpt["env_steps"], "train_wall_s": ckpt["wall_s"],
+              "selected": selected_networks(ckpt, args.last), "results": summary}
     print(format_eval(report))
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {out}")
@@ -295,7 +301,7 @@ def _cmd_render(args) -> int:
     if why is not None:
         raise ValueError(f"--gif: {why}")
     torch.set_num_threads(1)
-    policies, cfg, _ = load_policies(args.checkpoint)
+    policies, cfg, _ = load_policies(args.checkpoint, last=args.last)
     seed = cfg.seed if args.seed is None else args.seed
     path = render_gif(policies, cfg.scenario, cfg.env_kwargs, args.gif, seed=seed, mode=args.mode, fps=args.fps,
                       size=args.size)

@@ -137,6 +137,16 @@ class TrainConfig:
     # ---------------------------------------------------------------- run outputs
     checkpoint_every: int = _f(20, "write a checkpoint every N updates (0: only at the end)")
     eval_episodes: int = _f(100, "episodes of the final greedy evaluation (0: skip)")
+
+    # ---------------------------------------------------------------- policy selection
+    select_every: int = _f(0, "every N updates (and after the last) play select_episodes greedy episodes on the "
+                              "run's selection worlds (a stream no run trains or is evaluated on) and keep the "
+                              "networks that score best on select_metric: the run's result, evaluation and GIF "
+                              "use them (0: the last update's networks)")
+    select_episodes: int = _f(1000, "episodes of each selection evaluation (select_every > 0)")
+    select_metric: str = _f("auto", "the episode statistic selection maximizes: 'auto' (the scenario's progress "
+                                    "metric, the progress bar's: SMAX-v0's won, a VMAS task's success, ...), "
+                                    "episode_return, episode_return/<group> or a metric the scenario declares")
     gif: bool = _f(True, "render one greedy episode to episode.gif at the end of the run")
     tensorboard: bool = _f(True, "write TensorBoard events (needs the tensorboard package)")
     progress: bool = _f(True, "show a progress bar on stderr")
@@ -182,12 +192,12 @@ class TrainConfig:
 
     def _validate_numbers(self) -> None:
         positive_int = ("num_envs", "rollout_length", "total_env_steps", "torch_threads", "epochs",
-                        "num_minibatches", "hidden_size", "num_layers", "frame_stack")
+                        "num_minibatches", "hidden_size", "num_layers", "frame_stack", "select_episodes")
         for name in positive_int:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
-        for name in ("checkpoint_every", "eval_episodes", "seed"):
+        for name in ("checkpoint_every", "eval_episodes", "seed", "select_every"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name}: expected an integer >= 0, got {value!r}")
@@ -256,6 +266,8 @@ class TrainConfig:
                 for g, sizes in self.group_network.items()):
             raise ValueError(f"group_network: expected a dict of group name -> {{'hidden_size': int >= 1, "
                              f"'num_layers': int >= 1}}, got {self.group_network!r}")
+        if not isinstance(self.select_metric, str) or not self.select_metric:
+            raise ValueError(f"select_metric: expected the name of an episode statistic, got {self.select_metric!r}")
         if not isinstance(self.env_kwargs, dict):
             raise ValueError(f"env_kwargs: expected a dict, got {type(self.env_kwargs).__name__}")
         if not isinstance(self.scenario, str) or not self.scenario:

@@ -36,12 +36,13 @@ def _cpu_policies(policies: dict) -> dict:
 
 
 def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int, seed: int,
-                 modes: dict[str, str], precision: str = "float32") -> dict[str, torch.Tensor]:
+                 modes: dict[str, str], precision: str = "float32", stream: str = "eval") -> dict[str, torch.Tensor]:
     """Per-episode statistics of the first episode of each of ``episodes`` worlds.
 
     ``modes``: ``{group: "greedy" | "sample" | "random"}``; ``policies`` needs an entry for
-    every group not played at random.  The worlds play the evaluation streams of run seed
-    ``seed`` (``war_train.seeding``: never the worlds any run trains on); randomness (sampling,
+    every group not played at random.  The worlds play the ``stream`` streams of run seed
+    ``seed`` (``war_train.seeding``; ``"eval"``, the evaluation streams: never the worlds any run
+    trains on, nor those ``"select"`` picks a run's networks on); randomness (sampling,
     random actions) comes from a generator seeded with ``seed``: the same call gives the same
     numbers.
     """
@@ -57,7 +58,7 @@ def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int,
             if mode != "random" and g not in policies:
                 raise ValueError(f"policies: no policy for group {g!r} (mode {mode!r})")
         gen = torch.Generator().manual_seed(seed)
-        obs = {g: o.clone() for g, o in env.reset(seed=run_world_seeds(seed, episodes, "eval")).items()}
+        obs = {g: o.clone() for g, o in env.reset(seed=run_world_seeds(seed, episodes, stream)).items()}
         masks = first_action_mask(env)
         starts = torch.ones(episodes, dtype=torch.bool)
         hidden = {g: p.initial_hidden(episodes, "cpu")[0] for g, p in policies.items()}

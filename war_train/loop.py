@@ -11,7 +11,8 @@ the same four calls, whatever the mode:
 
 and the loop around them (``_run``) does the rest: history, ``metrics.csv``, TensorBoard, the
 progress bar, side logs, stop requests (SIGINT/SIGTERM, ``progress_fn``), checkpoints every
-``checkpoint_every`` updates, at the end and when stopped, and resuming.
+``checkpoint_every`` updates, at the end and when stopped, resuming, and policy selection
+(``select_every``: the networks a run ends with, ``war_train.selection``).
 
 Two modes implement ``Mode``, side by side below the loop: lock-step MAPPO
 (``war_train.lockstep.LockstepMode``, the default; data parallel under torchrun through the
@@ -38,6 +39,7 @@ from war_train.config import TrainConfig, config_to_dict
 from war_train.learn import Batches, learn
 from war_train.policy import set_temperature
 from war_train.ppo import Learner
+from war_train.selection import Selection
 from war_train.stopping import NonFiniteTraining, StopRequests
 
 __all__ = ["train", "TrainResult", "Mode", "update"]
@@ -102,6 +104,9 @@ class TrainResult:
     stopped_early: bool
     #: the signal (SIGINT/SIGTERM number) that stopped the run after its checkpoint, else None
     interrupted_by: int | None = None
+    #: with ``select_every``: ``{"update", "env_steps", "metric", "score", "episodes"}`` of the
+    #: networks in ``policies`` (``war_train.selection``); None: they are the last update's
+    selected: dict | None = None
 
 
 def update(mode: Mode) -> dict:
@@ -137,6 +142,10 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
     ``config`` except for ``war_train.resume.RESUMABLE_CHANGES`` (and a WAR run's WAR config must
     equal ``war``).
 
+    ``config.select_every > 0``: the result's policies are the networks that scored best on the
+    selection worlds (``war_train.selection``; ``TrainResult.selected`` says which update's); the
+    checkpoint holds them beside the last ones.
+
     ``dist``: a ``war_train.distributed`` reducer (default: ``distributed.current()``, i.e. the
     torchrun rank this process is, or one process).  Under torchrun every rank calls ``train``
     with the same arguments and its own env (``war_train.envs.make_env(config, dist)``).
@@ -145,6 +154,7 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
     dist = distributed.current() if dist is None else dist
     mode = _make_mode(env, cfg, dist, war)
     try:
+        selection = Selection(cfg) if cfg.select_every and dist.is_main else None
         wall_before = 0.0
         if resume is not None:
             path = pathlib.Path(resume)
@@ -152,8 +162,10 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
             ckpt = load_checkpoint(path)
             mode.restore(ckpt, path)
             mode.checkpoint, wall_before = path, float(ckpt["wall_s"])
+            if selection is not None:
+                selection.load_state_dict(ckpt.get("selection"))
         return _run(mode, progress_fn, None if run_dir is None else pathlib.Path(run_dir),
-                    resumed=resume is not None, wall_before=wall_before)
+                    resumed=resume is not None, wall_before=wall_before, selection=selection)
     finally:
         mode.close()
 
@@ -176,7 +188,8 @@ def _make_mode(env, cfg: TrainConfig, dist, war) -> Mode:
         raise
 
 
-def _open_outputs(mode: Mode, run_dir: pathlib.Path, resumed: bool, cleanup: contextlib.ExitStack):
+def _open_outputs(mode: Mode, columns: list[str], run_dir: pathlib.Path, resumed: bool,
+                  cleanup: contextlib.ExitStack):
     """``(metrics.csv, TensorBoard, side logs)`` of the run folder (rank 0), closed by ``cleanup``;
     the run's files written (once a resume has been accepted: a refused resume leaves the run
     folder as it was)."""
@@ -188,7 +201,7 @@ def _open_outputs(mode: Mode, run_dir: pathlib.Path, resumed: bool, cleanup: con
     files = {"config.json": json.dumps(config_to_dict(cfg), indent=2) + "\n", **mode.run_files}
     for name, text in files.items():
         (run_dir / name).write_text(text)
-    csv_log = MetricsCSV(run_dir / "metrics.csv", mode.columns, keep_until=keep)
+    csv_log = MetricsCSV(run_dir / "metrics.csv", columns, keep_until=keep)
     cleanup.callback(csv_log.close)
     tb = TensorBoard(run_dir / "tb", cfg.tensorboard, purge_step=mode.env_steps + 1 if resumed else None)
     cleanup.callback(tb.close)
@@ -199,13 +212,15 @@ def _open_outputs(mode: Mode, run_dir: pathlib.Path, resumed: bool, cleanup: con
     return csv_log, tb, side
 
 
-def _run(mode: Mode, progress_fn, run_dir: pathlib.Path | None, *, resumed: bool, wall_before: float) -> TrainResult:
+def _run(mode: Mode, progress_fn, run_dir: pathlib.Path | None, *, resumed: bool, wall_before: float,
+         selection: Selection | None) -> TrainResult:
     """The run loop of every mode: ``update(mode)`` until ``config.num_updates``, each row
-    logged (history, ``metrics.csv``, TensorBoard, progress bar, side logs), checkpoints, stops."""
+    logged (history, ``metrics.csv``, TensorBoard, progress bar, side logs), checkpoints, stops,
+    and with a ``selection`` its evaluations (the run ends with the networks it kept)."""
     from war_train.runlog import ProgressBar
 
     cfg, dist = mode.cfg, mode.dist
-    columns, key = mode.columns, mode.progress_key
+    columns, key = mode.columns + (selection.columns if selection is not None else []), mode.progress_key
     bar = ProgressBar(cfg.num_updates * cfg.batch_env_steps, mode.label, enabled=cfg.progress and dist.is_main)
     history: list[dict] = []
     stopped_early = False
@@ -218,11 +233,16 @@ def _run(mode: Mode, progress_fn, run_dir: pathlib.Path | None, *, resumed: bool
         csv_log = tb = None
         side = {}
         if run_dir is not None and dist.is_main:
-            csv_log, tb, side = _open_outputs(mode, run_dir, resumed, cleanup)
+            csv_log, tb, side = _open_outputs(mode, columns, run_dir, resumed, cleanup)
         while mode.update_idx < cfg.num_updates:
             before = mode.env_steps
             row = update(mode)
             session_steps += mode.env_steps - before
+            last = mode.update_idx >= cfg.num_updates
+            if selection is not None:
+                due = selection.due(mode.update_idx, last)
+                score = selection.consider(mode.update_idx, mode.env_steps, mode.policies) if due else float("nan")
+                row.update(selection.row(score))
             extra = {entry: row.pop(entry) for entry in mode.side_logs}
             elapsed = time.perf_counter() - t_start
             row["wall_s"] = wall_before + elapsed
@@ -239,15 +259,21 @@ def _run(mode: Mode, progress_fn, run_dir: pathlib.Path | None, *, resumed: bool
             bar.update(mode.env_steps, session_steps, row.get(key), key.replace("_", " "))
             stop = dist.any((progress_fn(row) is False if progress_fn is not None else False) or stops.requested)
 
-            last = mode.update_idx >= cfg.num_updates
             if run_dir is not None and (last or stop or (cfg.checkpoint_every and
                                                          mode.update_idx % cfg.checkpoint_every == 0)):
                 payload = mode.checkpoint_payload(wall_before + (time.perf_counter() - t_start))
                 if payload is not None:
+                    if selection is not None:
+                        payload["selection"] = selection.state_dict()
                     mode.checkpoint = save_checkpoint(run_dir / "checkpoint.pt", payload)
             if stop:
                 stopped_early = not last
                 break
 
+    selected = None
+    if selection is not None and mode.update_idx >= cfg.num_updates:   # (a stopped run trains on when resumed)
+        selection.apply(mode.policies)
+        selected = selection.summary()
     return TrainResult(policies=mode.policies, history=history, config=cfg, run_dir=run_dir,
-                       checkpoint=mode.checkpoint, stopped_early=stopped_early, interrupted_by=stops.signum)
+                       checkpoint=mode.checkpoint, stopped_early=stopped_early, interrupted_by=stops.signum,
+                       selected=selected)

@@ -252,9 +252,11 @@ def set_temperature(policies: dict[str, GroupPolicy], temperature: float) -> Non
         p.dist.temperature = float(temperature)
 
 
-def load_policies(checkpoint) -> tuple[dict[str, GroupPolicy], TrainConfig, dict]:
-    """``(policies, config, env signature)`` from a checkpoint path (or its run folder); the
-    actors sample at the temperature of the checkpoint's last update."""
+def load_policies(checkpoint, last: bool = False) -> tuple[dict[str, GroupPolicy], TrainConfig, dict]:
+    """``(policies, config, env signature)`` from a checkpoint path (or its run folder): the
+    networks the run selected (its ``"selection"`` entry, ``TrainConfig.select_every``) where it
+    has them and ``last`` is False, else the last update's; the actors sample at the temperature
+    of that update."""
     from war_train.config import config_from_dict
 
     ckpt = checkpoint if isinstance(checkpoint, dict) else load_checkpoint(checkpoint)
@@ -269,8 +271,9 @@ def load_policies(checkpoint) -> tuple[dict[str, GroupPolicy], TrainConfig, dict
 
     groups = {g: _Spec(d["n_agents"], d["obs_dim"], space_from_signature(d)) for g, d in sig["groups"].items()}
     policies = build_policies(groups, sig["state_dim"], dataclasses.replace(cfg, device="cpu"), "cpu")
-    load_networks(policies, ckpt)
-    set_temperature(policies, cfg.schedule(max(1, int(ckpt.get("update", 1)))).temperature)
+    source = ckpt if last or not ckpt.get("selection") else ckpt["selection"]
+    load_networks(policies, source)
+    set_temperature(policies, cfg.schedule(max(1, int(source.get("update", 1)))).temperature)
     for p in policies.values():
         p.eval()
     return policies, cfg, sig

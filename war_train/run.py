@@ -32,6 +32,7 @@ from war_train.envs import make_env, make_probe_env
 from war_train.loop import train
 from war_train.plot import plot_learning_curve
 from war_train.runlog import read_metrics
+from war_train.selection import check_select_metric
 from war_train.stopping import TrainingInterrupted
 
 __all__ = ["new_run_dir", "preflight", "missing_package", "run_training", "finish_run", "format_eval"]
@@ -126,6 +127,7 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
         try:
             if war is not None:
                 make_probe_env(config, dist).close()
+            check_select_metric(config)
             if dist.is_main:   # (after every check that can refuse the run)
                 for line in warnings:
                     _stderr(line)
@@ -166,13 +168,19 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
         log(f"stopped early at {result.history[-1]['env_steps']:,} env steps; resume with "
             f"`war-train train --resume {run_dir}`")
         return run_dir
-    finish_run(run_dir, result.policies, config, log=log, plot=plot)
+    if result.selected is not None:
+        s = result.selected
+        log(f"selected the networks of update {s['update']} ({s['env_steps']:,} env steps): {s['metric']} "
+            f"{s['score']:.4g} over {s['episodes']} greedy episodes on the selection worlds")
+    finish_run(run_dir, result.policies, config, log=log, plot=plot, selected=result.selected)
     return run_dir
 
 
-def finish_run(run_dir, policies, config: TrainConfig, log=print, plot: bool = True) -> dict:
+def finish_run(run_dir, policies, config: TrainConfig, log=print, plot: bool = True,
+               selected: dict | None = None) -> dict:
     """Learning-curve PNG (unless ``plot`` is False), evaluation (``eval.json``) and a GIF of one
-    greedy episode (``config.gif``)."""
+    greedy episode (``config.gif``).  ``selected``: ``TrainResult.selected`` (recorded in
+    ``eval.json``: which update's networks ``policies`` are; None: the last update's)."""
     run_dir = pathlib.Path(run_dir)
     out = {}
     rows = read_metrics(run_dir / "metrics.csv")
@@ -186,7 +194,7 @@ def finish_run(run_dir, policies, config: TrainConfig, log=print, plot: bool = T
         summary = evaluation_suite(policies, config.scenario, config.env_kwargs, config.eval_episodes, seed)
         report = {"scenario": config.scenario, "episodes": config.eval_episodes, "seed": seed,
                   "train_env_steps": rows[-1]["env_steps"] if rows else 0,
-                  "train_wall_s": rows[-1]["wall_s"] if rows else 0.0, "results": summary}
+                  "train_wall_s": rows[-1]["wall_s"] if rows else 0.0, "selected": selected, "results": summary}
         (run_dir / "eval.json").write_text(json.dumps(report, indent=2) + "\n")
         log(format_eval(report))
         log(f"evaluation ({time.perf_counter() - t0:.1f} s): {run_dir / 'eval.json'}")

@@ -7,11 +7,12 @@ training run must not inherit that: ``war-train`` resets its env with per-world 
     seed_w = H(run seed, stream, w)
 
 a counter-based hash (splitmix64 rounds) of the run's seed, the stream (``"train"`` for the
-worlds trained on, ``"eval"`` for evaluation and rendering) and the world's *global* index ``w``
+worlds trained on, ``"eval"`` for evaluation and rendering, ``"select"`` for the evaluations that
+pick a run's networks, ``TrainConfig.select_every``) and the world's *global* index ``w``
 (rank r of K steps worlds ``r·E/K … (r+1)·E/K - 1`` of the run, so the ranks' worlds together
 are still the worlds of one process).  Different seeds, or the two streams of one seed, share no
-world: ``tests/test_seeding.py`` checks that seeds 1–5 share no stream key, in training or
-evaluation, at the world counts the presets use.  (A world's stream key is 31 bits wide, Warp's
+world: ``tests/test_seeding.py`` checks that seeds 1–5 share no stream key, in training,
+evaluation or selection, at the world counts the presets use.  (A world's stream key is 31 bits wide, Warp's
 ``rand_init`` seed, so at hundreds of thousands of worlds two runs may meet in a world by chance,
 as for any hash of that width.)
 """
@@ -22,7 +23,8 @@ import numpy as np
 
 __all__ = ["STREAMS", "run_world_seeds"]
 
-STREAMS = {"train": 0x7472_6169_6E00, "eval": 0x6576_616C_0000}  # "train", "eval" as tags
+STREAMS = {"train": 0x7472_6169_6E00, "eval": 0x6576_616C_0000,
+           "select": 0x7365_6C65_6374}   # "train", "eval", "select" as tags
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
