@@ -21,14 +21,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _results  # noqa: E402
 
 
-def outcomes(run: Path, episodes: int) -> dict:
+def outcomes(run: Path, episodes: int, last: bool = False) -> dict:
+    from war_train.checkpoint import load_checkpoint
     from war_train.evaluate import run_episodes
     from war_train.policy import load_policies
+    from war_train.selection import selected_networks
 
-    policies, cfg, _ = load_policies(run / "checkpoint.pt")
+    ckpt = load_checkpoint(run / "checkpoint.pt")
+    policies, cfg, _ = load_policies(ckpt, last=last)
     if cfg.scenario != "SMAX-v0":
         raise SystemExit(f"{run}: a {cfg.scenario} run; this script reads SMAX-v0 runs")
-    out = {"run": str(run), "seed": cfg.seed, "map_name": cfg.env_kwargs.get("map_name", "3m")}
+    out = {"run": str(run), "seed": cfg.seed, "map_name": cfg.env_kwargs.get("map_name", "3m"),
+           "selected": selected_networks(ckpt, last)}   # None: the last update's networks
     for mode in ("greedy", "sample"):
         s = run_episodes(cfg.scenario, cfg.env_kwargs, policies, episodes, cfg.seed, {g: mode for g in policies})
         won = s["won"] > 0
@@ -46,6 +50,8 @@ def main(argv=None) -> int:
     p.add_argument("runs", nargs="+", type=Path, help="run folders (checkpoint.pt)")
     p.add_argument("--episodes", type=int, default=500)
     p.add_argument("--label", default="", help="what the runs are (the settings they share)")
+    p.add_argument("--last", action="store_true", help="the last update's networks, not those a run selected "
+                                                       "(select_every)")
     p.add_argument("--json", type=Path, help="append the rows to this results file")
     args = p.parse_args(argv)
     import torch
@@ -54,7 +60,7 @@ def main(argv=None) -> int:
     rows = []
     print(f"{'run':<40} {'mode':<7} {'won':>6} {'lost':>6} {'drawn':>6} {'(no damage)':>11}")
     for run in args.runs:
-        r = {"label": args.label, **outcomes(run, args.episodes)}
+        r = {"label": args.label, **outcomes(run, args.episodes, args.last)}
         rows.append(r)
         for mode in ("greedy", "sample"):
             o = r[mode]

@@ -403,11 +403,13 @@ def learning_smax(*maps: list[dict]) -> str:
     for records in maps:
         label = f"`{records[0]['env_kwargs']['map_name']}`"
         for r in records:
-            rows.append([label, str(r["seed"]), *(fmt(r[key]) for key, fmt in columns)])
+            selected = r.get("selected")   # (select_every: the update whose networks were evaluated)
+            rows.append([label, str(r["seed"]), *(fmt(r[key]) for key, fmt in columns),
+                         "last" if not selected else f"update {selected['update']}"])
         if len(records) > 1:
-            rows.append([label, *median_row(records, columns, bold=(0, 1, 2, 3))])
+            rows.append([label, *median_row(records, columns, bold=(0, 1, 2, 3)), ""])
     return table(["map", "seed", "training (last 5 updates)", "greedy", "sampled", "random", "env steps",
-                  "wall-clock"], ["l"] * 8, rows)
+                  "wall-clock", "networks evaluated"], ["l"] * 9, rows)
 
 
 def _tag_ratio(r):

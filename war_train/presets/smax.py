@@ -1,5 +1,6 @@
 """SMAX-v0 on map 3m (JaxMARL's SMAX, heuristic enemy): an MLP MAPPO that wins 3m within
-3 M env steps on one CPU core, and the settings the other SMAX presets share.
+3 M env steps on one CPU core, keeping the networks that win most on held-out selection worlds,
+and the settings the other SMAX presets share.
 
 ``COMMON`` (chosen on this machine with seed 1 on 3m and 2s3z, before the multi-seed runs of
 ``benchmarks/learning.py``; results in docs/training.md): 64 worlds (3m: 128) x 64 steps per update,
@@ -9,7 +10,8 @@ observation; unavailable actions are masked (``env.action_mask()``).
 """
 
 #: one line for ``war-train train --list-presets`` and ``--help``
-DESCRIPTION = "SMAX-v0 3m against the heuristic enemy: MLP MAPPO with action masks, 3 M env steps on one core"
+DESCRIPTION = ("SMAX-v0 3m against the heuristic enemy: MLP MAPPO with action masks, 3 M env steps on one core, "
+               "best networks on held-out worlds kept")
 
 #: the settings every SMAX preset shares
 COMMON = {
@@ -68,5 +70,16 @@ COMMON = {
 #: 6 M steps: 93.0 / 92.6 / 12.6 / 92.2 / 15.2 % (seeds 3, 5 fight, then withdraw out of sight);
 #: with T -> 0.1 and 256 worlds over 6 M steps: seeds 1, 2 89.0 / 39.8 %; a GRU (lr 5e-4) with
 #: T -> 0.1: seeds 1-4 94.4 / 94.4 / 59.0 / 24.8 % (the same withdrawals, also sampled).
+#: 2026-12-06: policy selection (``select_every=10``: every 10th update's greedy networks scored
+#: on 1 000 episodes of the run's selection worlds, the best kept; ``war_train.selection``),
+#: the training unchanged: seeds 1-9 won 94.6 / 93.4 / 94.0 / 91.6 / 91.8 / 92.4 / 92.4 / 93.8 /
+#: 93.6 % greedy (``learning_smax_3m.json``), where their last networks won 91.8 / 95.0 / 91.2 /
+#: 90.2 / 86.6 / 92.4 / 92.2 / 93.6 / 93.6 %; seeds 10-14 37.4 / 96.0 / 33.6 / 93.6 / 15.6 %
+#: (last networks 9.4 / 87.8 / 16.8 / 94.4 / 7.2 %): seeds 10, 12, 14 learn to split up and hide
+#: (training win rate 66-69 %, 66-74-step episodes).  gamma 0.97: seeds 10, 14 94.6 / 96.6 %,
+#: seeds 1-4 93.8 / 95.8 / 94.8 / 95.0 %, but seeds 5, 6 55.4 / 79.0 %; gamma 0.98: seeds 5, 6,
+#: 10, 12, 14 59.0 / 93.8 / 64.0 / 93.0 / 74.6 %; ``bootstrap_truncation=False``: seeds 10, 12
+#: 15.4 / 92.6 % (all with selection).
 PRESET = {**COMMON, "env_kwargs": {"map_name": "3m"}, "total_env_steps": 3_000_000, "num_envs": 128,
-          "anneal_lr": False, "anneal_entropy": True, "num_minibatches": 4, "max_grad_norm": 0.5}
+          "anneal_lr": False, "anneal_entropy": True, "num_minibatches": 4, "max_grad_norm": 0.5,
+          "select_every": 10}
