@@ -77,6 +77,15 @@ def test_the_cli_evaluates_the_selected_networks_unless_told_last(tmp_path):
     assert json.loads((tmp_path / "last.json").read_text())["selected"] is None
 
 
+def test_an_edited_selection_entry_is_refused(tmp_path):
+    run_dir = run_training(config(eval_episodes=0), run_dir=tmp_path / "run", log=lambda _: None)
+    ckpt = load_checkpoint(run_dir)
+    del ckpt["selection"]["critics"]
+    with pytest.raises(ValueError, match=r"'selection' entry lacks \(or has malformed\) \['critics'\]"):
+        load_policies(ckpt)
+    load_policies(ckpt, last=True)   # the last networks are intact
+
+
 def test_a_resumed_run_selects_as_an_uninterrupted_one(tmp_path):
     whole = run_training(config(checkpoint_every=1), run_dir=tmp_path / "whole", log=lambda _: None)
     stop_at = 7   # after the selection evaluations of updates 3 and 6

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from war_envs.core.validation import check_action_mask, check_keys
-from war_train.checkpoint import load_checkpoint
+from war_train.checkpoint import load_checkpoint, malformed_entries
 from war_train.config import TrainConfig
 from war_train.distributions import Categorical, action_head, space_from_signature, space_signature
 from war_train.networks import Actor, Critic, with_agent_id
@@ -272,6 +272,10 @@ def load_policies(checkpoint, last: bool = False) -> tuple[dict[str, GroupPolicy
     groups = {g: _Spec(d["n_agents"], d["obs_dim"], space_from_signature(d)) for g, d in sig["groups"].items()}
     policies = build_policies(groups, sig["state_dim"], dataclasses.replace(cfg, device="cpu"), "cpu")
     source = ckpt if last or not ckpt.get("selection") else ckpt["selection"]
+    bad = malformed_entries(source, {"update": int, "actors": dict, "critics": dict}) if source is not ckpt else []
+    if bad:
+        raise ValueError(f"checkpoint: its 'selection' entry lacks (or has malformed) {bad}; it is incomplete or "
+                         f"was edited (last=True loads the last update's networks)")
     load_networks(policies, source)
     set_temperature(policies, cfg.schedule(max(1, int(source.get("update", 1)))).temperature)
     for p in policies.values():
