@@ -76,10 +76,11 @@ COMMON = {
 #: 93.6 % greedy (``learning_smax_3m.json``), where their last networks won 91.8 / 95.0 / 91.2 /
 #: 90.2 / 86.6 / 92.4 / 92.2 / 93.6 / 93.6 %; seeds 10-14 37.4 / 96.0 / 33.6 / 93.6 / 15.6 %
 #: (last networks 9.4 / 87.8 / 16.8 / 94.4 / 7.2 %): seeds 10, 12, 14 learn to split up and hide
-#: (training win rate 66-69 %, 66-74-step episodes).  gamma 0.97: seeds 10, 14 94.6 / 96.6 %,
-#: seeds 1-4 93.8 / 95.8 / 94.8 / 95.0 %, but seeds 5, 6 55.4 / 79.0 %; gamma 0.98: seeds 5, 6,
-#: 10, 12, 14 59.0 / 93.8 / 64.0 / 93.0 / 74.6 %; ``bootstrap_truncation=False``: seeds 10, 12
-#: 15.4 / 92.6 % (all with selection).
+#: (training win rate 66-69 %, 66-74-step episodes).  With selection: gamma 0.97, seeds 10, 14
+#: 94.6 / 96.6 %, seeds 1-4 93.8 / 95.8 / 94.8 / 95.0 %, but seeds 5, 6 55.4 / 79.0 % (80.2 /
+#: 78.6 % over 4.5 M steps); gamma 0.98, seeds 5, 6, 10, 12, 14: 59.0 / 93.8 / 64.0 / 93.0 /
+#: 74.6 %; ``bootstrap_truncation=False``, seeds 10, 12: 15.4 / 92.6 %, and with T -> 0.1 over
+#: the last fifth seeds 10, 14: 20.2 / 90.6 %.
 PRESET = {**COMMON, "env_kwargs": {"map_name": "3m"}, "total_env_steps": 3_000_000, "num_envs": 128,
           "anneal_lr": False, "anneal_entropy": True, "num_minibatches": 4, "max_grad_norm": 0.5,
           "select_every": 10}
