@@ -126,3 +126,13 @@ def test_an_unknown_metric_is_refused_before_the_run_folder_exists(tmp_path):
     assert not (tmp_path / "runs").exists()
     with pytest.raises(ValueError, match="select_metric"):
         war_train.train(None, config(select_metric="wins"))
+
+
+def test_the_selected_networks_sample_at_their_update_temperature(tmp_path):
+    cfg = config(final_temperature=0.5, temperature_start=0.0)
+    result = war_train.train(None, cfg, run_dir=tmp_path / "run")
+    assert result.selected["update"] != UPDATES   # (else the last temperature would be the right one too)
+    want = cfg.schedule(result.selected["update"]).temperature
+    assert [p.dist.temperature for p in result.policies.values()] == [want]
+    loaded, _, _ = load_policies(tmp_path / "run")
+    assert [p.dist.temperature for p in loaded.values()] == [want]

@@ -274,6 +274,8 @@ def _run(mode: Mode, progress_fn, run_dir: pathlib.Path | None, *, resumed: bool
     if selection is not None and mode.update_idx >= cfg.num_updates:   # (a stopped run trains on when resumed)
         selection.apply(mode.policies)
         selected = selection.summary()
+        if selected is not None:   # (sampled play at the selected update's temperature, as load_policies)
+            set_temperature(mode.policies, cfg.schedule(selected["update"]).temperature)
     return TrainResult(policies=mode.policies, history=history, config=cfg, run_dir=run_dir,
                        checkpoint=mode.checkpoint, stopped_early=stopped_early, interrupted_by=stops.signum,
                        selected=selected)
