@@ -43,6 +43,8 @@ JOBS = {
                         num_minibatches=2, rollout_length=20), 1, 0),
     # 1 update, checkpoint (rank 0 gathers every rank's worlds), resume on 2 ranks for a 2nd
     "spread_resume": (dict(num_minibatches=3, rollout_length=20, checkpoint_every=1), 1, 2),
+    # policy selection after each of 3 updates: rank 0 selects, the other ranks keep training's networks
+    "spread_select": (dict(num_minibatches=2, rollout_length=20, select_every=1, select_episodes=30), 3, 0),
 }
 #: straggler modes, rank 1 slowed by a declared sleep per world-step (ms): name -> (overrides, first, resumed, ms)
 STRAGGLER_JOBS = {
@@ -75,7 +77,8 @@ def summary(result):
     return {"history": [{k: v for k, v in r.items() if k not in ("wall_s", "env_steps_per_s")}
                         for r in result.history],
             "params": {g: {k: v.detach().clone() for k, v in p.state_dict().items()}
-                       for g, p in result.policies.items()}}
+                       for g, p in result.policies.items()},
+            "selected": result.selected}
 
 
 def _worker(rank, world_size, port, out_dir, jobs, straggler_jobs=None):
@@ -135,6 +138,21 @@ def assert_rows_close(a, b):
 
 def max_param_diff(a, b):
     return max(float((a[g][k] - b[g][k]).abs().max()) for g in a for k in a[g])
+
+
+def test_rank0_selects_the_networks_one_process_selects(two_ranks):
+    _, ranks = two_ranks
+    ref = single("spread_select", 3)
+    last = summary(single("spread_select", 3, jobs={"spread_select": (dict(JOBS["spread_select"][0], select_every=0),
+                                                                      3, 0)}))
+    assert ref.selected["update"] != 3   # (else the selected and the last networks would be the same)
+    got = ranks[0]["spread_select"]
+    assert got["selected"]["update"] == ref.selected["update"]
+    assert got["selected"]["score"] == pytest.approx(ref.selected["score"], rel=1e-3)
+    assert max_param_diff(summary(ref)["params"], got["params"]) <= RUN_TOL
+    # rank 1 does not select: its result is the last update's networks
+    assert ranks[1]["spread_select"]["selected"] is None
+    assert max_param_diff(last["params"], ranks[1]["spread_select"]["params"]) <= RUN_TOL
 
 
 @pytest.mark.parametrize("name", ["spread_mlp", "pp_mlp", "pp_shared_actor", "spread_gru", "spread_box",
