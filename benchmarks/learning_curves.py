@@ -64,7 +64,8 @@ def plot(records: list[dict], png: Path) -> None:
         ax.set_ylabel(f"training {first['metric']} (mean of 10 updates)")
         ax.set_ylim(-0.02, 1.02) if first["metric"] == "won" else None
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        many = sum(r["preset"] == preset for r in records) > 6   # (many seeds: a compact legend)
+        ax.legend(fontsize=5 if many else 8, ncol=3 if many else 1, loc="lower right")
     fig.tight_layout()
     png.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(png, dpi=110)
