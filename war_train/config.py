@@ -137,6 +137,12 @@ class TrainConfig:
     # ---------------------------------------------------------------- run outputs
     checkpoint_every: int = _f(20, "write a checkpoint every N updates (0: only at the end)")
     eval_episodes: int = _f(100, "episodes of the final greedy evaluation (0: skip)")
+    gif: bool = _f(True, "render one greedy episode to episode.gif at the end of the run")
+    tensorboard: bool = _f(True, "write TensorBoard events (needs the tensorboard package)")
+    progress: bool = _f(True, "show a progress bar on stderr")
+    profile: bool = _f(False, "log the seconds of each update spent in the env step, the policy (forward passes, "
+                              "sampling), learning and the rest (time/*_s columns); on CUDA this synchronizes "
+                              "at each phase boundary")
 
     # ---------------------------------------------------------------- policy selection
     select_every: int = _f(0, "every N updates (and after the last) play select_episodes greedy episodes on the "
@@ -147,12 +153,6 @@ class TrainConfig:
     select_metric: str = _f("auto", "the episode statistic selection maximizes: 'auto' (the scenario's progress "
                                     "metric, the progress bar's: SMAX-v0's won, a VMAS task's success, ...), "
                                     "episode_return, episode_return/<group> or a metric the scenario declares")
-    gif: bool = _f(True, "render one greedy episode to episode.gif at the end of the run")
-    tensorboard: bool = _f(True, "write TensorBoard events (needs the tensorboard package)")
-    progress: bool = _f(True, "show a progress bar on stderr")
-    profile: bool = _f(False, "log the seconds of each update spent in the env step, the policy (forward passes, "
-                              "sampling), learning and the rest (time/*_s columns); on CUDA this synchronizes "
-                              "at each phase boundary")
 
     # ---------------------------------------------------------------- derived
     @property

@@ -19,6 +19,8 @@ selects (the ranks' networks are equal); the other ranks' results are the last n
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 
 import torch
@@ -28,14 +30,19 @@ __all__ = ["Selection", "episode_statistics", "select_metric", "check_select_met
 
 def episode_statistics(scenario: str, env_kwargs: dict) -> list[str]:
     """The names of the episode statistics ``evaluate`` reports for ``scenario`` (made with one
-    world to read them): ``episode_return``, ``episode_return/<group>``, ``episode_length`` and
-    the scenario's declared metrics."""
+    world to read them, once per scenario and arguments): ``episode_return``,
+    ``episode_return/<group>``, ``episode_length`` and the scenario's declared metrics."""
+    return list(_episode_statistics(scenario, json.dumps(env_kwargs, sort_keys=True)))
+
+
+@functools.lru_cache(maxsize=16)
+def _episode_statistics(scenario: str, env_kwargs_json: str) -> tuple[str, ...]:
     import war_envs
     from war_train.metrics import EpisodeStats
 
-    env = war_envs.make(scenario, num_envs=1, **env_kwargs)
+    env = war_envs.make(scenario, num_envs=1, **json.loads(env_kwargs_json))
     try:
-        return EpisodeStats.columns(env)
+        return tuple(EpisodeStats.columns(env))
     finally:
         env.close()
 
