@@ -86,6 +86,15 @@ def summarize_run(run_dir: Path, seed: int) -> dict:
            "wall_s": float(rows[-1]["wall_s"]), "train_last5": statistics.mean(logged) if logged else math.nan}
     row.update({f"eval/{mode}": r.get(key, math.nan) for mode, r in report["results"].items()})
     row["selected"] = report.get("selected")   # (select_every: which update's networks were evaluated)
+    restarts = run_dir / "restarts.json"
+    if restarts.exists():   # (restarts: the run trained every restart; the table counts them all)
+        trained = json.loads(restarts.read_text())["restarts"]
+        ends = []
+        for r in trained:
+            with open(run_dir / r["dir"] / "metrics.csv", newline="") as f:
+                ends.append(list(csv.DictReader(f))[-1])
+        row.update(restarts_trained=len(trained), env_steps=sum(int(e["env_steps"]) for e in ends),
+                   wall_s=sum(float(e["wall_s"]) for e in ends))
     row["eval"] = report["results"]
     return row
 

@@ -395,6 +395,17 @@ def learning_predator_prey(records: list[dict]) -> str:
                            bold=(0, 1, 2, 3))
 
 
+def evaluated(r: dict) -> str:
+    """Which networks a learning record evaluated: the last update's, the selected update's
+    (``select_every``), and with restarts which restart's of how many trained."""
+    selected = r.get("selected")
+    if not selected:
+        return "last"
+    if "restart" not in selected:
+        return f"update {selected['update']}"
+    return f"update {selected['update']} of restart {selected['restart']} ({r['restarts_trained']} trained)"
+
+
 def learning_smax(*maps: list[dict]) -> str:
     """SMAX-v0's win rates against the heuristic enemy, one results file per map (preset)."""
     columns = [("train_last5", pct), ("eval/greedy", pct), ("eval/sample", pct), ("eval/random", pct),
@@ -403,9 +414,7 @@ def learning_smax(*maps: list[dict]) -> str:
     for records in maps:
         label = f"`{records[0]['env_kwargs']['map_name']}`"
         for r in records:
-            selected = r.get("selected")   # (select_every: the update whose networks were evaluated)
-            rows.append([label, str(r["seed"]), *(fmt(r[key]) for key, fmt in columns),
-                         "last" if not selected else f"update {selected['update']}"])
+            rows.append([label, str(r["seed"]), *(fmt(r[key]) for key, fmt in columns), evaluated(r)])
         if len(records) > 1:
             rows.append([label, *median_row(records, columns, bold=(0, 1, 2, 3)), ""])
     return table(["map", "seed", "training (last 5 updates)", "greedy", "sampled", "random", "env steps",

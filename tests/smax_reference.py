@@ -115,6 +115,7 @@ class Reference:
         self.start, self.record = jax.jit(start), jax.jit(record)
         self.keys = jax.jit(partial(step_keys, self))
         self.enemy_actions = jax.jit(enemy_actions)
+        self.world_state = jax.jit(env.get_world_state)
 
     def smax_state(self, state):
         return state.state if self.enemy == "heuristic" else state
@@ -436,6 +437,8 @@ def trace(ref: Reference, seed: int, steps: int, policy_seed: int, check: bool) 
             put(f"obs_before.{g}", v)
         for g, v in ref.by_group(obs_after).items():
             put(f"obs_after.{g}", v)
+        put("world_state_before", ref.world_state(state))
+        put("world_state_after", ref.world_state(state_after))
         for g, v in ref.by_group(avail).items():
             put(f"avail_before.{g}", v.astype(bool))
         for g, v in ref.by_group(avail_after).items():

@@ -141,7 +141,7 @@ def test_the_lockstep_rollout_never_synchronizes(name, monkeypatch):
         for _ in range(2):   # (the second rollout starts from the carried state)
             with NoHostSync() as guard:
                 T = lockstep.collect(env, mode.policies, learner.vnorm, mode.buffers, mode.carry, mode.stats,
-                                     mode.dist, learner.generator, cfg.rollout_length, mode.timer)
+                                     mode.dist, learner.generator, cfg.rollout_length, mode.timer, mode.critic)
             assert T == cfg.rollout_length and guard.warp == {"synchronize": 0, "host_copies": 0}
             g = next(iter(env.groups))
             ends.append(mode.buffers.term[g].any() | mode.buffers.trunc[g].any())

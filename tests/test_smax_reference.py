@@ -182,8 +182,10 @@ def state_rows(tr: dict, prefix: str, rows, config: dict, float_dtype) -> dict:
 # over the CI traces: positions 6e-6 (float32 worlds) / 8e-5 (float64; 3.5e-4 in a long 27m_vs_30m
 # trace, where units nearly coincide), observations 1.2e-6 / 4.9e-6, cooldowns 9.5e-7 / 1.7e-6.
 ONE_STEP_TOL = {
-    "float32": {"unit_positions": (2e-5, 0), "obs": (2e-6, 0), "enemy_default_target": (2e-5, 0)},
-    "float64": {"unit_positions": (1e-3, 0), "obs": (1e-4, 0), "enemy_default_target": (2e-5, 0)},
+    "float32": {"unit_positions": (2e-5, 0), "obs": (2e-6, 0), "enemy_default_target": (2e-5, 0),
+                "world_state": (2e-5, 0)},
+    "float64": {"unit_positions": (1e-3, 0), "obs": (1e-4, 0), "enemy_default_target": (2e-5, 0),
+                "world_state": (1e-3, 0)},
 }
 COMMON_TOL = {"unit_health": (1e-4, 0), "unit_weapon_cooldowns": (2e-6, 1e-6), "prev_movement_actions": (2e-6, 0),
               "reward": (2e-6, 0), "damage": (1e-4, 0)}
@@ -195,7 +197,8 @@ COMMON_TOL = {"unit_health": (1e-4, 0), "unit_weapon_cooldowns": (2e-6, 1e-6), "
 # for good.  While in step, every discrete outcome must be JaxMARL's and positions must stay
 # within EPISODE_TOL's after the step (a bug moving a unit shows as a jump or a difference).
 SYNC = 1e-5
-EPISODE_TOL = {"unit_positions": (1e-3, 0), "obs": (2e-4, 0), "enemy_default_target": (1e-3, 0)}
+EPISODE_TOL = {"unit_positions": (1e-3, 0), "obs": (2e-4, 0), "enemy_default_target": (1e-3, 0),
+               "world_state": (1e-3, 0)}   # (world state: positions in map units, as unit_positions)
 
 
 def tolerance(mode: str, field: str):
@@ -316,6 +319,8 @@ def check_outputs(env, tr, rows, config, step_out, label: str, mode: str) -> Non
         compare(f"{label}: truncated[{g!r}]", trunc[g], flags["truncated"][g], None, rows)
         units = slice(0, na) if g == "ally" else slice(na, None)
         compare(f"{label}: info['alive'][{g!r}]", info["alive"][g], tr["after.unit_alive"][rows][:, units], None, rows)
+    compare(f"{label}: env.world_state()", env.world_state(), tr["world_state_after"][rows],
+            tolerance(mode, "world_state"), rows)
     term_world, trunc_world = env.world_flags()
     compare(f"{label}: world_flags() terminated", term_world, flags["term_world"], None, rows)
     compare(f"{label}: world_flags() truncated", trunc_world, flags["trunc_world"], None, rows)
@@ -369,6 +374,8 @@ def replay_one_step_each(tr: dict, config: dict, precision: str) -> None:
             if env.has_action_mask:
                 compare(f"{precision}: action_mask[{g!r}] of the loaded state", env.action_mask()[g],
                         tr[f"avail_before.{g}"], None, rows, vague["mask"][:, units])
+        compare(f"{precision}: env.world_state() of the loaded state", env.world_state(), tr["world_state_before"],
+                tolerance(precision, "world_state"), rows)
         env.inject_draws(**draws_at(tr, rows, T))
         out = env.step(actions_at(tr, rows, config, T))
         check_outputs(env, tr, rows, config, out, f"{precision}, one step", precision)
@@ -424,6 +431,9 @@ class _Subset:
 
     def world_flags(self):
         return tuple(x[self.active] for x in self.env.world_flags())
+
+    def world_state(self):
+        return self.env.world_state()[self.active]
 
 
 # ----------------------------------------------------------------------------- traces

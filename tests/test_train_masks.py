@@ -468,8 +468,10 @@ def test_smax_trainer_never_sends_an_unavailable_action(variant, monkeypatch):
     assert not seen or attacks > 0          # the units met and fought: attack masks opened and were used
 
 
-def test_smax_checkpoint_resume_is_exact(tmp_path):
-    cfg = smax(total_env_steps=16 * 20 * 4, rollout_length=20, checkpoint_every=2, use_gru=True)
+@pytest.mark.parametrize("critic_input", ["state", "world"])
+def test_smax_checkpoint_resume_is_exact(tmp_path, critic_input):
+    cfg = smax(total_env_steps=16 * 20 * 4, rollout_length=20, checkpoint_every=2, use_gru=True,
+               critic_input=critic_input)
     with make_smax(cfg) as env:
         full = war_train.train(env, cfg, run_dir=tmp_path / "full")
     with make_smax(cfg) as env:

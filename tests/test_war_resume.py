@@ -226,17 +226,18 @@ def test_the_cli_resumes_a_war_run_with_its_own_war_config(tmp_path, capsys):
     assert "different WAR config: arm='overlap' (now 'sync')" in err and str(run_dir) in err
 
 
-@pytest.mark.parametrize("variant", ["frames-local-critic", "smax-masks", "gru"])
+@pytest.mark.parametrize("variant", ["frames-local-critic", "smax-masks", "smax-world-critic", "gru"])
 def test_stop_and_resume_is_exact_with_every_feature(tmp_path, variant):
     """Frame stacks and local critics (Command-v0, the commander holding), SMAX-v0 self-play
-    with action masks and dead units (a slow ally holding), and GRUs (their states carried with
+    with action masks and dead units (a slow ally holding; also with world-state critics), and GRUs (their states carried with
     the macro-steps from one window into the next, and in the checkpoint): a WAR run stopped and
     resumed equals the straight one."""
     if variant == "gru":
         kw = dict(use_gru=True)
         war = ARMS["war"]
-    elif variant == "smax-masks":
-        kw = dict(scenario="SMAX-v0", env_kwargs={"map_name": "3m", "enemy": "self_play"})
+    elif variant.startswith("smax"):
+        kw = dict(scenario="SMAX-v0", env_kwargs={"map_name": "3m", "enemy": "self_play"},
+                  critic_input="world" if variant == "smax-world-critic" else "state")
         war = WarConfig(arm="war", costs={"ally": {"per_decision_ms": 50.0}, "enemy": {"per_decision_ms": 5.0}})
     else:
         kw = dict(frame_stack=2, critic_input="local")

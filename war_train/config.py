@@ -118,8 +118,11 @@ class TrainConfig:
                              "own heading); a local critic sees the same stack")
     policy_gain: float = _f(0.01, "orthogonal init gain of the policy head")
     critic_input: str = _f("state", "'state': one centralized critic per group on env.state() with a value per agent "
-                                    "(MAPPO); 'local': a parameter-shared critic on each agent's own observation "
-                                    "(IPPO/WarpDrive style; scales to thousands of agents per world)")
+                                    "(MAPPO); 'world': the same on the env's world state (a scenario that declares "
+                                    "one, e.g. SMAX-v0's JaxMARL get_world_state: every unit's position, health and "
+                                    "cooldown, enemies included) followed by env.state(); 'local': a "
+                                    "parameter-shared critic on each agent's own observation (IPPO/WarpDrive style; "
+                                    "scales to thousands of agents per world)")
     init_log_std: float = _f(0.0, "Box action spaces: initial log standard deviation of the Gaussian head, in "
                                   "normalized units (1 = half the box's width)")
 
@@ -153,6 +156,13 @@ class TrainConfig:
     select_metric: str = _f("auto", "the episode statistic selection maximizes: 'auto' (the scenario's progress "
                                     "metric, the progress bar's: SMAX-v0's won, a VMAS task's success, ...), "
                                     "episode_return, episode_return/<group> or a metric the scenario declares")
+    restarts: int = _f(0, "with select_every: train up to this many more policies after the first, one after "
+                          "another while the best selected score is below restart_below, each a complete run "
+                          "in <run>/restart_<k>/ with its own network initialisation, sampling and training "
+                          "worlds (war_train.restarts); the run keeps the restart that scored best; each "
+                          "restart costs a whole run")
+    restart_below: float = _f(math.inf, "restarts: stop restarting once a restart's selected score reaches this "
+                                        "(inf: train every restart and keep the best)")
 
     # ---------------------------------------------------------------- derived
     @property
@@ -197,7 +207,7 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
-        for name in ("checkpoint_every", "eval_episodes", "seed", "select_every"):
+        for name in ("checkpoint_every", "eval_episodes", "seed", "select_every", "restarts"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name}: expected an integer >= 0, got {value!r}")
@@ -232,14 +242,14 @@ class TrainConfig:
                 raise ValueError(f"{name}: expected a number in (0, 1], got {value!r}")
 
     def _validate_choices(self) -> None:
-        if self.critic_input not in ("state", "local"):
-            raise ValueError(f"critic_input: expected 'state' or 'local', got {self.critic_input!r}")
+        if self.critic_input not in ("state", "world", "local"):
+            raise ValueError(f"critic_input: expected 'state', 'world' or 'local', got {self.critic_input!r}")
         if self.frame_stack > 1 and self.use_gru:
             raise ValueError("frame_stack: stacking is a feed-forward memory; use frame_stack=1 with use_gru=True")
         if self.share_actor:
             for name, bad, why in (("use_gru", self.use_gru, "use_gru=False"),
                                    ("frame_stack", self.frame_stack != 1, "frame_stack=1"),
-                                   ("critic_input", self.critic_input != "state", "critic_input='state'"),
+                                   ("critic_input", self.critic_input == "local", "critic_input='state' or 'world'"),
                                    ("group_lr_scale", bool(self.group_lr_scale), "no group_lr_scale"),
                                    ("group_network", bool(self.group_network), "no group_network")):
                 if bad:
@@ -268,6 +278,12 @@ class TrainConfig:
                              f"'num_layers': int >= 1}}, got {self.group_network!r}")
         if not isinstance(self.select_metric, str) or not self.select_metric:
             raise ValueError(f"select_metric: expected the name of an episode statistic, got {self.select_metric!r}")
+        if isinstance(self.restart_below, bool) or not isinstance(self.restart_below, (int, float)) or \
+                math.isnan(self.restart_below):
+            raise ValueError(f"restart_below: expected a number (inf: every restart), got {self.restart_below!r}")
+        if self.restarts and not self.select_every:
+            raise ValueError(f"restarts: {self.restarts} restarts pick a policy by its selection score; set "
+                             f"select_every > 0 (or restarts=0)")
         if not isinstance(self.env_kwargs, dict):
             raise ValueError(f"env_kwargs: expected a dict, got {type(self.env_kwargs).__name__}")
         if not isinstance(self.scenario, str) or not self.scenario:

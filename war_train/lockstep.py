@@ -54,7 +54,7 @@ import torch
 from war_train import losses
 from war_train.config import TrainConfig, config_to_dict
 from war_train.metrics import EpisodeStats, metric_columns, summarize
-from war_train.policy import env_signature, first_action_mask, host_reads_are_free, joint_state, step_action_mask
+from war_train.policy import CriticState, env_signature, first_action_mask, host_reads_are_free, step_action_mask
 from war_train.learn import Batches
 from war_train.ppo import GroupBatch, Learner
 from war_train.resume import check_lockstep_resume
@@ -196,13 +196,13 @@ def _check_env(env, cfg: TrainConfig, dist) -> None:
 # ----------------------------------------------------------------------------- the phases
 @torch.no_grad()
 def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStats, dist, gen, T: int,
-            timer: PhaseTimer, bootstrap_truncation: bool = True) -> int:
+            timer: PhaseTimer, critic: CriticState, bootstrap_truncation: bool = True) -> int:
     """Fill ``buf`` with up to ``T`` steps of every world from ``carry`` (updated in place);
     returns the steps collected (fewer when a straggler mode stops this rank early).  Without
     ``bootstrap_truncation`` no V(final state) is computed (GAE would not use it)."""
     groups = env.groups
     host_checks_free = host_reads_are_free(buf.starts.device)
-    state = joint_state(carry.obs) if buf.state is not None else None   # == env.state() (see tests)
+    state = critic.current(carry.obs) if buf.state is not None else None   # == env.state() (see tests)
     for t in range(T):
         if dist.stop_collecting(t):
             return t
@@ -239,7 +239,7 @@ def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStat
         # CPU that question is free, and most steps truncate nothing.
         if bootstrap_truncation and (not host_checks_free or bool(trunc_w.any())):
             final_obs = info["final_obs"]
-            final_state = joint_state(final_obs) if state is not None else None
+            final_state = critic.final(info) if state is not None else None
             no_start = torch.zeros_like(done)
             for g, p in policies.items():
                 seen = p.observed(carry.actor_h[g], final_obs[g], no_start)
@@ -250,7 +250,7 @@ def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStat
             carry.alive = {g: a.clone() for g, a in env.alive_mask.items()}
         if carry.action_mask is not None:
             carry.action_mask = step_action_mask(env, info)
-        state = joint_state(carry.obs) if state is not None else None
+        state = critic.current(carry.obs) if state is not None else None
         carry.starts = done
         timer.split("policy")
     return T
@@ -306,7 +306,8 @@ class LockstepMode:
         self.groups = groups = dict(env.groups)
 
         # --- networks, optimizers, value normalizers, the sampling stream
-        self.learner = Learner.build(groups, env.state_dim, cfg, device, dist.generator_seed(cfg.seed))
+        self.critic = CriticState(env, world=cfg.critic_input == "world")
+        self.learner = Learner.build(groups, self.critic.dim, cfg, device, dist.generator_seed(cfg.seed))
         self.policies = self.learner.policies
         self.cap = dist.max_rollout_length(cfg.rollout_length)     # == T, except for WAR per-rank quotas
         self.stats = EpisodeStats(env, capacity=self.cap)
@@ -321,7 +322,7 @@ class LockstepMode:
                            {g: p.initial_hidden(E, device)[1] for g, p in policies.items()},
                            {g: a.clone() for g, a in env.alive_mask.items()} if env.agents_can_leave else None,
                            first_action_mask(env))
-        self.buffers = Rollout.allocate(self.cap, E, groups, policies, env.state_dim, self.carry.alive is not None,
+        self.buffers = Rollout.allocate(self.cap, E, groups, policies, self.critic.dim, self.carry.alive is not None,
                                         device, action_masks=self.carry.action_mask is not None)
         self.update_idx, self.env_steps = 0, 0
         self.checkpoint = None   # the last complete checkpoint (the resumed one, then each one written)
@@ -349,7 +350,8 @@ class LockstepMode:
                   None if carry.critic_h[g] is None else carry.critic_h[g].clone()) for g in self.groups}
         # (a straggler mode may change this rank's rollout length: WAR quota, DD-PPO preemption)
         T = collect(env, self.policies, self.learner.vnorm, self.buffers, carry, self.stats, dist,
-                    self.learner.generator, dist.begin_rollout(cfg.rollout_length), timer, cfg.bootstrap_truncation)
+                    self.learner.generator, dist.begin_rollout(cfg.rollout_length), timer, self.critic,
+                    cfg.bootstrap_truncation)
         T, batch_steps = dist.end_rollout(env.num_envs)   # steps this rank collected, env steps of all ranks
         buf = self.buffers if T == self.cap else self.buffers.head(T)
         self.env_steps += batch_steps
@@ -367,7 +369,7 @@ class LockstepMode:
         """V of the state after the rollout, then each group's GAE and ``GroupBatch``."""
         buf, h0 = data
         carry, cfg = self.carry, self.cfg
-        state = joint_state(carry.obs) if buf.state is not None else None
+        state = self.critic.current(carry.obs) if buf.state is not None else None
         out = {}
         for g, p in self.policies.items():
             last = p.value(state, p.observed(carry.actor_h[g], carry.obs[g], carry.starts), carry.critic_h[g],

@@ -4,8 +4,8 @@ checkpoints describe and restore them.
 Per group: a parameter-shared actor on each agent's observation (plus a one-hot agent index with
 ``agent_id``) whose output parameterises the group's action head (``war_train.distributions``:
 Discrete, MultiDiscrete or Box), and a critic — centralized on ``env.state()`` with one value
-per agent of the group (``critic_input="state"``, MAPPO), or parameter-shared on each agent's
-own observation (``"local"``).
+per agent of the group (``critic_input="state"``, MAPPO; ``"world"``: on the env's world state
+and ``env.state()``), or parameter-shared on each agent's own observation (``"local"``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from war_train.config import TrainConfig
 from war_train.distributions import Categorical, action_head, space_from_signature, space_signature
 from war_train.networks import Actor, Critic, with_agent_id
 
-__all__ = ["GroupPolicy", "build_policies", "host_reads_are_free", "joint_state", "set_temperature", "env_signature", "load_networks", "load_policies",
+__all__ = ["CriticState", "GroupPolicy", "build_policies", "critic_state_dim", "host_reads_are_free", "joint_state", "set_temperature", "env_signature", "load_networks", "load_policies",
            "first_action_mask", "step_action_mask", "push_frame"]
 
 
@@ -197,6 +197,38 @@ def joint_state(obs: dict[str, torch.Tensor]) -> torch.Tensor:
     return torch.cat([o.reshape(first.shape[0], -1) for o in obs.values()], dim=1)
 
 
+def critic_state_dim(state_dim: int, world_state_dim: int, cfg: TrainConfig) -> int:
+    """The centralized critics' input size (``critic_input``): ``env.state()``'s, after the
+    world state's with ``"world"``."""
+    return state_dim + (world_state_dim if cfg.critic_input == "world" else 0)
+
+
+class CriticState:
+    """What the centralized critics see (``TrainConfig.critic_input``): ``env.state()`` (every
+    agent's observation, computed from a dict of them), with ``"world"`` after the env's world
+    state (the scenario interface's ``world_state``)."""
+
+    def __init__(self, env, world: bool = False) -> None:
+        """``world``: ``critic_input == "world"``."""
+        self.env = env
+        self.world = bool(world)
+        if self.world and env.world_state_dim == 0:
+            raise ValueError(f"critic_input: 'world' needs a scenario that declares a world state; "
+                             f"{env.env_id or type(env).__name__} has none (world_state_dim is 0); use 'state'")
+        self.dim = env.state_dim + (env.world_state_dim if self.world else 0)
+
+    def current(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The critics' input for ``obs``, the observations the env last returned (a new tensor)."""
+        joint = joint_state(obs)
+        return torch.cat([self.env.world_state(), joint], dim=1) if self.world else joint
+
+    def final(self, info: dict) -> torch.Tensor:
+        """The critics' input for a step's final observations (SAME_STEP autoreset; valid where
+        ``info["_final_obs"]``)."""
+        joint = joint_state(info["final_obs"])
+        return torch.cat([info["final_world_state"], joint], dim=1) if self.world else joint
+
+
 def step_action_mask(env, info: dict) -> dict:
     """Copies of a step's ``info["action_mask"]`` (a scenario with ``has_action_mask``)."""
     masks = info.get("action_mask")
@@ -222,8 +254,10 @@ def first_action_mask(env) -> dict | None:
 
 
 def env_signature(env, cfg: TrainConfig) -> dict:
-    """What a checkpoint needs to rebuild (and check) the env and the policies."""
-    return {"id": env.env_id, "num_envs": cfg.num_envs, "state_dim": env.state_dim,
+    """What a checkpoint needs to rebuild (and check) the env and the policies (the world
+    state's size only where the critics see it: ``critic_input="world"``)."""
+    world = {"world_state_dim": env.world_state_dim} if cfg.critic_input == "world" else {}
+    return {"id": env.env_id, "num_envs": cfg.num_envs, "state_dim": env.state_dim, **world,
             "groups": {g: {"n_agents": s.n_agents, "obs_dim": s.obs_dim, **space_signature(s.action_space)}
                        for g, s in env.groups.items()},
             "max_cycles": int(getattr(env, "max_cycles", cfg.rollout_length))}
@@ -270,7 +304,8 @@ def load_policies(checkpoint, last: bool = False) -> tuple[dict[str, GroupPolicy
         action_space: object
 
     groups = {g: _Spec(d["n_agents"], d["obs_dim"], space_from_signature(d)) for g, d in sig["groups"].items()}
-    policies = build_policies(groups, sig["state_dim"], dataclasses.replace(cfg, device="cpu"), "cpu")
+    policies = build_policies(groups, critic_state_dim(sig["state_dim"], sig.get("world_state_dim", 0), cfg),
+                              dataclasses.replace(cfg, device="cpu"), "cpu")
     source = ckpt if last or not ckpt.get("selection") else ckpt["selection"]
     bad = malformed_entries(source, {"update": int, "actors": dict, "critics": dict}) if source is not ckpt else []
     if bad:

@@ -9,7 +9,7 @@ from war_train.config import TrainConfig, config_to_dict
 from war_train.policy import env_signature
 from war_train.war_config import WarConfig, war_config_to_dict
 
-__all__ = ["RESUMABLE_CHANGES", "WAR_RESUMABLE_CHANGES", "config_changes", "check_lockstep_resume",
+__all__ = ["RESUMABLE_CHANGES", "WAR_RESUMABLE_CHANGES", "check_config", "config_changes", "check_lockstep_resume",
            "check_war_resume"]
 
 RESUMABLE_CHANGES = ("total_env_steps", "checkpoint_every", "progress", "tensorboard", "gif", "eval_episodes",
@@ -33,7 +33,7 @@ def check_lockstep_resume(ckpt: dict, path, cfg: TrainConfig, env) -> None:
     if missing:
         raise ValueError(f"resume: {name} holds networks only (no {', '.join(missing)}); "
                          f"it can be evaluated and rendered but not resumed")
-    _check_config(ckpt, name, cfg)
+    check_config(ckpt, name, cfg)
     _check_env(ckpt, name, cfg, env)
     if env.agents_can_leave and not isinstance(ckpt.get("alive"), dict):
         raise ValueError(f"resume: {name} has no 'alive' masks, which this env's agents (who can leave the "
@@ -63,7 +63,7 @@ def check_war_resume(ckpt: dict, path, cfg: TrainConfig, war: WarConfig, env) ->
         raise ValueError(f"resume: {str(path)!r} holds networks only (no {', '.join(missing)}), e.g. a WAR run's "
                          f"final checkpoint from before WAR runs resumed; it can be evaluated and rendered but not "
                          f"resumed")
-    _check_config(ckpt, repr(str(path)), cfg)
+    check_config(ckpt, repr(str(path)), cfg)
     diff = config_changes(ckpt["war"], war_config_to_dict(war), war_config_to_dict(WarConfig()),
                           WAR_RESUMABLE_CHANGES)
     if diff:
@@ -71,7 +71,7 @@ def check_war_resume(ckpt: dict, path, cfg: TrainConfig, war: WarConfig, env) ->
     _check_env(ckpt, repr(str(path)), cfg, env)
 
 
-def _check_config(ckpt: dict, name: str, cfg: TrainConfig) -> None:
+def check_config(ckpt: dict, name: str, cfg: TrainConfig) -> None:
     """Every mode: the config is the checkpoint's but for ``RESUMABLE_CHANGES``."""
     diff = config_changes(ckpt["config"], config_to_dict(cfg), config_to_dict(TrainConfig()), RESUMABLE_CHANGES)
     if diff:

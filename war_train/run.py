@@ -3,7 +3,8 @@
 ``run_training(config, out="runs")`` writes ``runs/<scenario>__<seed>__<time>/``:
 ``config.json``, ``metrics.csv``, ``tb/`` (TensorBoard), ``checkpoint.pt``,
 ``learning_curve.png``, ``eval.json`` and ``episode.gif`` (WAR modes: ``war_config.json``,
-``staleness.jsonl`` and ``war_curve.png`` too).  The CLI's ``train`` and the main job call it.
+``staleness.jsonl`` and ``war_curve.png`` too; with ``restarts`` each restart's run in
+``restart_<k>/``, ``restarts.json``, and the kept restart's checkpoint and metrics).  The CLI's ``train`` and the main job call it.
 Under ``torchrun`` every rank runs it: each steps its share of the worlds
 (``war_train.distributed``), rank 0 picks the run folder and writes every output.
 
@@ -31,6 +32,7 @@ from war_train.evaluate import evaluation_suite, render_gif
 from war_train.envs import make_env, make_probe_env
 from war_train.loop import train
 from war_train.plot import plot_learning_curve
+from war_train.restarts import train_restarts
 from war_train.runlog import read_metrics
 from war_train.selection import check_select_metric
 from war_train.stopping import TrainingInterrupted
@@ -147,7 +149,11 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
                 log(f"war-train: {config.scenario}, {config.num_envs} worlds x {config.rollout_length} steps"
                     f"{ranks}, {config.num_updates} updates = {config.num_updates * config.batch_env_steps:,} "
                     f"env steps -> {run_dir}")
-            result = train(env, config, progress_fn, run_dir=run_dir, resume=resume, dist=dist, war=war)
+            if config.restarts:
+                result = train_restarts(env, config, progress_fn, run_dir=run_dir, resume=resume, dist=dist,
+                                        war=war, log=log)
+            else:
+                result = train(env, config, progress_fn, run_dir=run_dir, resume=resume, dist=dist, war=war)
         finally:
             if env is not None:
                 env.close()
@@ -170,7 +176,8 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
         return run_dir
     if result.selected is not None:
         s = result.selected
-        log(f"selected the networks of update {s['update']} ({s['env_steps']:,} env steps): {s['metric']} "
+        kept = f"restart {s['restart']}'s" if "restart" in s else "the"
+        log(f"selected {kept} networks of update {s['update']} ({s['env_steps']:,} env steps): {s['metric']} "
             f"{s['score']:.4g} over {s['episodes']} greedy episodes on the selection worlds")
     finish_run(run_dir, result.policies, config, log=log, plot=plot, selected=result.selected)
     return run_dir

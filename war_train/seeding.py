@@ -10,7 +10,7 @@ a counter-based hash (splitmix64 rounds) of the run's seed, the stream (``"train
 worlds trained on, ``"eval"`` for evaluation and rendering, ``"select"`` for the evaluations that
 pick a run's networks, ``TrainConfig.select_every``) and the world's *global* index ``w``
 (rank r of K steps worlds ``r·E/K … (r+1)·E/K - 1`` of the run, so the ranks' worlds together
-are still the worlds of one process).  Different seeds, or the two streams of one seed, share no
+are still the worlds of one process).  Different seeds, or the streams of one seed, share no
 world: ``tests/test_seeding.py`` checks that seeds 1–5 share no stream key, in training,
 evaluation or selection, at the world counts the presets use.  (A world's stream key is 31 bits wide, Warp's
 ``rand_init`` seed, so at hundreds of thousands of worlds two runs may meet in a world by chance,
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["STREAMS", "run_world_seeds"]
+__all__ = ["STREAMS", "restart_seed", "run_world_seeds"]
 
 STREAMS = {"train": 0x7472_6169_6E00, "eval": 0x6576_616C_0000,
            "select": 0x7365_6C65_6374}   # "train", "eval", "select" as tags
@@ -51,3 +51,23 @@ def run_world_seeds(seed: int, worlds: range | int, stream: str = "train") -> np
     with np.errstate(over="ignore"):
         keys = _splitmix64(run ^ _splitmix64(index))
     return (keys >> np.uint64(1)).astype(np.int64)
+
+
+#: restart seeds (``restart_seed``) lie in ``[RESTART_SEEDS, 2 * RESTART_SEEDS)``
+RESTART_SEEDS = 1 << 62
+_RESTART_TAG = np.uint64(0x7265_7374_6172)   # "restar"
+
+
+def restart_seed(seed: int, restart: int) -> int:
+    """The seed restart ``restart`` of a run seeded ``seed`` trains with (``TrainConfig.restarts``):
+    ``seed`` itself for restart 0, else a hash of both in ``[2**62, 2**63)``: its worlds,
+    network initialisation and sampling stream are then apart from every run seeded below
+    ``2**62`` and from the run's other restarts."""
+    if isinstance(restart, bool) or not isinstance(restart, (int, np.integer)) or restart < 0:
+        raise ValueError(f"restart: expected an int >= 0, got {restart!r}")
+    if restart == 0:
+        return int(seed)
+    with np.errstate(over="ignore"):
+        run = _splitmix64(_splitmix64(np.array([seed], dtype=np.uint64)) ^ _RESTART_TAG)
+        key = _splitmix64(run ^ np.uint64(restart))
+    return int(RESTART_SEEDS | int(key[0] >> np.uint64(2)))

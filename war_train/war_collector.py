@@ -51,7 +51,7 @@ from war_envs.core import validation as v
 from war_envs.war.costs import RESOURCES, CostModel, InferenceCost
 from war_envs.war.env import Selection, WarEnv, action_layout
 from war_envs.war.scheduler import Schedule
-from war_train.policy import host_reads_are_free, joint_state, push_frame
+from war_train.policy import CriticState, host_reads_are_free, push_frame
 from war_train.storage import RolloutStorage
 
 __all__ = ["Trigger", "GroupTransitions", "WindowBatch", "Collector", "stitch", "concat_workers", "DRAFT"]
@@ -277,9 +277,12 @@ class Collector:
                  cost: InferenceCost | None = None, cost_models: dict[str, CostModel] | None = None,
                  draft_groups=(), world_offset: int = 0, stats=None, seed: int | None = None,
                  env_time: bool = True, lane_threads: dict | None = None, frames: dict | None = None,
-                 hidden_size: dict | None = None, branch_free: bool | None = None, window_steps: int = 16) -> None:
+                 hidden_size: dict | None = None, branch_free: bool | None = None, window_steps: int = 16,
+                 world_state: bool = False) -> None:
         self.war = WarEnv(env, schedule, gamma=gamma, trusted=True)   # (the policy samples from the spaces and masks)
         self.env = env
+        #: the critics' input (``world_state``: ``critic_input="world"``)
+        self.critic = CriticState(env, world_state)
         self.policy = policy
         self.gamma = self.war.gamma
         self.groups = self.war.groups
@@ -318,7 +321,7 @@ class Collector:
         self.env_time = bool(env_time)
         obs = self.war.reset(seed=seed)
         self.obs = {g: o.clone() for g, o in obs.items()}
-        self.state = joint_state(self.obs)
+        self.state = self.critic.current(self.obs)
         self.frames = {g: v.check_int(f"frames[{g!r}]", (frames or {}).get(g, 1), minimum=1) for g in self.groups}
         #: what the policy sees of each group: the observations, or the frame stacks ``[E, n, F·d]``
         self.seen = {g: self._push(g, None, self.obs[g], torch.ones(self.E, dtype=torch.bool, device=self.device))
@@ -571,7 +574,7 @@ class Collector:
         self._agent_flags = {g: (term[g].clone(), trunc[g].clone()) for g in self.groups}
         self._close_finished(r, done, info)
         self.obs = {g: next_obs[g].clone() for g in self.groups}
-        self.state = joint_state(self.obs)
+        self.state = self.critic.current(self.obs)
         self.seen = {g: self._push(g, self.seen[g], self.obs[g], done) for g in self.groups}
         if self.masked:
             self.avail = {g: info["action_mask"][g].clone() for g in self.groups}
@@ -584,7 +587,7 @@ class Collector:
         trunc_w = self.war.last_truncated
         if self.branch_free:   # V(final state) of every world (whether any world truncated is a host read)
             final_obs = info["final_obs"]
-            final_state = joint_state(final_obs)
+            final_state = self.critic.final(info)
             no_start = torch.zeros(self.E, dtype=torch.bool, device=self.device)
             for g in self.groups:
                 seen = self._push(g, self.seen[g], final_obs[g], no_start)
@@ -597,7 +600,7 @@ class Collector:
         final_state = None
         if len(trunc_idx):
             final_obs = info["final_obs"]
-            final_state = joint_state(final_obs)
+            final_state = self.critic.final(info)
             no_start = torch.zeros(self.E, dtype=torch.bool, device=self.device)
         for g in self.groups:
             nv = torch.zeros_like(self.pending[g].values)
@@ -746,7 +749,7 @@ class Collector:
                              f"got {sorted(saved_hidden)}")
         self.hidden = {g: [v.check_like(f"state['hidden'][{g!r}][{i}]", h, like).clone()
                            for i, (h, like) in enumerate(zip(saved_hidden[g], hs))] for g, hs in self.hidden.items()}
-        self.state = joint_state(self.obs)
+        self.state = self.critic.current(self.obs)
         for g, p in self.pending.items():
             for name, t in vars(p).items():
                 t.copy_(state["pending"][g][name])
@@ -812,7 +815,7 @@ class Collector:
                 t[sel] = carry["pending"][g][name]
             local = torch.arange(self.E, device=self.device)[sel] + self.world_offset
             self.pending[g].traj[sel] = local * 2 ** 32 + carry["pending"][g]["traj"]
-        self.state = joint_state(self.obs)
+        self.state = self.critic.current(self.obs)
         self.war.ep_step[sel] = carry["ep_step"]
         self.war.ep_id[sel] = carry["ep_id"]
         self.war.t = int(carry["t"])

@@ -72,7 +72,7 @@ from war_train.envs import make_guest_env, make_worker_envs
 from war_train.learn import Batches
 from war_train.metrics import EpisodeStats, metric_columns, summarize
 from war_train.networks import Actor
-from war_train.policy import env_signature
+from war_train.policy import CriticState, env_signature
 from war_train.ppo import GroupBatch, Learner
 from war_train.presets import DECLARED_WAR_COSTS
 from war_train.resume import check_war_resume
@@ -175,7 +175,8 @@ class WarMode:
 
         # --- networks, optimizers, value normalizers, the sampling stream (as lock-step's; under
         # torchrun the networks start equal on every rank, each rank samples from a stream of its own)
-        self.learner = Learner.build(self.groups, env0.state_dim, cfg, self.device, dist.own_stream_seed(cfg.seed))
+        state_dim = CriticState(env0, world=cfg.critic_input == "world").dim
+        self.learner = Learner.build(self.groups, state_dim, cfg, self.device, dist.own_stream_seed(cfg.seed))
         self.policies, self.gen = self.learner.policies, self.learner.generator
         self.gen_learn = self.gen  # a separate stream only when learning runs in its own thread
         self._build_costs()
@@ -294,6 +295,7 @@ class WarMode:
             self.collectors.append(Collector(env, self.behaviour, gamma=cfg.gamma, schedule=self.schedule, cost=cost,
                                              cost_models=self.cost_models if w == 0 else None,
                                              draft_groups=tuple(self.drafts), world_offset=start,
+                                             world_state=cfg.critic_input == "world",
                                              stats=self.stats[w], env_time=war.env_time,
                                              seed=run_world_seeds(cfg.seed, range(start, start + self.E_worker)),
                                              lane_threads={lane: war.lane_cpus.get(lane) for lane in self.lanes}

@@ -250,6 +250,18 @@ class BatchedEnv:
                             f"{self.env_id or type(self).__name__} has {spaces}")
         return self._all_actions
 
+    @property
+    def world_state_dim(self) -> int:
+        """The size of ``world_state()``; 0 here (no world state beyond the observations)."""
+        return 0
+
+    def world_state(self) -> torch.Tensor:
+        """``[E, world_state_dim]``: what the world holds beyond the agents' observations (SMAC's
+        global state), for the observations just returned.  Scenarios with one override this
+        (and ``world_state_dim``); here it raises ``TypeError``."""
+        raise TypeError(f"world_state: {self.env_id or type(self).__name__} declares no world state "
+                        f"(world_state_dim is 0); env.state() is every agent's observation")
+
     def render_frame(self, world: int = 0, *, width: int = 700, height: int = 700,
                      original_cam_range: float | None = None) -> np.ndarray:
         """An RGB ``[height, width, 3]`` uint8 picture of world ``world`` (no display needed).

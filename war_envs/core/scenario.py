@@ -52,6 +52,16 @@ nothing else (no probing for optional attributes, no tables keyed by scenario id
     what an unavailable action then does).  ``war_envs.core.validation.check_action_mask``
     checks a mask that user code builds or passes on.
 
+``world_state_dim: int = 0`` and ``world_state() -> Tensor[E, world_state_dim]``
+    A global state beyond the agents' observations (SMAC's and JaxMARL's ``get_world_state``:
+    every unit's absolute position, health, cooldown, the enemies' included), for the
+    observations just returned: what a centralized critic may see that no agent does
+    (``war_train``'s ``critic_input="world"``).  The default declares none (``world_state``
+    raises ``TypeError``; ``env.state()``, every agent's observation, is then the global view).
+    A scenario that declares one returns a view (read it, never write it) and, with SAME_STEP
+    autoreset, puts the finished episode's last world state in ``info["final_world_state"]``,
+    valid where ``info["_final_obs"]``.
+
 ``clips_actions: bool = False``
     Whether the kernels clip ``Box`` actions into the action space, as the scenario's reference
     does (Gymnasium's Pendulum clips its torque, MountainCarContinuous its force).  The validated
@@ -87,7 +97,11 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["EpisodeMetric", "REDUCTIONS"]
+__all__ = ["EpisodeMetric", "FINAL_STATE_KEYS", "REDUCTIONS"]
+
+#: the per-world tensors of a step's ``info`` that describe the finished episodes' last
+#: observations (SAME_STEP autoreset), not task metrics: front ends leave them out of metrics
+FINAL_STATE_KEYS = ("final_obs", "_final_obs", "final_world_state")
 
 #: how an episode's per-step values become one number
 REDUCTIONS = {

@@ -81,6 +81,7 @@ import war_envs
 from war_envs import registry
 from war_envs.core import validation as v
 from war_envs.core.batched_env import parse_autoreset_mode, world_seeds
+from war_envs.core.scenario import FINAL_STATE_KEYS
 from war_envs.frontends.action_masks import check_available, check_strict, int8_rows
 from war_envs.frontends.flat_joint import FlatJointLayout, check_flat
 
@@ -188,7 +189,7 @@ class _Layout:
 
     def metrics(self, info: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Task metrics of the batched env's step info, ``[W, ...]`` numpy copies."""
-        skip = {"t", "final_obs", "_final_obs"}
+        skip = {"t", *FINAL_STATE_KEYS}
         out = {k: np.array(_host(t)) for k, t in info.items()
                if k not in skip and isinstance(t, torch.Tensor)}
         if self.agents_can_leave:  # info["alive"] (Tag-v0): [W, A] bool, agent order

@@ -64,6 +64,7 @@ with needs_extra("pettingzoo", "the PettingZoo front end (war_envs.parallel_env 
                                            OrderEnforcingWrapper)
 
 from war_envs.core import validation as v
+from war_envs.core.scenario import FINAL_STATE_KEYS
 from war_envs.frontends.action_masks import check_strict, unavailable
 from war_envs.frontends.registration import PETTINGZOO_NAMESPACE, register_pettingzoo
 
@@ -72,8 +73,6 @@ __all__ = ["ParallelEnv", "aec_env", "parallel_env", "CheckedActionWrapper", "Cl
 
 _CPU = torch.device("cpu")
 _RENDER_MODES = ("human", "rgb_array")
-# info entries of the batched env that are not task metrics
-_NOT_METRICS = ("final_obs", "_final_obs")
 
 
 class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
@@ -427,7 +426,7 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
             per_agent = self.batched.per_agent_metrics
             self._info_layout = {
                 key: key in per_agent for key, value in info.items()
-                if key not in _NOT_METRICS and not key.startswith("_") and isinstance(value, torch.Tensor)}
+                if key not in FINAL_STATE_KEYS and not key.startswith("_") and isinstance(value, torch.Tensor)}
         return self._info_layout
 
     def _infos(self, views: tuple, agents) -> dict[str, dict]:

@@ -10,8 +10,11 @@ launches (captured into one graph):
                   decoding of every unit's action, ``world_steps_per_env_step`` world steps
                   (attacks and cooldowns from the state at the world step's start, movement,
                   walls, deaths, collisions), rewards, episode flags and task metrics
-    smax_observe  SAME_STEP: the final observation of finished worlds; the reset of the worlds
-                  flagged in ``reset_now``; observations, available actions of every world
+    smax_observe  SAME_STEP: the final observation (and world state) of finished worlds; the
+                  reset of the worlds flagged in ``reset_now``; observations, available actions
+                  of every world
+
+and ``smax_world_state`` (every world's JaxMARL world state) only when ``env.world_state()`` asks.
 
 Random numbers inside a step (cooldown jitter, the heuristic enemy's random targets, the Gumbel
 noise of continuous actions) come from per-world streams keyed by (seed, episode, clock, slot),
@@ -99,7 +102,8 @@ def struct_fields(F) -> dict:
         "agent_trunc": wp.array2d(dtype=wp.bool), "obs": wp.array3d(dtype=wp.float32),
         "final_obs": wp.array3d(dtype=wp.float32), "mask": wp.array3d(dtype=wp.bool),
         "final_mask": wp.array3d(dtype=wp.bool),
-        "final_alive": wp.array2d(dtype=wp.bool), "won": wp.array(dtype=F),
+        "final_alive": wp.array2d(dtype=wp.bool), "world_state": wp.array2d(dtype=wp.float32),
+        "final_world_state": wp.array2d(dtype=wp.float32), "won": wp.array(dtype=F),
         "allies_left": wp.array(dtype=wp.int32), "enemies_left": wp.array(dtype=wp.int32),
         "damage": wp.array(dtype=F),
         # Scratch
@@ -327,6 +331,27 @@ def observe_conic(w: Any, e: int, i: int, out: Any, row: int):
                                                 (s * UNITS_PER_SECTION + n) * UNIT_FEATURES)
                             w.section_count[e, s] = n + 1
     write_own_features(w, e, i, out, row, NUM_SECTIONS * UNITS_PER_SECTION * UNIT_FEATURES)
+
+
+@wp.func
+def observe_world(w: Any, e: int, out: Any):
+    """JaxMARL's ``get_world_state``: every unit's ``OWN_FEATURES`` (health fraction, position in
+    map units, weapon cooldown in seconds, unit-type bits; zeros once dead), then every unit's
+    team (0 ally, 1 enemy), then every unit's type."""
+    A = w.num_units
+    for u in range(A):
+        col = u * OWN_FEATURES
+        for c in range(OWN_FEATURES):
+            out[e, col + c] = wp.float32(0.0)
+        if w.alive[e, u]:
+            tu = w.types[e, u]
+            out[e, col + 0] = wp.float32(w.health[e, u] / w.max_health[tu])
+            out[e, col + 1] = wp.float32(w.pos[e, u, 0])
+            out[e, col + 2] = wp.float32(w.pos[e, u, 1])
+            out[e, col + 3] = wp.float32(w.cooldown[e, u])
+            out[e, col + 4 + tu] = wp.float32(1.0)
+        out[e, OWN_FEATURES * A + u] = wp.float32(float(team_of(w, u)))
+        out[e, (OWN_FEATURES + 1) * A + u] = wp.float32(float(w.types[e, u]))
 
 
 @wp.func
@@ -903,6 +928,7 @@ def observe_kernel(World):
                     observe_agent(w, e, i, w.final_obs)
                     write_mask(w, e, i, w.final_mask)
                     w.final_alive[e, i] = w.alive[e, i]
+                observe_world(w, e, w.final_world_state)
             reset_world(w, e)
             start_episode(e, w.episode, w.t)
         for i in range(w.num_agents):
@@ -912,17 +938,28 @@ def observe_kernel(World):
     return smax_observe
 
 
+def world_state_kernel(World):
+    """One world: its world state now (launched when ``env.world_state()`` is asked for)."""
+
+    def smax_world_state(w: World):
+        e = wp.tid()
+        observe_world(w, e, w.world_state)
+
+    return smax_world_state
+
+
 _KERNELS: dict = {}
 
 
 def kernels(F):
-    """``(smax_step, smax_observe)`` for float type ``F``, in one Warp module (made once)."""
+    """``(smax_step, smax_observe, smax_world_state)`` for float type ``F``, in one Warp module
+    (made once)."""
     cached = _KERNELS.get(F)
     if cached is None:
         World = world_struct(F)
         key = f"war_envs_smax_{F.__name__}"
         cached = tuple(wp.kernel(func, name=f"{key}_{func.__name__}", module=key)
-                       for func in (step_kernel(World), observe_kernel(World)))
+                       for func in (step_kernel(World), observe_kernel(World), world_state_kernel(World)))
         wp.get_module(key).options.update(KERNEL_MODULE_OPTIONS)
         _KERNELS[F] = cached
     return cached

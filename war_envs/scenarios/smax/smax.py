@@ -144,6 +144,13 @@ class SMAX(BatchedEnv):
     progress metric; its mean is the win rate), ``allies_left``, ``enemies_left``,
     ``damage_dealt``.
 
+    **World state** (the scenario interface's ``world_state``): ``env.world_state()`` —
+    ``float32 [E, 12 A]``, JaxMARL's ``get_world_state`` (its ``obs["world_state"]``): every
+    unit's health fraction, position (map units), weapon cooldown (seconds) and type one-hot
+    (zeros once dead), then every unit's team and type; SAME_STEP: the finished episode's last
+    one is ``info["final_world_state"]``.  ``war_train``'s ``critic_input="world"`` gives it to
+    the critics.
+
     **State** (``get_state``/``set_state``, JaxMARL's ``State`` field names, units in JaxMARL's
     order): ``unit_positions [E, A, 2]``, ``unit_alive``, ``unit_health``, ``unit_types``
     (int32), ``unit_weapon_cooldowns``, ``prev_movement_actions [E, A, 2]``,
@@ -355,6 +362,7 @@ class SMAX(BatchedEnv):
             ((A, 2), F), ((A,), wp.bool), ((A,), F), ((A,), wp.int32), ((A,), F), ((A, 2), F), ((A,), wp.int32),
             ((ne, 2), F), ((ne,), wp.int32), ((A,), wp.int32), ((A, 4), F), ((draws,), F), ((), wp.int32),
             *[((n_ctrl,), wp.bool)] * 3, *[((n_ctrl, d), wp.float32)] * 2, *[((n_ctrl, width), wp.bool)] * 2,
+            *[((self.world_state_dim,), wp.float32)] * 2,
             ((), F), ((), wp.int32), ((), wp.int32), ((), F), ((A, 2), F), ((A,), F),
             ((K.NUM_SECTIONS,), wp.int32)), n_ctrl)
         self._allocate_common(n_ctrl)
@@ -412,6 +420,8 @@ class SMAX(BatchedEnv):
         w.mask = self._world_array((n_ctrl, width), wp.bool)
         w.final_mask = self._world_array((n_ctrl, width), wp.bool)
         w.final_alive = self._world_array((n_ctrl,), wp.bool)
+        w.world_state = self._world_array((self.world_state_dim,), wp.float32)
+        w.final_world_state = self._world_array((self.world_state_dim,), wp.float32)
         w.won = self._world_array((), F)
         w.allies_left = self._world_array((), wp.int32)
         w.enemies_left = self._world_array((), wp.int32)
@@ -426,7 +436,7 @@ class SMAX(BatchedEnv):
             self._obs_arrays[name], self._final_obs_arrays[name] = w.obs[rows], w.final_obs[rows]
         action = w.action_cont if self.action_type == "continuous" else w.action_int
         self._action_view = wp.to_torch(action)[:, :n_ctrl]
-        self._step_kernel, self._observe_kernel = K.kernels(F)
+        self._step_kernel, self._observe_kernel, self._world_state_kernel = K.kernels(F)
         self._make_views()
 
     def _make_views(self) -> None:
@@ -452,6 +462,8 @@ class SMAX(BatchedEnv):
                          "alive": self._alive}
         if self.has_action_mask:
             self._metrics["action_mask"] = self._masks
+        self._world_state_view = wp.to_torch(w.world_state)
+        self._final_world_state_view = wp.to_torch(w.final_world_state)
         self._draws_view = wp.to_torch(w.draws)
         self._draws_injected_view = wp.to_torch(w.draws_injected)
 
@@ -459,6 +471,7 @@ class SMAX(BatchedEnv):
         info = super()._step_info()
         if self._mode_code == K.AUTORESET_SAME_STEP:
             info["final_alive"] = self._final_alive_views
+            info["final_world_state"] = self._final_world_state_view
             if self.has_action_mask:
                 info["final_action_mask"] = self._final_masks
         return info
@@ -469,6 +482,22 @@ class SMAX(BatchedEnv):
         """``{group: bool [E, n_g]}`` views: the units alive (for the current observations)."""
         self._check_open()
         return self._alive
+
+    @property
+    def world_state_dim(self) -> int:
+        """``12 · (num_allies + num_enemies)``: JaxMARL's ``get_world_state`` size."""
+        return (K.OWN_FEATURES + 2) * self.num_units
+
+    def world_state(self) -> torch.Tensor:
+        """``float32 [E, world_state_dim]`` view, computed at the call (the next call overwrites
+        it): JaxMARL's ``get_world_state`` (its ``obs["world_state"]``) for the current observations: every unit's health fraction,
+        position (map units), weapon cooldown (seconds) and unit-type bits (zeros once dead),
+        then every unit's team (0 ally, 1 enemy) and type.  What a centralized critic may see
+        that no agent does (``war_train``'s ``critic_input="world"``)."""
+        self._check_open()
+        with self._warp_work():   # (computed when asked: a step that nobody asks it of does not pay)
+            self._launch_world(self._world_state_kernel, None)
+        return self._world_state_view
 
     def action_mask(self) -> dict[str, torch.Tensor]:
         """``{group: bool [E, n_g, n]}`` views: JaxMARL's available actions for the current

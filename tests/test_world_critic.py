@@ -1,0 +1,143 @@
+"""World states (the scenario interface's ``world_state``) and the trainer's world-state critic
+(``critic_input="world"``): SMAX-v0's world state against a hand computation from its state
+(JaxMARL's own ``get_world_state`` is compared in ``tests/test_smax_reference.py``), the
+finished episode's world state under SAME_STEP autoreset, scenarios without one, and what the
+critics then see, store and restore."""
+
+import numpy as np
+import pytest
+import torch
+
+import war_envs
+import war_train
+from war_train import distributed, lockstep
+from war_train.envs import make_env
+from war_train.policy import CriticState, load_policies
+
+torch.set_num_threads(1)
+
+
+def world_state_by_hand(env) -> np.ndarray:
+    """JaxMARL's ``get_world_state`` from ``env.get_state()``: per unit [health / max, x, y,
+    cooldown, type one-hot (6)] (zeros once dead), then teams, then types."""
+    s = {k: v.double().numpy() for k, v in env.get_state().items()}
+    E, A = s["unit_alive"].shape
+    max_health = np.asarray(env.unit_type_health)
+    out = np.zeros((E, 12 * A))
+    for e in range(E):
+        for u in range(A):
+            t = int(s["unit_types"][e, u])
+            if s["unit_alive"][e, u]:
+                row = out[e, 10 * u: 10 * u + 10]
+                row[0] = s["unit_health"][e, u] / max_health[t]
+                row[1:3] = s["unit_positions"][e, u]
+                row[3] = s["unit_weapon_cooldowns"][e, u]
+                row[4 + t] = 1.0
+            out[e, 10 * A + u] = float(u >= env.num_allies)
+            out[e, 11 * A + u] = t
+    return out
+
+
+def random_available(env, gen) -> dict:
+    return {g: torch.multinomial(m.reshape(-1, m.shape[-1]).float(), 1, generator=gen).reshape(m.shape[:-1])
+            for g, m in env.action_mask().items()}
+
+
+@pytest.mark.parametrize("map_name", ["3m", "2s3z"])
+def test_smax_world_state_is_jaxmarls_layout_of_the_state(map_name):
+    gen = torch.Generator().manual_seed(0)
+    with war_envs.make("SMAX-v0", map_name=map_name, num_envs=8, seed=3) as env:
+        env.reset()
+        assert env.world_state_dim == 12 * env.num_units
+        assert env.world_state().shape == (8, env.world_state_dim) and env.world_state().dtype == torch.float32
+        deaths = 0
+        for _ in range(60):
+            np.testing.assert_allclose(env.world_state().double().numpy(), world_state_by_hand(env), atol=1e-5)
+            env.step(random_available(env, gen))
+            deaths += int((~env.get_state()["unit_alive"]).sum())
+        assert deaths > 0   # dead units' rows (zeros) were compared too
+
+
+def test_final_world_state_is_the_finished_episodes():
+    """SAME_STEP: ``info["final_world_state"]`` of a finished world is the world state a twin
+    without autoreset shows after the same step; ``env.world_state()`` is the new episode's."""
+    E, gen = 16, torch.Generator().manual_seed(1)
+    kw = dict(map_name="3m", num_envs=E, seed=5, max_steps=20)
+    with war_envs.make("SMAX-v0", **kw) as env, war_envs.make("SMAX-v0", autoreset_mode="disabled", **kw) as twin:
+        env.reset(), twin.reset()
+        finished = torch.zeros(E, dtype=torch.bool)
+        while not bool(finished.all()):
+            actions = random_available(env, gen)
+            for g, a in actions.items():   # (worlds the twin has finished: stop, its only available action)
+                a[finished] = 4
+            _, _, _, _, info = env.step(actions)
+            twin.step(actions)
+            now = info["_final_obs"] & ~finished
+            assert torch.equal(env.world_state()[~finished & ~now], twin.world_state()[~finished & ~now])
+            assert torch.equal(info["final_world_state"][now], twin.world_state()[now])
+            fresh = world_state_by_hand(env)[now.numpy()]
+            np.testing.assert_allclose(env.world_state()[now].double().numpy(), fresh, atol=1e-5)
+            finished |= now
+        assert finished.all()
+
+
+def test_scenarios_without_a_world_state_say_so():
+    with war_envs.make("Spread-v0", num_envs=2) as env:
+        env.reset()
+        assert env.world_state_dim == 0
+        with pytest.raises(TypeError, match="Spread-v0 declares no world state"):
+            env.world_state()
+        with pytest.raises(ValueError, match="critic_input: 'world' needs a scenario that declares a world state"):
+            CriticState(env, world=True)
+    cfg = war_train.preset_config("smoke", critic_input="world", total_env_steps=16 * 25)
+    with pytest.raises(ValueError, match="critic_input: 'world' needs"):
+        war_train.train(None, cfg)
+    with pytest.raises(ValueError, match="critic_input: expected 'state', 'world' or 'local', got 'global'"):
+        war_train.preset_config("smoke", critic_input="global")
+
+
+class Spy:
+    """An env whose ``step`` records the world state and ``env.state()`` the policy acted on."""
+
+    def __init__(self, env) -> None:
+        self.env, self.seen = env, []
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def step(self, actions, **kw):
+        self.seen.append((self.env.world_state().clone(), self.env.state()))
+        return self.env.step(actions, **kw)
+
+
+def test_the_world_critic_sees_the_world_state_then_every_observation():
+    cfg = war_train.preset_config("smoke", scenario="SMAX-v0", critic_input="world", rollout_length=30,
+                                  total_env_steps=16 * 30)
+    with make_env(cfg) as env:
+        mode = lockstep.LockstepMode(env, cfg, distributed.Local())
+        spy = Spy(env)
+        T = lockstep.collect(spy, mode.policies, mode.learner.vnorm, mode.buffers, mode.carry, mode.stats, mode.dist,
+                             mode.learner.generator, cfg.rollout_length, mode.timer, mode.critic)
+        assert T == 30 and mode.critic.dim == env.world_state_dim + env.state_dim
+        for t, (world, joint) in enumerate(spy.seen):
+            assert torch.equal(mode.buffers.state[t], torch.cat([world, joint], dim=1))
+        first = next(m for m in mode.policies["ally"].critic.modules() if isinstance(m, torch.nn.Linear))
+        assert first.in_features == mode.critic.dim
+        mode.close()
+
+
+def test_a_world_critic_run_loads_evaluates_and_differs_from_a_state_critic_run(tmp_path):
+    runs = {}
+    for critic in ("state", "world"):
+        cfg = war_train.preset_config("smoke", scenario="SMAX-v0", critic_input=critic, total_env_steps=16 * 25 * 2,
+                                      eval_episodes=8)
+        runs[critic] = war_train.train(None, cfg, run_dir=tmp_path / critic)
+        policies, loaded_cfg, sig = load_policies(tmp_path / critic)
+        assert loaded_cfg.critic_input == critic
+        assert ("world_state_dim" in sig) == (critic == "world")
+        for g, p in policies.items():
+            torch.testing.assert_close(p.critic.state_dict(), runs[critic].policies[g].critic.state_dict())
+    # the same actors play the same first rollout; the critics see different inputs
+    first = [runs[c].history[0] for c in ("state", "world")]
+    assert first[0]["episode_return"] == first[1]["episode_return"]
+    assert first[0]["ally/value_loss"] != first[1]["ally/value_loss"]
