@@ -76,7 +76,13 @@ def test_the_run_keeps_the_best_restart_and_says_which(tmp_path):
         sub = json.loads((run / f"restart_{k}" / "config.json").read_text())
         assert sub["seed"] == r["seed"] and sub["restarts"] == 0 and sub["eval_episodes"] == 0
         assert load_checkpoint(run / f"restart_{k}")["selection"]["score"] == pytest.approx(r["score"])
-    assert (run / "checkpoint.pt").read_bytes() == (run / f"restart_{kept}" / "checkpoint.pt").read_bytes()
+    top, sub = load_checkpoint(run), load_checkpoint(run / f"restart_{kept}")
+    assert top["restart"] == {"restart": kept, "seed": restarts[kept]["seed"]}
+    assert top["config"]["seed"] == 1 and top["config"]["restarts"] == 2   # the run's config: its evaluation worlds
+    for part in ("actors", "critics"):
+        for g in sub[part]:
+            for k, t in sub["selection"][part][g].items():
+                assert torch.equal(top["selection"][part][g][k], t)
     assert rows(run / "metrics.csv") == rows(run / f"restart_{kept}" / "metrics.csv")
     report = json.loads((run / "eval.json").read_text())
     assert report["seed"] == 1 and report["selected"]["restart"] == kept
@@ -142,3 +148,20 @@ def test_resume_refuses_restarts_of_another_config(tmp_path):
     run = run_training(config(restarts=1), run_dir=tmp_path / "run", log=quiet)
     with pytest.raises(ValueError, match=r"restart_0.*was trained with a different config: lr="):
         run_training(config(restarts=1, lr=1e-4), resume=run, log=quiet)
+
+
+def test_the_cli_resumes_a_run_with_restarts(tmp_path):
+    from war_train.cli import main as cli_main
+
+    args = ["train", "Spread-v0", "--preset", "smoke", "--restarts", "1", "--select-every", "2", "--select-episodes", "20",
+            "--total-env-steps", str(16 * 25 * UPDATES), "--eval-episodes", "10", "--no-gif"]
+    assert cli_main([*args, "--run-dir", str(tmp_path / "straight")]) == 0
+    cut = tmp_path / "cut"
+    # a run stopped in restart 1 (its checkpoint at update 2, no top-level checkpoint yet), resumed by the CLI
+    run_training(config(restarts=1), run_dir=cut, progress_fn=lambda row, n=[]: n.append(1) or len(n) < UPDATES + 2,
+                 log=quiet)
+    assert not (cut / "checkpoint.pt").exists()
+    assert cli_main(["train", "--resume", str(cut)]) == 0
+    assert rows(cut / "metrics.csv") == rows(tmp_path / "straight" / "metrics.csv")
+    assert (json.loads((cut / "restarts.json").read_text()) ==
+            json.loads((tmp_path / "straight" / "restarts.json").read_text()))

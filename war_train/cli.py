@@ -205,8 +205,10 @@ def resolve_config(args) -> TrainConfig:
              if f.name != "scenario" and hasattr(args, f.name)}
     if args.resume:
         from war_train.checkpoint import load_checkpoint
+        from war_train.restarts import restarts_run
 
-        values = load_checkpoint(args.resume)["config"]
+        run = restarts_run(args.resume)   # (a run with restarts: its own config, not its restarts')
+        values = json.loads((run / "config.json").read_text()) if run else load_checkpoint(args.resume)["config"]
         if args.scenario and args.scenario != values["scenario"]:
             raise ValueError(f"scenario: the checkpoint trained {values['scenario']!r}, not {args.scenario!r}")
         if args.preset:
@@ -252,7 +254,10 @@ def _resumed_war_config(args):
     from war_train.checkpoint import load_checkpoint
     from war_train.war_config import war_config_from_dict
 
-    saved = load_checkpoint(args.resume).get("war")
+    from war_train.restarts import restarts_run
+
+    run = restarts_run(args.resume)
+    saved = load_checkpoint(run / "restart_0" / "checkpoint.pt" if run else args.resume).get("war")
     options = {k[len("war__"):]: v for k, v in vars(args).items() if k.startswith("war__")}
     if not isinstance(saved, dict):
         if options or getattr(args, "war", False):

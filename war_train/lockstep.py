@@ -202,7 +202,8 @@ def collect(env, policies, vnorm, buf: Rollout, carry: Carry, stats: EpisodeStat
     ``bootstrap_truncation`` no V(final state) is computed (GAE would not use it)."""
     groups = env.groups
     host_checks_free = host_reads_are_free(buf.starts.device)
-    state = critic.current(carry.obs) if buf.state is not None else None   # == env.state() (see tests)
+    # the critics' input: env.state() (see tests), after the world state with critic_input="world"
+    state = critic.current(carry.obs) if buf.state is not None else None
     for t in range(T):
         if dist.stop_collecting(t):
             return t

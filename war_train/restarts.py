@@ -7,9 +7,10 @@ checkpoint, TensorBoard): the run's config with seed ``seeding.restart_seed(seed
 0: the run's own seed, so it is exactly the run without restarts; the others' seeds lie in
 ``[2**62, 2**63)``), hence its own network initialisation, sampling stream and training worlds,
 and its own selection worlds (``war_train.selection``).  The run's result is the restart whose
-selected networks scored best (a tie keeps the earlier): its ``checkpoint.pt`` and
-``metrics.csv`` are copied into the run folder, so ``war-train eval``/``render`` and
-``load_policies`` read them there; ``restarts.json`` lists every restart (seed, folder, selected
+selected networks scored best (a tie keeps the earlier): its ``metrics.csv`` is copied into
+the run folder and its ``checkpoint.pt`` written there under the run's config (and a
+``"restart"`` entry naming it), so ``war-train eval``/``render`` and ``load_policies`` read the
+kept networks there and play the run's own evaluation worlds; ``restarts.json`` lists every restart (seed, folder, selected
 update, score) and which was kept.  The final evaluation, plot and GIF then play the kept
 networks, the evaluation on the worlds of the run's own seed, which no restart trains or
 selects on.
@@ -31,7 +32,7 @@ import json
 import pathlib
 import shutil
 
-from war_train.checkpoint import load_checkpoint
+from war_train.checkpoint import load_checkpoint, save_checkpoint
 from war_train.config import TrainConfig, config_to_dict
 from war_train.loop import TrainResult, train
 from war_train.policy import load_policies
@@ -40,7 +41,7 @@ from war_train.runlog import read_metrics
 from war_train.seeding import restart_seed
 from war_train.selection import selected_networks
 
-__all__ = ["restart_config", "train_restarts"]
+__all__ = ["restart_config", "restarts_run", "train_restarts"]
 
 
 def restart_config(config: TrainConfig, restart: int) -> TrainConfig:
@@ -48,6 +49,15 @@ def restart_config(config: TrainConfig, restart: int) -> TrainConfig:
     the outputs the run makes once, for the networks it keeps (evaluation, GIF)."""
     return dataclasses.replace(config, seed=restart_seed(config.seed, restart), restarts=0,
                                restart_below=float("inf"), eval_episodes=0, gif=False)
+
+
+def restarts_run(path) -> pathlib.Path | None:
+    """The run folder when ``path`` (a run folder or its ``checkpoint.pt``) is a run with restarts
+    (it has ``restart_0/``), else None.  Its ``config.json`` holds the run's config (the
+    checkpoints hold their restarts'), and ``restart_0/checkpoint.pt`` its WAR config, if any."""
+    path = pathlib.Path(path)
+    run = path if path.is_dir() else path.parent
+    return run if (run / "restart_0").is_dir() and (run / "config.json").is_file() else None
 
 
 def _finished(folder: pathlib.Path, config: TrainConfig) -> dict | None:
@@ -100,8 +110,10 @@ def train_restarts(env, config: TrainConfig, progress_fn=None, *, run_dir, resum
     log(f"war-train: kept restart {best['restart']} (seed {best['seed']}, {best['metric']} {best['score']:.4g})")
     if not dist.is_main:
         return TrainResult({}, [], config, run_dir, None, False)
-    for name in ("checkpoint.pt", "metrics.csv"):
-        shutil.copyfile(kept / name, run_dir / name)
+    shutil.copyfile(kept / "metrics.csv", run_dir / "metrics.csv")
+    ckpt = load_checkpoint(kept / "checkpoint.pt")   # (under the run's config: its seed's evaluation worlds)
+    ckpt.update(config=config_to_dict(config), restart={"restart": best["restart"], "seed": best["seed"]})
+    save_checkpoint(run_dir / "checkpoint.pt", ckpt)
     policies, _, _ = load_policies(run_dir / "checkpoint.pt")
     selected = {**{k: best[k] for k in ("update", "env_steps", "metric", "score", "episodes")},
                 "restart": best["restart"], "seed": best["seed"]}
