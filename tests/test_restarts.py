@@ -146,8 +146,13 @@ def test_the_war_mode_restarts_too(tmp_path):
 
 def test_resume_refuses_restarts_of_another_config(tmp_path):
     run = run_training(config(restarts=1), run_dir=tmp_path / "run", log=quiet)
-    with pytest.raises(ValueError, match=r"restart_0.*was trained with a different config: lr="):
+    before = (run / "config.json").read_text()
+    with pytest.raises(ValueError, match=r"config.json' was trained with a different config: lr="):
         run_training(config(restarts=1, lr=1e-4), resume=run, log=quiet)
+    assert (run / "config.json").read_text() == before   # (the run folder as it was)
+    (run / "config.json").write_text(json.dumps({**json.loads(before), "lr": 1e-4}))   # an edited run config:
+    with pytest.raises(ValueError, match=r"restart_0.*was trained with a different config: lr="):
+        run_training(config(restarts=1, lr=1e-4), resume=run, log=quiet)      # its restarts still refuse
 
 
 def test_the_cli_resumes_a_run_with_restarts(tmp_path):

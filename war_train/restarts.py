@@ -80,8 +80,12 @@ def train_restarts(env, config: TrainConfig, progress_fn=None, *, run_dir, resum
     it is (``TrainResult.stopped_early`` / ``interrupted_by``)."""
     run_dir = pathlib.Path(run_dir)
     if dist.is_main:
+        saved = run_dir / "config.json"
+        if resume is not None and saved.is_file():   # (refused before anything is written)
+            check_config({"config": json.loads(saved.read_text())}, repr(str(saved)),
+                         config, also=("restarts", "restart_below"))
         run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "config.json").write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
+        saved.write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
     records, best = [], None
     for k in range(config.restarts + 1):
         sub, folder = restart_config(config, k), run_dir / f"restart_{k}"

@@ -71,9 +71,10 @@ def check_war_resume(ckpt: dict, path, cfg: TrainConfig, war: WarConfig, env) ->
     _check_env(ckpt, repr(str(path)), cfg, env)
 
 
-def check_config(ckpt: dict, name: str, cfg: TrainConfig) -> None:
-    """Every mode: the config is the checkpoint's but for ``RESUMABLE_CHANGES``."""
-    diff = config_changes(ckpt["config"], config_to_dict(cfg), config_to_dict(TrainConfig()), RESUMABLE_CHANGES)
+def check_config(ckpt: dict, name: str, cfg: TrainConfig, also=()) -> None:
+    """Every mode: the config is the checkpoint's but for ``RESUMABLE_CHANGES`` (and ``also``)."""
+    diff = config_changes(ckpt["config"], config_to_dict(cfg), config_to_dict(TrainConfig()),
+                          (*RESUMABLE_CHANGES, *also))
     if diff:
         raise ValueError(f"resume: {name} was trained with a different config: " + ", ".join(diff))
 
