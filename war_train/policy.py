@@ -197,10 +197,10 @@ def joint_state(obs: dict[str, torch.Tensor]) -> torch.Tensor:
     return torch.cat([o.reshape(first.shape[0], -1) for o in obs.values()], dim=1)
 
 
-def critic_state_dim(state_dim: int, world_state_dim: int, cfg: TrainConfig) -> int:
-    """The centralized critics' input size (``critic_input``): ``env.state()``'s, after the
-    world state's with ``"world"``."""
-    return state_dim + (world_state_dim if cfg.critic_input == "world" else 0)
+def critic_state_dim(state_dim: int, world_state_dim: int, world: bool) -> int:
+    """The centralized critics' input size: ``env.state()``'s, after the world state's with
+    ``world`` (``critic_input == "world"``)."""
+    return state_dim + (world_state_dim if world else 0)
 
 
 class CriticState:
@@ -215,7 +215,7 @@ class CriticState:
         if self.world and env.world_state_dim == 0:
             raise ValueError(f"critic_input: 'world' needs a scenario that declares a world state; "
                              f"{env.env_id or type(env).__name__} has none (world_state_dim is 0); use 'state'")
-        self.dim = env.state_dim + (env.world_state_dim if self.world else 0)
+        self.dim = critic_state_dim(env.state_dim, env.world_state_dim, self.world)
 
     def current(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         """The critics' input for ``obs``, the observations the env last returned (a new tensor)."""
@@ -304,7 +304,8 @@ def load_policies(checkpoint, last: bool = False) -> tuple[dict[str, GroupPolicy
         action_space: object
 
     groups = {g: _Spec(d["n_agents"], d["obs_dim"], space_from_signature(d)) for g, d in sig["groups"].items()}
-    policies = build_policies(groups, critic_state_dim(sig["state_dim"], sig.get("world_state_dim", 0), cfg),
+    policies = build_policies(groups, critic_state_dim(sig["state_dim"], sig.get("world_state_dim", 0),
+                                                       cfg.critic_input == "world"),
                               dataclasses.replace(cfg, device="cpu"), "cpu")
     source = ckpt if last or not ckpt.get("selection") else ckpt["selection"]
     bad = malformed_entries(source, {"update": int, "actors": dict, "critics": dict}) if source is not ckpt else []

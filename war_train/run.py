@@ -4,7 +4,8 @@
 ``config.json``, ``metrics.csv``, ``tb/`` (TensorBoard), ``checkpoint.pt``,
 ``learning_curve.png``, ``eval.json`` and ``episode.gif`` (WAR modes: ``war_config.json``,
 ``staleness.jsonl`` and ``war_curve.png`` too; with ``restarts`` each restart's run in
-``restart_<k>/``, ``restarts.json``, and the kept restart's checkpoint and metrics).  The CLI's ``train`` and the main job call it.
+``restart_<k>/``, ``restarts.json``, and the kept restart's checkpoint and metrics).  The CLI's
+``train`` and the main job call it.
 Under ``torchrun`` every rank runs it: each steps its share of the worlds
 (``war_train.distributed``), rank 0 picks the run folder and writes every output.
 

@@ -490,9 +490,10 @@ class SMAX(BatchedEnv):
 
     def world_state(self) -> torch.Tensor:
         """``float32 [E, world_state_dim]`` view, computed at the call (the next call overwrites
-        it): JaxMARL's ``get_world_state`` (its ``obs["world_state"]``) for the current observations: every unit's health fraction,
-        position (map units), weapon cooldown (seconds) and unit-type bits (zeros once dead),
-        then every unit's team (0 ally, 1 enemy) and type.  What a centralized critic may see
+        it): JaxMARL's ``get_world_state`` (its ``obs["world_state"]``) for the current
+        observations: every unit's health fraction, position (map units), weapon cooldown
+        (seconds) and unit-type bits (zeros once dead), then every unit's team (0 ally, 1 enemy)
+        and type.  What a centralized critic may see
         that no agent does (``war_train``'s ``critic_input="world"``)."""
         self._check_open()
         with self._warp_work():   # (computed when asked: a step that nobody asks it of does not pay)
