@@ -30,7 +30,7 @@ Usage
 -----
     python benchmarks/speed_vs_commit.py                         # MPE: this tree vs cb9a33e
     python benchmarks/speed_vs_commit.py --ref 22e5726 --scenarios Tag-v0 --worlds 64 1024 \\
-        --json benchmarks/results/tag_struct_speed.json
+        --json benchmarks/results/trials/tag_struct_speed.json
 
 ``--json PATH`` writes the table's rows (and every round's figures) with the command, date,
 machine and versions (``benchmarks/_results.py``).

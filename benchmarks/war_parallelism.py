@@ -1,7 +1,7 @@
 """How parallel the parallel resource model really is on this machine.
 
 ``benchmarks/war_real.py``'s parallel model runs the commander's and the sentries' policy calls
-(``WarPolicy.act``: actor, sampling, critic, over one worker's worlds) on two lane threads, each
+(``BehaviourPolicy.act``: actor, sampling, critic, over one worker's worlds) on two lane threads, each
 pinned to its own core, as ``war_train.war_collector.Collector(lane_threads=...)`` does — torch's kernels
 release the GIL, so the two calls can overlap.  This measures by how much: per commander width,
 the median seconds of the commander's call alone (``a``), the sentries' call alone (``b``), and
@@ -61,14 +61,14 @@ def measure(width: int, worlds: int, repeats: int, cpus: list[int]) -> dict:
     import war_train
     from war_train.war_collector import _pin_thread
     from war_train.policy import build_policies
-    from war_train.war_mode import WarPolicy
+    from war_train.war_collector import BehaviourPolicy
 
     cfg = war_train.preset_config("relay", num_envs=worlds, torch_threads=1,
                                   group_network={"commander": {"hidden_size": width, "num_layers": 2}})
     with war_envs.make("Relay-v0", num_envs=worlds, seed=0) as env:
         obs, state = env.reset(seed=0), env.state()
         gens = {g: torch.Generator().manual_seed(i) for i, g in enumerate(env.groups)}
-        policy = WarPolicy(build_policies(env.groups, env.state_dim, cfg, "cpu"), torch.Generator(), lane_gens=gens)
+        policy = BehaviourPolicy(build_policies(env.groups, env.state_dim, cfg, "cpu"), torch.Generator(), lane_gens=gens)
     lanes = {"commander": [cpus[0]], "sentry": [cpus[-1]]}
     pools = {g: concurrent.futures.ThreadPoolExecutor(max_workers=1, initializer=_pin_thread, initargs=(c,))
              for g, c in lanes.items()}

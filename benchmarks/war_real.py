@@ -100,7 +100,7 @@ def train_config(args, seed: int, width: int | None = None):
 
 
 def call_seconds(policy, group: str, obs, state, repeats: int = 20) -> float:
-    """Median seconds of one ``WarPolicy.act`` call (actor, sampling, critic) of ``group``."""
+    """Median seconds of one ``BehaviourPolicy.act`` call (actor, sampling, critic) of ``group``."""
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -116,7 +116,7 @@ def calibrate(args, ratios) -> dict:
 
     import war_envs
     from war_train.policy import build_policies
-    from war_train.war_mode import WarPolicy
+    from war_train.war_collector import BehaviourPolicy
 
     env = war_envs.make("Relay-v0", num_envs=args.worlds, seed=0)
     obs = env.reset(seed=0)
@@ -125,7 +125,7 @@ def calibrate(args, ratios) -> dict:
     cost = {}
     for width in WIDTHS:
         cfg = train_config(args, 1, width)
-        pol = WarPolicy(build_policies(env.groups, env.state_dim, cfg, "cpu"), gen)
+        pol = BehaviourPolicy(build_policies(env.groups, env.state_dim, cfg, "cpu"), gen)
         if width == WIDTHS[0]:
             sentry = call_seconds(pol, "sentry", obs["sentry"], state)
         cost[width] = call_seconds(pol, "commander", obs["commander"], state) / sentry

@@ -11,18 +11,25 @@ import torch
 
 import war_envs
 import war_train
-from war_train import lockstep, losses
+from war_train import losses
+from war_train.batches import group_batch
 from war_train.config import TrainConfig
 
 IDENTITY = SimpleNamespace(denormalize=lambda v: v)
 
 
-def rollout():
-    """One world, one agent, 3 steps; step 1 truncates its episode with V(final state) = 10."""
-    col = lambda *xs: torch.tensor(xs).reshape(3, 1, 1)   # noqa: E731  (T, E, n)
-    return SimpleNamespace(rewards={"a": col(1.0, 2.0, 3.0)}, values={"a": col(0.5, 0.5, 0.5)},
-                           boot={"a": col(0.0, 10.0, 0.0)}, term={"a": col(False, False, False)},
-                           trunc={"a": col(False, True, False)})
+def window():
+    """One world, one agent, 3 steps (a lock-step window: every macro-step one step long); step 1
+    truncates its episode with V(final state) = 10; V after the window is 4."""
+    col = lambda *xs, dtype=torch.float32: torch.tensor(xs, dtype=dtype).reshape(3, 1, 1)   # noqa: E731 (T, E, n)
+    world = lambda *xs, dtype: torch.tensor(xs, dtype=dtype).reshape(3, 1)   # noqa: E731 (T, E)
+    return SimpleNamespace(rewards=col(1.0, 2.0, 3.0), values=col(0.5, 0.5, 0.5), next_values=col(0.5, 10.0, 4.0),
+                           terminated=col(False, False, False, dtype=torch.bool),
+                           truncated=col(False, True, False, dtype=torch.bool), k=world(1, 1, 1, dtype=torch.long),
+                           valid=world(True, True, True, dtype=torch.bool), draft=world(False, False, False,
+                                                                                          dtype=torch.bool),
+                           obs=torch.zeros(3, 1, 1, 2), actions=torch.zeros(3, 1, 1, dtype=torch.long),
+                           logp=col(0.0, 0.0, 0.0), state=torch.zeros(3, 1, 4))
 
 
 @pytest.mark.parametrize("bootstrap,expected", [
@@ -33,22 +40,25 @@ def rollout():
     (False, [2.3, 1.5, 6.1]),
 ])
 def test_gae_by_hand(bootstrap, expected):
-    _, returns, adv = lockstep.advantages(IDENTITY, rollout(), "a", torch.tensor([[4.0]]), gamma=0.9, lam=1.0,
-                                          bootstrap_truncation=bootstrap)
-    assert torch.allclose(adv.flatten(), torch.tensor(expected), atol=1e-6)
-    assert torch.allclose(returns.flatten(), torch.tensor(expected) + 0.5, atol=1e-6)
+    b = window()
+    policy = SimpleNamespace(recurrent=False, local_critic=True)
+    batch, ratio, vtrace = group_batch(policy, IDENTITY, b, b.valid, torch.zeros(3, 1, dtype=torch.long), gamma=0.9,
+                                       lam=1.0, bootstrap_truncation=bootstrap, rollout=True)
+    assert ratio is None and not vtrace and batch.shape == (3, 1)
+    assert torch.allclose(batch.advantages.flatten(), torch.tensor(expected), atol=1e-6)
+    assert torch.allclose(batch.returns.flatten(), torch.tensor(expected) + 0.5, atol=1e-6)
 
 
 def test_a_real_run_ends_returns_at_truncations(monkeypatch):
     """Command-v0 with 10-step episodes: every truncation reaches GAE as a termination (and
     nothing else changes: the same rewards and truncation flags), and the run trains otherwise."""
-    seen, gae = {}, losses.gae
+    seen, gae = {}, losses.smdp_gae
 
-    def record(rewards, values, next_values, terminated, truncated, gamma, lam):
+    def record(rewards, values, next_values, k, terminated, truncated, gamma, lam, valid=None):
         seen.setdefault(flag, []).append((terminated.clone(), truncated.clone(), rewards.clone()))
-        return gae(rewards, values, next_values, terminated, truncated, gamma, lam)
+        return gae(rewards, values, next_values, k, terminated, truncated, gamma, lam, valid=valid)
 
-    monkeypatch.setattr(losses, "gae", record)
+    monkeypatch.setattr(losses, "smdp_gae", record)
     runs = {}
     for flag in (True, False):
         cfg = war_train.preset_config("smoke", scenario="Command-v0", env_kwargs={"max_cycles": 10}, num_envs=4,

@@ -45,3 +45,14 @@ def test_readme_mentions_only_registered_ids():
     mentioned = {a or b for a, b in ID.findall(text)}
     assert mentioned - set(war_envs.registered_ids()) == set()
     assert "war_envs.registered_ids()" in text
+
+
+def test_readme_is_short_and_its_links_and_pictures_exist():
+    """README.md is a two-minute read (everything else lives in docs/): at most 150 lines, and
+    every relative link and picture it shows exists."""
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 150, "README.md: keep it at most 150 lines; move details into docs/"
+    targets = re.findall(r"\]\((?!https?://|#)([^)#\s]+)", text) + re.findall(r'<img src="([^"]+)"', text)
+    assert any(t.startswith("docs/images/") for t in targets)
+    missing = [t for t in targets if not (ROOT / t).exists()]
+    assert not missing, f"README.md links to missing files: {missing}"

@@ -37,7 +37,7 @@ def test_strict_build(tmp_path):
         assert "Keyword arguments" in page and "Version history" in page
         assert f'src="../images/scenarios/{env_id}.gif"' in page   # opens with its picture (test_scenario_gifs.py)
         assert (site / "images" / "scenarios" / f"{env_id}.gif").is_file()
-    for name in ("index", "quickstart", "examples", "api", "batch_api", "integrations", "training"):
+    for name in ("index", "install", "quickstart", "examples", "api", "batch_api", "integrations", "training", "ci"):
         assert (site / f"{name}.html").exists(), name
     api = (site / "api.html").read_text()
     assert "SB3VecEnv" in api and "rllib_env_creator" in api and "BatchedEnv" in api

@@ -1,4 +1,4 @@
-"""The lock-step rollout never synchronizes with the host: the property WarpDrive's end-to-end
+"""The rollout (lock-step and WAR schedules of the one collector) never synchronizes with the host: the property WarpDrive's end-to-end
 promise needs on a GPU, checked here on the CPU.
 
 ``NoHostSync`` fails on every torch op that would wait for the device on CUDA: reading a value
@@ -6,8 +6,8 @@ promise needs on a GPU, checked here on the CPU.
 ``.cpu()``, ``torch.equal``) and data-dependent shapes (``nonzero``, boolean-mask indexing,
 ``masked_select``, ``unique``); and it counts Warp's host synchronizations and device-to-host
 copies (``wp.synchronize*``, ``wp.array.numpy``/``list``, ``wp.copy`` to the CPU).  The rollout
-is run on the path a CUDA device takes: its CPU-only shortcut (``host_reads_are_free``: branch
-on ``bool(trunc.any())``) is switched off.  What it covers: sampling (masked and not), the env's
+is run on the path a CUDA device takes: the collector's CPU-only shortcuts (``host_reads_are_free``:
+branch on ``bool(trunc.any())``, call a policy on its deciding worlds only) are switched off.  What it covers: sampling (masked and not), the env's
 trusted step, the episode statistics, the final-state bootstrap, GRU and frame-stack carries,
 agents leaving the game.  The once-per-update reads (the finiteness checks after the rollout,
 the row's episode summary, the PPO update's diagnostics) are outside it.
@@ -21,6 +21,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import war_train
 import war_train.lockstep as lockstep
+import war_train.war_collector as war_collector
 from war_train import distributed
 from war_train.envs import make_env
 
@@ -131,24 +132,28 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_lockstep_rollout_never_synchronizes(name, monkeypatch):
+    """Lock-step's rollout is the collector's every-step schedule, on the path a CUDA device takes."""
     cfg = war_train.preset_config("smoke", **CASES[name], num_envs=4, rollout_length=30, total_env_steps=4 * 30 * 2,
                                   gif=False, eval_episodes=0)
-    monkeypatch.setattr(lockstep, "host_reads_are_free", lambda device: False)   # the CUDA path
+    monkeypatch.setattr(war_collector, "host_reads_are_free", lambda device: False)   # the CUDA path
     with make_env(cfg) as env:
         mode = lockstep.LockstepMode(env, cfg, distributed.Local())
-        learner = mode.learner
+        c = mode.collector
+        assert c.branch_free and not c.war.host_checks
         ends = []
-        for _ in range(2):   # (the second rollout starts from the carried state)
+        for update in range(2):   # (the second rollout starts from the carried state)
+            c.begin_window(update)
             with NoHostSync() as guard:
-                T = lockstep.collect(env, mode.policies, learner.vnorm, mode.buffers, mode.carry, mode.stats,
-                                     mode.dist, learner.generator, cfg.rollout_length, mode.timer, mode.critic)
-            assert T == cfg.rollout_length and guard.warp == {"synchronize": 0, "host_copies": 0}
-            g = next(iter(env.groups))
-            ends.append(mode.buffers.term[g].any() | mode.buffers.trunc[g].any())
+                for _ in range(cfg.rollout_length):
+                    c.step()
+            assert guard.warp == {"synchronize": 0, "host_copies": 0}
+            w = c.end_window("steps")   # (the window's once-per-window reads: its settled counts)
+            assert w.steps == cfg.rollout_length
+            assert all(bool(b.valid.all()) and bool((b.k == 1).all()) for b in w.groups.values())
+            ends.append(any(bool(b.terminated.any() | b.truncated.any()) for b in w.groups.values()))
             mode.stats.pop()   # (the row's once-per-update read of the finished episodes)
-        assert any(bool(e) for e in ends), "the rollouts should cross an episode end (the autoreset path)"
+        assert any(ends), "the rollouts should cross an episode end (the autoreset path)"
         mode.close()
-
 
 
 @pytest.mark.parametrize("name", ["spread", "tag", "smax-masks"])
@@ -158,7 +163,7 @@ def test_a_whole_update_reads_the_host_a_fixed_number_of_times(name, monkeypatch
     per step."""
     from war_train.loop import update
 
-    monkeypatch.setattr(lockstep, "host_reads_are_free", lambda device: False)
+    monkeypatch.setattr(war_collector, "host_reads_are_free", lambda device: False)
     reads = {}
     for T in (30, 60):   # (each update finishes some episode: the row summarizes them)
         cfg = war_train.preset_config("smoke", **CASES[name], num_envs=4, rollout_length=T, total_env_steps=4 * T * 3,
@@ -174,9 +179,9 @@ def test_a_whole_update_reads_the_host_a_fixed_number_of_times(name, monkeypatch
 
 
 # ----------------------------------------------------------------------------- the WAR rollout
-import war_train.war_collector as war_collector  # noqa: E402
+from war_train.war_collector import BehaviourPolicy  # noqa: E402
 from war_train.war_config import ARTICLE_COSTS, WarConfig  # noqa: E402
-from war_train.war_mode import WarMode, WarPolicy  # noqa: E402
+from war_train.war_mode import WarMode  # noqa: E402
 
 #: name -> (config overrides, WAR config): 13-step episodes across 30-step windows (fragments carried
 #: over, episode ends inside windows), groups deciding at different rates, every action space
@@ -242,7 +247,7 @@ def test_a_whole_war_update_reads_the_host_a_fixed_number_of_times(name, monkeyp
     assert reads[30] == reads[60] and reads[30][0] > 0
 
 
-class GreedyPolicy(WarPolicy):
+class GreedyPolicy(BehaviourPolicy):
     """The behaviour policy's mode: its actions depend on the observations only, not on which
     worlds a call covers (so that the two rollout paths can be compared action for action)."""
 

@@ -1,4 +1,5 @@
-"""GAE, PPO losses, value normalization: pure functions against hand-computed numbers."""
+"""GAE (SMDP GAE with every interval 1, the advantages of every mode), PPO losses, value
+normalization: pure functions against hand-computed numbers."""
 
 import math
 
@@ -16,6 +17,12 @@ def t(*values, dtype=torch.float64):
     return torch.tensor(values, dtype=dtype)
 
 
+def gae(rewards, values, next_values, term, trunc, gamma, lam):
+    """``losses.smdp_gae`` with every macro-step one env step long: GAE."""
+    k = torch.ones(rewards.shape[:1], dtype=torch.long).reshape(-1, *[1] * (rewards.dim() - 1))
+    return losses.smdp_gae(rewards, values, next_values, k, term, trunc, gamma, lam)
+
+
 # ----------------------------------------------------------------------------- GAE
 def test_gae_truncation_then_termination_by_hand():
     # step 0 ordinary, step 1 truncated (bootstrap V(final) = 4), step 2 terminated.
@@ -25,7 +32,7 @@ def test_gae_truncation_then_termination_by_hand():
     #   t=0: delta = 1 + 0.5*1.0      - 0.5 = 1.0              A0 = 1.0 + 0.25*3.0 = 1.75
     rewards, values, next_values = t(1, 2, 3), t(0.5, 1.0, 1.5), t(1.0, 4.0, 99.0)
     term, trunc = t(0, 0, 1, dtype=torch.bool), t(0, 1, 0, dtype=torch.bool)
-    adv, ret = losses.gae(rewards, values, next_values, term, trunc, gamma=0.5, lam=0.5)
+    adv, ret = gae(rewards, values, next_values, term, trunc, gamma=0.5, lam=0.5)
     assert adv.tolist() == [1.75, 3.0, 1.5]
     assert ret.tolist() == [2.25, 4.0, 3.0]
 
@@ -34,7 +41,7 @@ def test_gae_lambda_chain_and_final_bootstrap_by_hand():
     # no episode end: deltas 0 + 0.5*2 - 1 = 0, 0 + 0.5*3 - 2 = -0.5, 0 + 0.5*4 - 3 = -1
     # A2 = -1, A1 = -0.5 + 0.25*(-1) = -0.75, A0 = 0 + 0.25*(-0.75) = -0.1875
     no = t(0, 0, 0, dtype=torch.bool)
-    adv, ret = losses.gae(t(0, 0, 0), t(1, 2, 3), t(2, 3, 4), no, no, gamma=0.5, lam=0.5)
+    adv, ret = gae(t(0, 0, 0), t(1, 2, 3), t(2, 3, 4), no, no, gamma=0.5, lam=0.5)
     assert adv.tolist() == [-0.1875, -0.75, -1.0]
     assert ret.tolist() == [0.8125, 1.25, 2.0]
 
@@ -42,8 +49,8 @@ def test_gae_lambda_chain_and_final_bootstrap_by_hand():
 def test_gae_termination_ignores_next_value_and_truncation_uses_it():
     one = t(1, dtype=torch.bool)
     zero = t(0, dtype=torch.bool)
-    a_term, _ = losses.gae(t(1.0), t(0.0), t(100.0), one, zero, gamma=0.9, lam=0.95)
-    a_trunc, _ = losses.gae(t(1.0), t(0.0), t(100.0), zero, one, gamma=0.9, lam=0.95)
+    a_term, _ = gae(t(1.0), t(0.0), t(100.0), one, zero, gamma=0.9, lam=0.95)
+    a_trunc, _ = gae(t(1.0), t(0.0), t(100.0), zero, one, gamma=0.9, lam=0.95)
     assert a_term.tolist() == [1.0]
     assert a_trunc.tolist() == [91.0]
 
@@ -53,13 +60,13 @@ def test_gae_broadcasts_world_flags_over_agents():
     values = torch.zeros_like(rewards)
     term = torch.tensor([[False], [True]])[..., None]
     trunc = torch.zeros_like(term)
-    adv, _ = losses.gae(rewards, values, torch.zeros_like(rewards), term, trunc, gamma=1.0, lam=1.0)
+    adv, _ = gae(rewards, values, torch.zeros_like(rewards), term, trunc, gamma=1.0, lam=1.0)
     assert adv[:, 0, :].tolist() == [[2.0] * 3, [1.0] * 3]
 
 
 def test_gae_shape_mismatch_is_a_clear_error():
     with pytest.raises(ValueError, match="equal shapes"):
-        losses.gae(t(1, 2), t(1), t(1, 2), t(0, 0, dtype=torch.bool), t(0, 0, dtype=torch.bool), 0.9, 0.9)
+        gae(t(1, 2), t(1), t(1, 2), t(0, 0, dtype=torch.bool), t(0, 0, dtype=torch.bool), 0.9, 0.9)
 
 
 # ----------------------------------------------------------------------------- PPO losses

@@ -23,54 +23,17 @@ def config(**kw):
     return war_train.preset_config("smoke", **base)
 
 
-def mappo_run(cfg, monkeypatch):
-    """war_train.train (lock-step), recording what its GAE and PPO losses see."""
-    seen = {"gae": [], "loss": []}
-    gae, policy_loss, value_loss = losses.gae, losses.policy_loss, losses.value_loss
-
-    def gae_spy(rewards, values, next_values, term, trunc, gamma, lam):
-        out = gae(rewards, values, next_values, term, trunc, gamma, lam)
-        n = rewards.shape[-1]
-        seen["gae"].append({"rewards": rewards.reshape(-1, n).clone(), "values": values.reshape(-1, n).clone(),
-                            "next_values": torch.where(torch.broadcast_to(term, rewards.shape), 0.0,
-                                                       next_values).reshape(-1, n),
-                            "advantages": out[0].reshape(-1, n), "returns": out[1].reshape(-1, n)})
-        return out
-
-    def pg_spy(*args):
-        out = policy_loss(*args)
-        seen["loss"].append(float(out[0].detach()))
-        return out
-
-    def v_spy(*args):
-        out = value_loss(*args)
-        seen["loss"].append(float(out.detach()))
-        return out
-
-    monkeypatch.setattr(losses, "gae", gae_spy)
-    monkeypatch.setattr(losses, "policy_loss", pg_spy)
-    monkeypatch.setattr(losses, "value_loss", v_spy)
-    with war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed, **cfg.env_kwargs) as env:
-        result = war_train.train(env, cfg)
-    monkeypatch.undo()
-    return result, seen
-
-
-def strip(rows, extra=()):
-    skip = {"wall_s", "env_steps_per_s", *extra}
-    return [{k: v for k, v in r.items() if k not in skip} for r in rows]
-
-
-def war_captures(monkeypatch):
-    """What the WAR harness's SMDP GAE (valid rows) and PPO losses see, in call order."""
-    import war_train.war_mode as war_mode
-
+def captures(monkeypatch):
+    """What the advantages (SMDP GAE, valid rows) and the PPO losses see, in call order: the one
+    batch builder both modes use (``war_train.batches``)."""
     caps, smdp_gae, policy_loss, value_loss = [], losses.smdp_gae, losses.policy_loss, losses.value_loss
 
     def gae_spy(rewards, values, next_values, k, term, trunc, gamma, lam, valid):
         out = smdp_gae(rewards, values, next_values, k, term, trunc, gamma, lam, valid=valid)
         keep = valid[..., 0]
-        caps.append({"rewards": rewards[keep], "values": values[keep], "next_values": next_values[keep],
+        term = torch.broadcast_to(term, rewards.shape)
+        caps.append({"rewards": rewards[keep], "values": values[keep], "k": k[keep],
+                     "next_values": torch.where(term, 0.0, next_values)[keep],   # (x 0 after a termination)
                      "advantages": out[0][keep], "returns": out[1][keep], "losses": []})
         return out
 
@@ -84,10 +47,24 @@ def war_captures(monkeypatch):
         caps[-1]["losses"].append(float(out.detach()))
         return out
 
-    monkeypatch.setattr(war_mode.losses, "smdp_gae", gae_spy)
+    monkeypatch.setattr(losses, "smdp_gae", gae_spy)
     monkeypatch.setattr(losses, "policy_loss", pg_spy)
     monkeypatch.setattr(losses, "value_loss", v_spy)
     return caps
+
+
+def mappo_run(cfg, monkeypatch):
+    """war_train.train (lock-step), recording what its advantages and PPO losses see."""
+    seen = captures(monkeypatch)
+    with war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed, **cfg.env_kwargs) as env:
+        result = war_train.train(env, cfg)
+    monkeypatch.undo()
+    return result, seen
+
+
+def strip(rows, extra=()):
+    skip = {"wall_s", "env_steps_per_s", *extra}
+    return [{k: v for k, v in r.items() if k not in skip} for r in rows]
 
 
 @pytest.mark.parametrize("arm", ["war", "sync"])
@@ -97,31 +74,26 @@ def test_equal_costs_reproduce_lockstep_mappo(arm, monkeypatch):
 
     trainer = WarMode(cfg, WarConfig(arm=arm, costs=EQUAL))
     assert set(trainer.schedule.interval.values()) == {1.0}    # equal costs: everyone decides every step
-    caps = war_captures(monkeypatch)
+    caps = captures(monkeypatch)
     rows = [update(trainer) for _ in range(cfg.num_updates)]
     monkeypatch.undo()
     trainer.close()
 
-    # batches: the same transitions, values, bootstraps, advantages and returns (group by group)
-    assert len(caps) == len(seen["gae"]) == 2 * cfg.num_updates
-    for mine, theirs in zip(caps, seen["gae"]):
-        nv = torch.where(mine["next_values"].isfinite(), mine["next_values"], 0.0)
-        for key in ("rewards", "values", "advantages", "returns"):
-            torch.testing.assert_close(mine[key], theirs[key], atol=1e-6, rtol=0)
-        # next values differ only after terminations (multiplied by 0 there); none happen here
-        torch.testing.assert_close(nv, theirs["next_values"], atol=1e-6, rtol=0)
+    # batches: the same transitions, values, bootstraps, advantages and returns (group by group),
+    # every one a one-step macro-step
+    assert len(caps) == len(seen) == 2 * cfg.num_updates
+    for mine, theirs in zip(caps, seen):
+        assert bool((mine["k"] == 1).all()) and bool((theirs["k"] == 1).all())
+        for key in ("rewards", "values", "next_values", "advantages", "returns"):
+            assert torch.equal(mine[key], theirs[key]), key
     # losses, minibatch by minibatch (policy then value), and gradient norms in the logged rows
-    mine_losses = [x for c in caps for x in c["losses"]]
-    assert mine_losses == pytest.approx(seen["loss"], abs=1e-6)
+    assert [x for c in caps for x in c["losses"]] == [x for c in seen for x in c["losses"]]
     war_only = {k for k in rows[0] if k not in ref.history[0]}
-    for a, b in zip(strip(ref.history), strip(rows, war_only)):
-        assert a.keys() == b.keys()
-        for k in a:
-            assert b[k] == pytest.approx(a[k], abs=1e-6, nan_ok=True), k
+    assert strip(ref.history) == strip(rows, war_only)
     # gradients: the same parameters after every Adam step
     for g, p in ref.policies.items():
         for (name, x), y in zip(p.state_dict().items(), trainer.policies[g].state_dict().values()):
-            torch.testing.assert_close(x, y, atol=1e-6, rtol=0, msg=f"{g}.{name}")
+            assert torch.equal(x, y), f"{g}.{name}"
     # and the WAR diagnostics of a lock-step batch
     assert rows[-1]["ess_frac"] == 1.0 and rows[-1]["staleness_max"] == 0.0 and rows[-1]["dropped_frac"] == 0.0
     assert rows[-1]["share/commander"] == pytest.approx(0.1)

@@ -15,17 +15,43 @@ def rand(*shape, seed=0):
 
 
 # ----------------------------------------------------------------------------- SMDP GAE
-def test_smdp_gae_with_unit_steps_is_gae():
-    T, E, n = 7, 5, 3
-    r, v, nv = rand(T, E, n, seed=1), rand(T, E, n, seed=2), rand(T, E, n, seed=3)
-    term = rand(T, E, 1, seed=4) > 1.0
-    trunc = (rand(T, E, 1, seed=5) > 1.0) & ~term
-    a_ref, r_ref = losses.gae(r, v, nv, term, trunc, 0.99, 0.95)
+def textbook_gae(rewards, values, next_values, term, trunc, gamma, lam):
+    """GAE as CleanRL / the MAPPO paper's code write it (termination and truncation kept apart):
+    delta_t = r_t + gamma (1 - term_t) V'_t - V_t, A_t = delta_t + gamma lam (1 - done_t) A_{t+1}."""
+    term_f = torch.broadcast_to(term, rewards.shape).to(rewards.dtype)
+    done = torch.broadcast_to(term | trunc, rewards.shape).to(rewards.dtype)
+    adv, last = torch.empty_like(rewards), torch.zeros_like(rewards[0])
+    for t in range(rewards.shape[0] - 1, -1, -1):
+        delta = rewards[t] + gamma * (1.0 - term_f[t]) * next_values[t] - values[t]
+        last = delta + gamma * lam * (1.0 - done[t]) * last
+        adv[t] = last
+    return adv, adv + values
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_smdp_gae_with_unit_steps_is_gae_bitwise(dtype, seed):
+    """The one advantage function of every mode: with every interval 1 it is GAE, bit for bit
+    (lock-step MAPPO's advantages), with and without a ``valid`` mask."""
+    T, E, n = 9, 5, 3
+    r, v, nv = (rand(T, E, n, seed=10 * seed + i).to(dtype) for i in (1, 2, 3))
+    term = rand(T, E, 1, seed=10 * seed + 4) > 1.0
+    trunc = (rand(T, E, 1, seed=10 * seed + 5) > 1.0) & ~term
+    assert bool(term.any()) or bool(trunc.any())
+    a_ref, r_ref = textbook_gae(r, v, nv, term, trunc, 0.99, 0.95)
     ones = torch.ones(T, E, 1, dtype=torch.long)
     a, ret = losses.smdp_gae(r, v, nv, ones, term, trunc, 0.99, 0.95)
-    assert torch.equal(a, a_ref) and torch.equal(ret, r_ref)
+    assert a.dtype == dtype and torch.equal(a, a_ref) and torch.equal(ret, r_ref)
     a, ret = losses.smdp_gae(r, v, nv, ones, term, trunc, 0.99, 0.95, valid=torch.ones(T, E, 1, dtype=torch.bool))
     assert torch.equal(a, a_ref) and torch.equal(ret, r_ref)
+
+
+def test_the_textbook_reference_can_tell_a_difference():
+    r, v, nv = rand(4, 2, 1, seed=1), rand(4, 2, 1, seed=2), rand(4, 2, 1, seed=3)
+    no = torch.zeros(4, 2, 1, dtype=torch.bool)
+    a, _ = losses.smdp_gae(r, v, nv, torch.ones(4, 2, 1, dtype=torch.long), no, no, 0.99, 0.95)
+    a_ref, _ = textbook_gae(r, v, nv, no, no, 0.99, 0.9)
+    assert not torch.equal(a, a_ref)
 
 
 def test_smdp_gae_matches_hand_computation():

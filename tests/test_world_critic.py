@@ -114,15 +114,15 @@ def test_the_world_critic_sees_the_world_state_then_every_observation():
     cfg = war_train.preset_config("smoke", scenario="SMAX-v0", critic_input="world", rollout_length=30,
                                   total_env_steps=16 * 30)
     with make_env(cfg) as env:
-        mode = lockstep.LockstepMode(env, cfg, distributed.Local())
         spy = Spy(env)
-        T = lockstep.collect(spy, mode.policies, mode.learner.vnorm, mode.buffers, mode.carry, mode.stats, mode.dist,
-                             mode.learner.generator, cfg.rollout_length, mode.timer, mode.critic)
-        assert T == 30 and mode.critic.dim == env.world_state_dim + env.state_dim
+        mode = lockstep.LockstepMode(spy, cfg, distributed.Local())
+        window = mode.collect()
+        states = window.groups["ally"].state
+        assert window.steps == len(spy.seen) == 30 and states.shape[-1] == env.world_state_dim + env.state_dim
         for t, (world, joint) in enumerate(spy.seen):
-            assert torch.equal(mode.buffers.state[t], torch.cat([world, joint], dim=1))
+            assert torch.equal(states[t], torch.cat([world, joint], dim=1))
         first = next(m for m in mode.policies["ally"].critic.modules() if isinstance(m, torch.nn.Linear))
-        assert first.in_features == mode.critic.dim
+        assert first.in_features == env.world_state_dim + env.state_dim
         mode.close()
 
 

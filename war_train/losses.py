@@ -1,4 +1,6 @@
-"""GAE and the PPO losses as pure functions (no module state, no randomness).
+"""Advantages (SMDP GAE, V-trace) and the PPO losses as pure functions (no module state, no
+randomness).  GAE is ``smdp_gae`` with every interval 1 (lock-step MAPPO's advantages, bit for bit:
+``tests/test_war_losses.py``).
 
 Shapes: time first, ``[T, ...]`` for GAE; any matching shapes for the losses.  ``mask`` (bool,
 the losses' shape; None: all True) keeps agents out of the game out of every mean: a masked
@@ -10,39 +12,8 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["gae", "policy_loss", "value_loss", "huber", "explained_variance",
+__all__ = ["policy_loss", "value_loss", "huber", "explained_variance",
            "normalize_advantages", "masked_mean"]
-
-
-def gae(rewards: torch.Tensor, values: torch.Tensor, next_values: torch.Tensor,
-        terminated: torch.Tensor, truncated: torch.Tensor, gamma: float,
-        lam: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """Generalized advantage estimation with termination and truncation kept apart.
-
-    ``rewards[t]``, ``values[t] = V(s_t)`` and ``next_values[t] = V(s_{t+1})``, where for a
-    step that ended its episode by truncation ``s_{t+1}`` is the *final* state of that episode
-    (not the reset state that follows).  ``terminated[t]``/``truncated[t]`` (bool, broadcastable
-    to ``rewards``) say how step t ended its episode::
-
-        delta_t = r_t + gamma * (1 - term_t) * next_V_t - V_t
-        A_t     = delta_t + gamma * lam * (1 - (term_t or trunc_t)) * A_{t+1},   A_T = 0
-
-    A termination bootstraps nothing; a truncation bootstraps with V(final state) but stops the
-    lambda-trace (the next step belongs to another episode).  Returns ``(advantages, returns)``
-    with ``returns = advantages + values``.
-    """
-    if not (rewards.shape == values.shape == next_values.shape):
-        raise ValueError(f"rewards, values, next_values: expected equal shapes, got "
-                         f"{tuple(rewards.shape)}, {tuple(values.shape)}, {tuple(next_values.shape)}")
-    term = torch.broadcast_to(terminated, rewards.shape).to(rewards.dtype)
-    done = torch.broadcast_to(terminated | truncated, rewards.shape).to(rewards.dtype)
-    advantages = torch.empty_like(rewards)
-    last = torch.zeros_like(rewards[0])
-    for t in range(rewards.shape[0] - 1, -1, -1):
-        delta = rewards[t] + gamma * (1.0 - term[t]) * next_values[t] - values[t]
-        last = delta + gamma * lam * (1.0 - done[t]) * last
-        advantages[t] = last
-    return advantages, advantages + values
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -123,7 +94,7 @@ def explained_variance(y_pred: torch.Tensor, y_true: torch.Tensor) -> float:
     return float(1.0 - (y_true - y_pred).var(unbiased=False) / var)
 
 
-# ----------------------------------------------------------------------------- WAR (macro-steps)
+# ----------------------------------------------------------------------------- advantages (macro-steps)
 def _discount_pow(base: float, k: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     """``base ** k`` computed in float64, cast to ``like``'s dtype (so that k = 1 gives exactly
     the scalar ``base`` rounded once, as the plain functions above use it)."""
@@ -146,8 +117,10 @@ def smdp_gae(rewards: torch.Tensor, values: torch.Tensor, next_values: torch.Ten
         delta_t = R_t + γ^k_t (1 - term_t) next_V_t - V_t
         A_t     = delta_t + (γλ)^k_t (1 - done_t) A_next,     A_next = 0 after a column's last row
 
-    (λ decays per env step, so the trace spans the same env time as lock-step GAE.)  With every
-    ``k = 1`` and every row valid this is ``gae``.  Returns ``(advantages, returns)``, zero where
+    (λ decays per env step, so the trace spans the same env time as lock-step GAE.)  A
+    termination bootstraps nothing; a truncation bootstraps with V(final state) but stops the
+    λ-trace (the next row belongs to another episode).  With every ``k = 1`` and every row valid
+    this is GAE, ``A_t = r_t + γ(1 - term_t) V'_t - V_t + γλ(1 - done_t) A_{t+1}``.  Returns ``(advantages, returns)``, zero where
     not valid.
     """
     if not (rewards.shape == values.shape == next_values.shape):

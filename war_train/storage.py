@@ -13,11 +13,10 @@ class RolloutStorage:
     use (rows at and after ``n`` are zeros: ``clear`` zeroes the used ones); the capacity
     doubles when a rollout outgrows it, so after the first rollouts a step allocates nothing.
 
-    Both modes store their rollouts here: lock-step MAPPO's ``[T, E]`` rows
-    (``war_train.lockstep.Rollout``, a typed view of one storage, every row written each
-    update) and the WAR collector's windows of decision-point transitions
-    (``war_train.war_collector``: ``GroupTransitions``' fields, a window's rows appended as it
-    steps and copied out at its end)."""
+    The one collector (``war_train.war_collector``) stores every mode's windows here, lock-step's
+    (the every-step schedule: every row of every world holds a transition) and WAR's
+    (decision-point transitions): ``GroupTransitions``' fields, a window's rows appended as it
+    steps and copied out at its end."""
 
     def __init__(self, layouts: dict[str, dict[str, tuple]], device, capacity: int = 16) -> None:
         self.layouts, self.device = layouts, device   # group -> field -> (per-row shape, dtype)

@@ -51,10 +51,11 @@ from war_envs.core import validation as v
 from war_envs.war.costs import RESOURCES, CostModel, InferenceCost
 from war_envs.war.env import Selection, WarEnv, action_layout
 from war_envs.war.scheduler import Schedule
-from war_train.policy import CriticState, host_reads_are_free, push_frame
+from war_train.policy import CriticState, first_action_mask, host_reads_are_free, push_frame, step_action_mask
 from war_train.storage import RolloutStorage
 
-__all__ = ["Trigger", "GroupTransitions", "WindowBatch", "Collector", "stitch", "concat_workers", "DRAFT"]
+__all__ = ["Trigger", "GroupTransitions", "WindowBatch", "Collector", "BehaviourPolicy", "stitch", "concat_workers",
+           "DRAFT"]
 
 #: suffix of a group's draft-policy lane (``"commander" + DRAFT``)
 DRAFT = "/draft"
@@ -203,6 +204,62 @@ def stitch(batches: list[GroupTransitions]) -> GroupTransitions:
     return GroupTransitions(**fields)
 
 
+# ----------------------------------------------------------------------------- behaviour policy
+def _draw(head, out: torch.Tensor, generator: torch.Generator, mask: torch.Tensor | None = None):
+    return head.draw(out, generator, mask)
+
+
+class BehaviourPolicy:
+    """What the collector calls: sample from a group's actor (from the available actions, where
+    the env has masks), value from its critic (centralized on the state, or local on the
+    observations), and the env action of a sample (``to_env``: Box samples are squashed into the
+    box).  A recurrent group's calls take ``hidden``: its GRU states and episode starts (the
+    collector's ``hidden_size``).  ``sample(head, out, generator, mask)`` draws the actions: the
+    head's own draw by default; lock-step under torchrun passes its reducer's (``dist.sample``:
+    every rank's noise drawn, this rank's rows kept, so that ranks sample what one process would).
+    ``lane_gens``: a generator per lane called concurrently (the draws then do not depend on the
+    threads' order)."""
+
+    def __init__(self, policies, gen: torch.Generator, drafts: dict | None = None, lane_gens: dict | None = None,
+                 sample=None) -> None:
+        self.policies, self.gen, self.drafts = policies, gen, drafts or {}
+        self.lane_gens = lane_gens or {}
+        self.sample = _draw if sample is None else sample
+
+    @torch.no_grad()
+    def act(self, group, obs, state, avail=None, hidden=None):
+        p = self.policies[group]
+        gen = self.lane_gens.get(group, self.gen)
+        if hidden is not None:   # ((actor_h, critic_h, starts): one GRU step of actor and critic)
+            actor_h, critic_h, starts = hidden
+            out, actor_h = p.forward_actor(obs, actor_h, starts)
+            actions, logp = self.sample(p.dist, out, gen, avail)
+            values, critic_h = p.value(state, obs, critic_h, starts)
+            return actions, logp, values, (actor_h, critic_h)
+        out, _ = p.actor(p.actor_input(obs))   # (obs: the collector's frame stack with frame_stack)
+        actions, logp = self.sample(p.dist, out, gen, avail)
+        values, _ = p.value(state, obs)
+        return actions, logp, values
+
+    @torch.no_grad()
+    def draft(self, group, obs, state, avail=None):
+        p = self.policies[group]
+        out, _ = self.drafts[group](p.actor_input(obs))
+        actions, logp = p.dist.draw(out, self.lane_gens.get(group + DRAFT, self.gen), avail)
+        values, _ = p.value(state, obs)
+        return actions, logp, values
+
+    def to_env(self, group, actions):
+        return self.policies[group].dist.to_env(actions)
+
+    @torch.no_grad()
+    def value(self, group, state, obs, hidden=None):
+        """V (normalized units); ``hidden``: a recurrent group's ``(critic_h, starts)``, not advanced."""
+        if hidden is None:
+            return self.policies[group].value(state, obs)[0]
+        return self.policies[group].value(state, obs, *hidden)[0]
+
+
 # ----------------------------------------------------------------------------- collector
 class _Pending:
     """What the policy said at each world's last decision of a group: its inputs, its sample
@@ -278,7 +335,7 @@ class Collector:
                  draft_groups=(), world_offset: int = 0, stats=None, seed: int | None = None,
                  env_time: bool = True, lane_threads: dict | None = None, frames: dict | None = None,
                  hidden_size: dict | None = None, branch_free: bool | None = None, window_steps: int = 16,
-                 world_state: bool = False) -> None:
+                 world_state: bool = False, bootstrap_truncation: bool = True) -> None:
         self.war = WarEnv(env, schedule, gamma=gamma, trusted=True)   # (the policy samples from the spaces and masks)
         self.env = env
         #: the critics' input (``world_state``: ``critic_input="world"``)
@@ -327,8 +384,11 @@ class Collector:
         self.seen = {g: self._push(g, None, self.obs[g], torch.ones(self.E, dtype=torch.bool, device=self.device))
                      for g in self.groups}
         self.masked = bool(env.has_action_mask)
+        #: V(final state) of truncated episodes computed (False: a truncation ends the return, as
+        #: ``TrainConfig.bootstrap_truncation=False`` learns it; next values 0 there)
+        self.bootstrap_truncation = bool(bootstrap_truncation)
         #: bool [E, n, A] available actions at the current observations ([E, n, 0] without masks)
-        self.avail = ({g: m.clone() for g, m in env.action_mask().items()} if self.masked else
+        self.avail = (first_action_mask(env) if self.masked else
                       {g: torch.zeros(self.E, s.n_agents, 0, dtype=torch.bool, device=self.device)
                        for g, s in self.groups.items()})
         self.action_layouts = {g: action_layout(s.action_space) for g, s in self.groups.items()}
@@ -577,7 +637,7 @@ class Collector:
         self.state = self.critic.current(self.obs)
         self.seen = {g: self._push(g, self.seen[g], self.obs[g], done) for g in self.groups}
         if self.masked:
-            self.avail = {g: info["action_mask"][g].clone() for g in self.groups}
+            self.avail = step_action_mask(self.env, info)
         if self.can_leave:
             self.alive = {g: a.clone() for g, a in self.env.alive_mask.items()}
 
@@ -585,6 +645,11 @@ class Collector:
         """Every world had an action in force: the finished ones all close at row ``r``,
         bootstrapped with V(final state) where the episode was truncated, 0 where it terminated."""
         trunc_w = self.war.last_truncated
+        if not self.bootstrap_truncation:   # (nothing to bootstrap: every finished episode closes with 0)
+            if self.branch_free or bool(done.any()):
+                for g in self.groups:
+                    self._close(g, Selection(done, "all") if self.branch_free else self._selection(done), r, 0.0)
+            return
         if self.branch_free:   # V(final state) of every world (whether any world truncated is a host read)
             final_obs = info["final_obs"]
             final_state = self.critic.final(info)
@@ -707,6 +772,55 @@ class Collector:
                 "pending": {g: {name: t.cpu().clone() for name, t in vars(p).items()} for g, p in self.pending.items()},
                 "clock": self.clock.state_dict() if self.cost.virtual else None,
                 "cost_rng": self.cost._rng.bit_generator.state}
+
+    def boundary_state(self) -> dict:
+        """What a window boundary of the every-step (lock-step) schedule carries: per-world entries
+        only (world axis first, so that ranks can gather and split them), in the lock-step
+        checkpoint's layout — the env's worlds (``env_state``), the current observations, the
+        episode starts, the actors' carried states (``actor_h``: frame stacks or GRU states) and the
+        critics' (``critic_h``), who is in the game (``alive``, where agents leave) and the
+        available actions (``action_mask``, where the env has masks).  Every macro-step closed at
+        the boundary, so nothing else is in flight; the trajectory ids and the global step are
+        bookkeeping lock-step does not learn from."""
+        if self._window_open:
+            raise RuntimeError("boundary_state: a window is open; call end_window() first")
+        if any(bool(m.active.any()) for m in self.war.macro.values()):
+            raise RuntimeError("boundary_state: macro-steps are carried into the next window (a WAR schedule); "
+                               "use state_dict()")
+        out = {"env_state": self.env.get_state(), "obs": {g: o.clone() for g, o in self.obs.items()},
+               "starts": self.episode_starts(),
+               "actor_h": {g: (self.hidden[g][0] if g in self.hidden else self.seen[g]).clone()
+                           for g in self.groups if g in self.hidden or self.frames[g] > 1},
+               "critic_h": {g: h[1].clone() for g, h in self.hidden.items()}}
+        if self.can_leave:
+            out["alive"] = {g: a.clone() for g, a in self.alive.items()}
+        if self.masked:
+            out["action_mask"] = {g: m.clone() for g, m in self.avail.items()}
+        return out
+
+    def load_boundary_state(self, state: dict) -> None:
+        """Continue from ``boundary_state()``'s entries (on the env's device; between windows)."""
+        if self._window_open:
+            raise RuntimeError("load_boundary_state: a window is open; call end_window() first")
+        self.env.set_state({k: t.to(self.env.torch_device) for k, t in state["env_state"].items()})
+
+        def like(name, x, ref):
+            return v.check_like(name, x, ref).clone()
+
+        self.obs = {g: like(f"obs[{g!r}]", state["obs"][g], self.obs[g]) for g in self.groups}
+        starts = like("starts", state["starts"], self.episode_starts())
+        for g in self.groups:
+            if g in self.hidden:
+                self.hidden[g] = [like(f"actor_h[{g!r}]", state["actor_h"][g], self.hidden[g][0]),
+                                  like(f"critic_h[{g!r}]", state["critic_h"][g], self.hidden[g][1])]
+            self.seen[g] = (like(f"actor_h[{g!r}]", state["actor_h"][g], self.seen[g]) if self.frames[g] > 1
+                            else self.obs[g])
+            if self.can_leave:
+                self.alive[g] = like(f"alive[{g!r}]", state["alive"][g], self.alive[g])
+            if self.masked:
+                self.avail[g] = like(f"action_mask[{g!r}]", state["action_mask"][g], self.avail[g])
+        self.war.ep_step = (~starts).long()   # (0 where an episode begins: what the every-step schedule reads)
+        self.state = self.critic.current(self.obs)
 
     def load_state_dict(self, state: dict) -> None:
         """Restore ``state_dict()`` (between windows); the worker then continues exactly where

@@ -65,7 +65,8 @@ import torch
 
 from war_envs.war import (CostModel, CostProfile, InferenceCost, Schedule, VirtualClock, WallClock,
                           every_step_schedule, plan, with_episode_starts)
-from war_train import distributed, losses
+from war_train import distributed
+from war_train.batches import group_batch
 from war_train.config import TrainConfig, config_to_dict
 from war_train.distributions import Categorical
 from war_train.envs import make_guest_env, make_worker_envs
@@ -73,65 +74,18 @@ from war_train.learn import Batches
 from war_train.metrics import EpisodeStats, metric_columns, summarize
 from war_train.networks import Actor
 from war_train.policy import CriticState, env_signature
-from war_train.ppo import GroupBatch, Learner
+from war_train.ppo import Learner
 from war_train.presets import DECLARED_WAR_COSTS
 from war_train.resume import check_war_resume
 from war_train.seeding import run_world_seeds
 from war_train.stopping import non_finite
-from war_train.war_collector import DRAFT, Collector, GroupTransitions, Trigger, WindowBatch, concat_workers
+from war_train.war_collector import (DRAFT, BehaviourPolicy, Collector, GroupTransitions, Trigger, WindowBatch,
+                                    concat_workers)
 from war_train.war_config import WarConfig, war_config_to_dict
 from war_train.war_rounds import Round, collect_round
-from war_train.war_sequences import Sequences, sequence_batch, sequence_log_prob
 from war_train.weights import group_balancing_weights, kish_ess, staleness_summary
 
-__all__ = ["WarMode", "WarPolicy", "war_columns"]
-
-
-# ----------------------------------------------------------------------------- behaviour policy
-class WarPolicy:
-    """What the collectors call: sample from a group's actor (from the available actions, where
-    the env has masks), value from its critic (centralized on the state, or local on the
-    observations), and the env action of a sample (``to_env``: Box samples are squashed into the
-    box).  A recurrent group's calls take ``hidden``: its GRU states and episode starts, stepped
-    as lock-step's rollout steps them (``war_train.war_collector.Collector``, ``hidden_size``)."""
-
-    def __init__(self, policies, gen: torch.Generator, drafts: dict | None = None,
-                 lane_gens: dict | None = None) -> None:
-        self.policies, self.gen, self.drafts = policies, gen, drafts or {}
-        self.lane_gens = lane_gens or {}  # lanes called concurrently: a generator each
-
-    @torch.no_grad()
-    def act(self, group, obs, state, avail=None, hidden=None):
-        p = self.policies[group]
-        gen = self.lane_gens.get(group, self.gen)
-        if hidden is not None:   # ((actor_h, critic_h, starts): one GRU step of actor and critic)
-            actor_h, critic_h, starts = hidden
-            out, actor_h = p.forward_actor(obs, actor_h, starts)
-            actions, logp = p.dist.draw(out, gen, avail)
-            values, critic_h = p.value(state, obs, critic_h, starts)
-            return actions, logp, values, (actor_h, critic_h)
-        out, _ = p.actor(p.actor_input(obs))   # (obs: the collector's frame stack with frame_stack)
-        actions, logp = p.dist.draw(out, gen, avail)
-        values, _ = p.value(state, obs)
-        return actions, logp, values
-
-    @torch.no_grad()
-    def draft(self, group, obs, state, avail=None):
-        p = self.policies[group]
-        out, _ = self.drafts[group](p.actor_input(obs))
-        actions, logp = p.dist.draw(out, self.lane_gens.get(group + DRAFT, self.gen), avail)
-        values, _ = p.value(state, obs)
-        return actions, logp, values
-
-    def to_env(self, group, actions):
-        return self.policies[group].dist.to_env(actions)
-
-    @torch.no_grad()
-    def value(self, group, state, obs, hidden=None):
-        """V (normalized units); ``hidden``: a recurrent group's ``(critic_h, starts)``, not advanced."""
-        if hidden is None:
-            return self.policies[group].value(state, obs)[0]
-        return self.policies[group].value(state, obs, *hidden)[0]
+__all__ = ["WarMode", "war_columns"]
 
 
 def war_columns(groups, lanes) -> list[str]:
@@ -277,7 +231,7 @@ class WarMode:
         # concurrent lanes sample from generators of their own (forked from the run's), so the
         # draws do not depend on which thread runs first
         lane_gens = {lane: _fork(self.gen) for lane in self.lanes} if lane_threads else None
-        self.behaviour = WarPolicy(self.policies, self.gen, self.drafts, lane_gens)
+        self.behaviour = BehaviourPolicy(self.policies, self.gen, self.drafts, lane_gens)
         # the host-sync-free rollout (the collector's default on a GPU) settles costs once per
         # window: one worker whose windows end after a number of steps, on a virtual clock
         stepwise = (war.workers == 1 and not war.batch_transitions and not war.max_wait and not self.real
@@ -304,7 +258,8 @@ class WarMode:
                                              hidden_size={g: p.hidden_size for g, p in self.policies.items()
                                                           if p.recurrent},
                                              branch_free=None if stepwise else False,
-                                             window_steps=cfg.rollout_length + 1))   # (+1: a continued window's lead row)
+                                             window_steps=cfg.rollout_length + 1,   # (+1: a continued window's lead row)
+                                             bootstrap_truncation=cfg.bootstrap_truncation))
         self.triggers = [self._trigger() for _ in self.collectors]
 
     # -------------------------------------------------------------- planning
@@ -361,7 +316,7 @@ class WarMode:
             return learned
         # learning in the main thread on the live networks; collection samples from a snapshot
         self.gen_learn = self.gen_learn if self.gen_learn is not self.gen else _fork(self.gen)
-        snapshot = WarPolicy(copy.deepcopy(self.policies), self.gen, copy.deepcopy(self.drafts),
+        snapshot = BehaviourPolicy(copy.deepcopy(self.policies), self.gen, copy.deepcopy(self.drafts),
                              self.behaviour.lane_gens)
         for c in self.collectors:
             c.policy = snapshot
@@ -376,7 +331,7 @@ class WarMode:
     def batches(self, rnd: Round) -> Batches:
         """Each group's valid transitions no more than ``max_lag`` versions old, with SMDP GAE or
         V-trace advantages; the group-balancing weights; data shares, ESS and staleness."""
-        cfg, war = self.cfg, self.war
+        war = self.war
         merged = concat_workers(rnd.windows)
         out, counts, ratios, lags, lag_w, kept_masks = {}, {}, {}, [], [], {}
         dropped = total = draft_n = 0
@@ -420,42 +375,10 @@ class WarMode:
 
     def _group_batch(self, g: str, p, b: GroupTransitions, lag, keep):
         """``(GroupBatch, importance ratios or None, V-trace used)`` of group ``g``'s kept transitions."""
-        cfg, war, vnorm = self.cfg, self.war, self.learner.vnorm[g]
-        masked, can_leave = self.envs[0].has_action_mask, self.envs[0].agents_can_leave
-        seq = Sequences(b.valid) if p.recurrent else None   # (a GRU learns from each world's decisions in order)
-        obs_f, act_f, old_logp_f = b.obs[keep], b.actions[keep], b.logp[keep]
-        avail_f = b.action_mask[keep] if masked else None
-        values = vnorm.denormalize(b.values)
-        next_values = vnorm.denormalize(b.next_values)
-        off = (b.draft | (lag > 0)) & keep
-        cur_logp = ratio = None
-        if bool(off.any()) or war.vtrace == "always":
-            if seq is not None:
-                cur_logp = sequence_log_prob(p, b, seq, masked)[keep]
-            else:
-                out, _ = p.actor(p.actor_input(obs_f))
-                cur_logp = p.dist.log_prob(out, act_f, avail_f)
-            ratio = (cur_logp - old_logp_f).exp()
-        use_vtrace = war.vtrace == "always" or (war.vtrace == "auto" and bool((lag[keep] > 1).any()))
-        k, term, trunc = b.k[..., None], b.terminated, b.truncated   # (flags per agent)
-        if not cfg.bootstrap_truncation:
-            term = term | trunc
-        if use_vtrace:
-            log_rhos = torch.zeros_like(values)
-            log_rhos[keep] = cur_logp - old_logp_f
-            returns, advantages = losses.vtrace(log_rhos, b.rewards, values, next_values, k, term, trunc,
-                                                cfg.gamma, valid=keep[..., None])
-        else:
-            advantages, returns = losses.smdp_gae(b.rewards, values, next_values, k, term, trunc, cfg.gamma,
-                                                  cfg.gae_lambda, valid=keep[..., None])
-        if seq is not None:
-            return (sequence_batch(b, seq, keep, returns, advantages, values, masked=masked, can_leave=can_leave),
-                    ratio, use_vtrace)
-        state_f = b.state[keep] if not p.local_critic else None
-        alive_f = b.alive[keep] if can_leave else None   # (agents out of the game: no loss)
-        batch = GroupBatch(obs_f, state_f, act_f, old_logp_f, b.values[keep], returns[keep], advantages[keep],
-                           values[keep], alive_f, action_mask=avail_f)
-        return batch, ratio, use_vtrace
+        env, cfg = self.envs[0], self.cfg
+        return group_batch(p, self.learner.vnorm[g], b, keep, lag, gamma=cfg.gamma, lam=cfg.gae_lambda,
+                           bootstrap_truncation=cfg.bootstrap_truncation, vtrace=self.war.vtrace,
+                           masked=env.has_action_mask, can_leave=env.agents_can_leave)
 
     def fail(self, what: str, hint: str) -> Exception:
         return non_finite(self.update_idx, self.checkpoint, what, hint)
