@@ -25,7 +25,10 @@ process with E worlds computes (to float rounding; ``tests/test_distributed.py``
 - episode statistics are gathered from every rank, loss diagnostics weighted by sample counts;
 - rank 0 writes ``metrics.csv``, TensorBoard and ``checkpoint.pt``; a checkpoint holds every
   rank's worlds (gathered in world order) and is the checkpoint one process with E worlds
-  writes, so any rank (or a single process, or another K dividing E) resumes from it.
+  writes, so any rank (or a single process, or another K dividing E) resumes from it;
+- refusals are decided once (``agree``): a check that refuses the run on any rank (a resume
+  whose checkpoint is not this run's, a run folder only rank 0 reads) raises the same error on
+  every rank, and no rank is left waiting in a collective.
 
 Straggler modes (ranks of different speed; not bit-reproducible, they depend on timing):
 
@@ -54,6 +57,7 @@ import contextlib
 import datetime
 import math
 import os
+import pickle
 import time
 
 import numpy as np
@@ -214,6 +218,11 @@ class Local:
     def broadcast(self, obj):
         return obj
 
+    def agree(self, fn, *, main_only: bool = False):
+        """``fn()``; under torchrun every rank ends alike: its value, or on every rank the same
+        exception (``DataParallel.agree``).  One process: ``fn()`` as it is."""
+        return fn()
+
     def barrier(self) -> None:
         pass
 
@@ -325,6 +334,29 @@ class DataParallel(Local):
         box = [obj if self.is_main else None]
         dist.broadcast_object_list(box, src=0, device=self._dev)
         return box[0]
+
+    def agree(self, fn, *, main_only: bool = False):
+        """Decide once whether the run goes on: ``fn()`` runs on every rank (on rank 0 only with
+        ``main_only``: a check of what only rank 0 reads or writes, e.g. the run folder), the
+        outcomes are shared, and if any rank's ``fn`` raised, every rank raises the exception of
+        the lowest such rank: that rank its own, the others a copy of it (the same type and
+        one-line message), so no rank waits in a collective for one that has stopped.  Returns
+        ``fn()``'s value on this rank (None on the other ranks with ``main_only``).  Every rank
+        must call it at the same point (it is a collective), and ``fn`` must not be one."""
+        error = value = None
+        if self.is_main or not main_only:
+            try:
+                value = fn()
+            except Exception as exc:   # (not KeyboardInterrupt/SystemExit: those stop the rank anyway)
+                error = exc
+        mine = None if error is None else _portable(error)
+        outcomes = [self.broadcast(mine)] if main_only else self._gather_object(mine)
+        first = next((r for r, e in enumerate(outcomes) if e is not None), None)
+        if first is None:
+            return value
+        if first == self.rank:   # (with main_only the one outcome is rank 0's)
+            raise error
+        raise _unpickle(outcomes[first]) from None
 
     def barrier(self) -> None:
         import torch.distributed as dist
@@ -579,6 +611,28 @@ class DataParallel(Local):
                                  f"{self.world_size}")
             out["generator"] = saved["generators"][self.rank]
         return out
+
+
+def _portable(exc: Exception) -> bytes:
+    """``exc`` pickled for the other ranks (without its traceback); one that does not survive
+    pickling travels as its nearest built-in base class (a ``ValueError`` subclass as a
+    ``ValueError``) with the same message."""
+    for kind in (None, *type(exc).__mro__):
+        try:
+            data = pickle.dumps(exc if kind is None else kind(str(exc)))
+            copy = pickle.loads(data)
+        except Exception:
+            continue
+        if (kind is None or kind.__module__ == "builtins") and str(copy) == str(exc):
+            return data
+    return pickle.dumps(RuntimeError(str(exc)))
+
+
+def _unpickle(data: bytes) -> Exception:
+    try:
+        return pickle.loads(data)
+    except Exception as exc:   # (a type this rank cannot import)
+        return RuntimeError(f"another rank stopped the run with an error this rank cannot read ({exc})")
 
 
 def _map_tensors(obj, fn):

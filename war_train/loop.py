@@ -154,20 +154,30 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
     dist = distributed.current() if dist is None else dist
     mode = _make_mode(env, cfg, dist, war)
     try:
-        selection = Selection(cfg) if cfg.select_every and dist.is_main else None
-        wall_before = 0.0
-        if resume is not None:
-            path = pathlib.Path(resume)
-            path = path / "checkpoint.pt" if path.is_dir() else path
-            ckpt = load_checkpoint(path)
-            mode.restore(ckpt, path)
-            mode.checkpoint, wall_before = path, float(ckpt["wall_s"])
-            if selection is not None:
-                selection.load_state_dict(ckpt.get("selection"))
+        # every rank reads the checkpoint and checks it is this run's; a refusal on any rank (of
+        # the mode, config, env, ranks, or of the selection state only rank 0 keeps) is every rank's
+        selection, wall_before = dist.agree(lambda: _start(mode, resume))
         return _run(mode, progress_fn, None if run_dir is None else pathlib.Path(run_dir),
                     resumed=resume is not None, wall_before=wall_before, selection=selection)
     finally:
         mode.close()
+
+
+def _start(mode: Mode, resume) -> tuple[Selection | None, float]:
+    """``(selection, wall seconds before this session)``: the selection of rank 0 (with
+    ``select_every``), and with ``resume`` the mode restored from that checkpoint (or run folder)."""
+    cfg, dist = mode.cfg, mode.dist
+    selection = Selection(cfg) if cfg.select_every and dist.is_main else None
+    if resume is None:
+        return selection, 0.0
+    path = pathlib.Path(resume)
+    path = path / "checkpoint.pt" if path.is_dir() else path
+    ckpt = load_checkpoint(path)
+    mode.restore(ckpt, path)
+    mode.checkpoint = path
+    if selection is not None:
+        selection.load_state_dict(ckpt.get("selection"))
+    return selection, float(ckpt["wall_s"])
 
 
 def _make_mode(env, cfg: TrainConfig, dist, war) -> Mode:
@@ -230,10 +240,10 @@ def _run(mode: Mode, progress_fn, run_dir: pathlib.Path | None, *, resumed: bool
     stops = StopRequests(enabled=run_dir is not None)
     with stops, contextlib.ExitStack() as cleanup:   # (outputs closed on errors too)
         cleanup.callback(bar.close)
-        csv_log = tb = None
-        side = {}
-        if run_dir is not None and dist.is_main:
-            csv_log, tb, side = _open_outputs(mode, columns, run_dir, resumed, cleanup)
+        # rank 0 opens the run folder (a resume into a metrics.csv of other columns is refused: on every rank)
+        opened = dist.agree(lambda: None if run_dir is None else _open_outputs(mode, columns, run_dir, resumed,
+                                                                                   cleanup), main_only=True)
+        csv_log, tb, side = opened or (None, None, {})
         while mode.update_idx < cfg.num_updates:
             before = mode.env_steps
             row = update(mode)

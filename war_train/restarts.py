@@ -22,7 +22,8 @@ with probability p per run; K restarts make that about p^(K+1), at up to K+1 tim
 
 A stopped or interrupted restart stops the run; ``resume`` continues it: finished restarts are
 read from their checkpoints, an unfinished one is resumed exactly, the rest are trained.  Under
-torchrun every rank trains every restart and rank 0's selection scores decide.
+torchrun every rank trains every restart and rank 0's selection scores decide; a resume rank 0
+refuses (the run's ``config.json``, a restart's checkpoint) stops every rank with its error.
 """
 
 from __future__ import annotations
@@ -72,6 +73,17 @@ def _finished(folder: pathlib.Path, config: TrainConfig) -> dict | None:
     return selected_networks(ckpt)
 
 
+def _write_run_config(run_dir: pathlib.Path, config: TrainConfig, resume) -> None:
+    """The run's ``config.json``; resuming, after checking that the saved one is ``config`` but
+    for ``restarts`` and ``restart_below`` (refused before anything is written)."""
+    saved = run_dir / "config.json"
+    if resume is not None and saved.is_file():
+        check_config({"config": json.loads(saved.read_text())}, repr(str(saved)),
+                     config, also=("restarts", "restart_below"))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    saved.write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
+
+
 def train_restarts(env, config: TrainConfig, progress_fn=None, *, run_dir, resume=None, dist, war=None,
                    log=print) -> TrainResult:
     """Train ``config``'s restarts in ``run_dir`` (see the module docstring); the result holds the
@@ -79,17 +91,13 @@ def train_restarts(env, config: TrainConfig, progress_fn=None, *, run_dir, resum
     history, and ``config`` the run's.  A restart stopped early or interrupted is returned as
     it is (``TrainResult.stopped_early`` / ``interrupted_by``)."""
     run_dir = pathlib.Path(run_dir)
-    if dist.is_main:
-        saved = run_dir / "config.json"
-        if resume is not None and saved.is_file():   # (refused before anything is written)
-            check_config({"config": json.loads(saved.read_text())}, repr(str(saved)),
-                         config, also=("restarts", "restart_below"))
-        run_dir.mkdir(parents=True, exist_ok=True)
-        saved.write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
+    # rank 0 reads and writes the run folder; its refusals are every rank's (``dist.agree``)
+    dist.agree(lambda: _write_run_config(run_dir, config, resume), main_only=True)
     records, best = [], None
     for k in range(config.restarts + 1):
         sub, folder = restart_config(config, k), run_dir / f"restart_{k}"
-        summary = _finished(folder, sub) if resume is not None and dist.is_main else None
+        summary = (dist.agree(lambda folder=folder, sub=sub: _finished(folder, sub), main_only=True)
+                   if resume is not None else None)
         done = dist.broadcast(summary is not None)
         if not done:
             log(f"war-train: restart {k} of {config.restarts} (seed {sub.seed}) -> {folder}")

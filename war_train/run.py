@@ -7,7 +7,9 @@
 ``restart_<k>/``, ``restarts.json``, and the kept restart's checkpoint and metrics).  The CLI's
 ``train`` and the main job call it.
 Under ``torchrun`` every rank runs it: each steps its share of the worlds
-(``war_train.distributed``), rank 0 picks the run folder and writes every output.
+(``war_train.distributed``), rank 0 picks the run folder and writes every output, and a run
+refused on any rank (a resume of another run's checkpoint, say) stops every rank with the same
+error (``DataParallel.agree``).
 
 Everything is checked before anything is created (``preflight``, then the env is made): a bad
 config or scenario argument leaves no run folder.  The optional outputs need optional packages
@@ -137,8 +139,8 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
             if resume is not None:
                 resume = pathlib.Path(resume)
                 run_dir = resume if resume.is_dir() else resume.parent
-            elif run_dir is None:
-                run_dir = new_run_dir(out, config) if dist.is_main else None
+            elif run_dir is None:   # (a folder rank 0 cannot make stops every rank)
+                run_dir = dist.agree(lambda: new_run_dir(out, config), main_only=True)
             run_dir = pathlib.Path(dist.broadcast(str(run_dir)))   # rank 0's folder (train creates it, config.json first)
             ranks = (f" on {dist.world_size} ranks ({config.num_envs // dist.world_size} worlds each)"
                      if dist.active else "")
