@@ -10,7 +10,8 @@ import war_envs
 import war_train
 from war_train.checkpoint import load_checkpoint
 from war_train.policy import joint_state
-from war_train.metrics import EpisodeStats, onpolicy_step_reward
+from war_envs.scenarios.mpe.spread import onpolicy_step_reward
+from war_train.metrics import EpisodeStats
 
 torch.set_num_threads(1)
 

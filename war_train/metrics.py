@@ -17,10 +17,8 @@ from __future__ import annotations
 import torch
 
 from war_envs.core.validation import check_int
-# re-exported: this function lived here before scenarios declared their metrics
-from war_envs.scenarios.mpe.spread import onpolicy_step_reward
 
-__all__ = ["EpisodeStats", "onpolicy_step_reward", "summarize", "metric_columns"]
+__all__ = ["EpisodeStats", "summarize", "metric_columns"]
 
 
 def metric_columns(env, groups) -> list[str]:

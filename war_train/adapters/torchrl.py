@@ -122,7 +122,6 @@ Both layouts:
 from __future__ import annotations
 
 import difflib
-import sys
 
 import gymnasium
 import torch
@@ -146,14 +145,19 @@ __all__ = ["LAYOUTS", "TorchRLEnv", "VmasEnv", "is_vmas_family", "vmas_scenarios
 _FLAGS = ("done", "terminated", "truncated")
 #: ``layout=`` values: TorchRL's ``VmasEnv`` exactly (VMAS family only), or war-envs' own
 LAYOUTS = ("vmas", "war")
-_VMAS_BASE = "war_envs.scenarios.vmas.base"
+
+
+def _vmas_name(obj) -> str | None:
+    """The VMAS scenario name a scenario (class or instance) of the VMAS family declares
+    (``vmas_scenario``, e.g. ``"navigation"``), else None."""
+    name = getattr(obj if isinstance(obj, type) else type(obj), "vmas_scenario", None)
+    return name if isinstance(name, str) and name else None
 
 
 def is_vmas_family(batched) -> bool:
-    """Whether ``batched`` is a scenario of the VMAS family (a ``VmasBase``).  The family's
-    module is looked up, not imported: an instance of it means it is loaded already."""
-    base = sys.modules.get(_VMAS_BASE)
-    return base is not None and isinstance(batched, base.VmasBase)
+    """Whether ``batched`` is a scenario of the VMAS family: it declares the VMAS scenario it
+    reproduces (``vmas_scenario``)."""
+    return _vmas_name(batched) is not None
 
 
 class TorchRLEnv(EnvBase):
@@ -624,15 +628,14 @@ _VMAS_ONLY = {"dict_spaces": False, "multidiscrete_actions": False, "grad_enable
 
 def vmas_scenarios() -> dict[str, str]:
     """``{VMAS scenario name: registered id}`` for every registered scenario of the VMAS family
-    (a ``VmasBase`` subclass; its ``vmas_scenario`` is the VMAS name), in registry order."""
+    (its ``vmas_scenario`` is the VMAS name), in registry order."""
     from war_envs import registry
-    from war_envs.scenarios.vmas.base import VmasBase
 
     found = {}
     for env_id in registry.registered_ids():
-        cls = registry.scenario_class(env_id)
-        if isinstance(cls, type) and issubclass(cls, VmasBase) and cls.vmas_scenario:
-            found.setdefault(cls.vmas_scenario, env_id)
+        name = _vmas_name(registry.scenario_class(env_id))
+        if name is not None:
+            found.setdefault(name, env_id)
     return found
 
 

@@ -8,8 +8,8 @@ Four agents push at most 4 x 0.7 upwards against gravity 0.05 on a total mass of
 plank, package), a net acceleration of 0.15 m/s², and drag keeps 0.75 of the speed each 0.1 s
 step, so the rise speed tends to 0.06 m/s: in 100 steps the package climbs at most about 0.6 m,
 while it starts near y = -0.8 and its goal lies at y in [0, 1].  At 100 steps seed 1 reached a
-return of 66 with success 0.0 at both 3 M and 10 M env steps (``learning_balance_seed1.json``,
-``learning_balance_10M_seed1.json``).  With 400 steps, three seeds
+return of 66 with success 0.0 at both 3 M and 10 M env steps (``trials/learning_balance_seed1.json``,
+``trials/learning_balance_10M_seed1.json``).  With 400 steps, three seeds
 (``benchmarks/results/learning_balance.json``, 200 evaluation episodes on seeds not used in
 training): greedy success 0.875 / 0.94 / 0.955, sampled 0.755 / 0.855 / 0.905, a random
 policy 0.0 (it drops the package or the plank in 95 % of its episodes; the trained greedy

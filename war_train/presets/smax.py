@@ -49,8 +49,8 @@ COMMON = {
 #: stalls far more than lost fights: the sampled policies of those seeds win 71-95 %; 256 worlds
 #: (half the updates): 89.8 / 7.0 / 82.8 / 25.6 / 72.6 %.  Seed 4 there with JaxMARL's MAPPO
 #: settings but an MLP (128-step rollouts, no entropy bonus, relu, grad norm 0.25, lr annealed,
-#: 6 M steps; ``learning_smax_3m_jaxmarl_settings_seed4.json``): 1.8 % greedy, 73 % sampled.
-#: Without LayerNorm (``learning_smax_3m_no_layer_norm.json``): seeds 1-5 86.2 / 0.8 / 87.2 /
+#: 6 M steps; ``trials/learning_smax_3m_jaxmarl_settings_seed4.json``): 1.8 % greedy, 73 % sampled.
+#: Without LayerNorm (``trials/learning_smax_3m_no_layer_norm.json``): seeds 1-5 86.2 / 0.8 / 87.2 /
 #: 78.0 / 12.6 % greedy (sampled 60-90 %): seed 4 fights, seeds 2 and 5 stall instead.
 #: 2026-12-05 (Intel Xeon; this preset's seeds 1-5 reproduce 91.8 / 95.0 / 91.2 / 90.2 / 86.6 %
 #: exactly): its greedy games end drawn (the time limit, every unit alive) 2.6 / 0.6 / 4.4 / 5.2 /
@@ -61,9 +61,9 @@ COMMON = {
 #: to 0.05: seeds 1, 2, 3, 5 93.0 / 93.0 / 91.0 / 88.2 %; to 0.1 over the last fifth only:
 #: 95.0 / 90.8 / 92.6 / 90.2 / 91.4 % (seeds 6-9: 90.8 / 96.2 / 90.8 / 85.8 %); to 0.05 with
 #: lr 5e-4 annealed over 9 M steps: seed 5 95.0 %, seed 3 14.4 % (85 % draws).  lr 5e-4 (annealed, 9 M steps, no
-#: temperature; ``learning_smax_3m_lr5e-4_9M_seed5.json``): seed 5 92.0 % greedy (94.6 %
+#: temperature; ``trials/learning_smax_3m_lr5e-4_9M_seed5.json``): seed 5 92.0 % greedy (94.6 %
 #: sampled, 5.4 % draws).  2026-12-06: this preset's seeds 6-9 won 92.4 / 92.2 / 93.6 / 93.6 %
-#: (``learning_smax_3m_seeds6-9.json``: eight of nine seeds clear 90 % here).
+#: (``trials/learning_smax_3m_seeds6-9.json``: eight of nine seeds clear 90 % here).
 #: ``bootstrap_truncation=False`` (a draw ends the return, as in JaxMARL's MAPPO): 93.8 / 89.8 /
 #: 93.6 / 78.8 / 94.6 % (seed 4 draws 17 % greedy; sampled play draws almost never, so training
 #: hardly meets them); with T -> 0.1 over the last fifth:
@@ -74,7 +74,7 @@ COMMON = {
 #: 2026-12-06: policy selection (``select_every=10``: every 10th update's greedy networks scored on
 #: 1 000 episodes of the run's selection worlds, the best kept; ``war_train.selection``), the
 #: training unchanged: seeds 1-9 won 94.6 / 93.4 / 94.0 / 91.6 / 91.8 / 92.4 / 92.4 / 93.8 / 93.6 %
-#: greedy (``learning_smax_3m_state_critic.json``), where their last networks won 91.8 / 95.0 / 91.2 / 90.2 /
+#: greedy (``trials/learning_smax_3m_state_critic.json``), where their last networks won 91.8 / 95.0 / 91.2 / 90.2 /
 #: 86.6 / 92.4 / 92.2 / 93.6 / 93.6 %; seeds 10-19 37.4 / 96.0 / 33.6 / 93.6 / 15.6 / 14.8 / 11.6 /
 #: 11.2 / 94.4 / 5.0 % (last networks 9.4 / 87.8 / 16.8 / 94.4 / 7.2 / 0.8 / 1.6 / 0.6 / 94.0 / 8.6
 #: %): seeds 10, 12, 14-17 and 19 learn to split up and hide (training win rate 65-69 %, 66-74-step
@@ -88,7 +88,7 @@ COMMON = {
 #: position, health and cooldown, enemies included, then every ally's observation): seeds 10, 12,
 #: 14, 15 won 93 / 93 / 92 / 95 % greedy (hiding gone: 39-41-step training episodes); the
 #: ally-observation critic cannot tell "hidden, enemies far" from "hidden, enemies near".  Seeds
-#: 1-14 (``learning_smax_3m_world_critic_no_restarts.json``): 11 of 14 clear 90 % greedy; seeds 2
+#: 1-14 (``trials/learning_smax_3m_world_critic_no_restarts.json``): 11 of 14 clear 90 % greedy; seeds 2
 #: and 8 still hide (best selection scores 0.23 / 0.53), seed 3 scored 0.909 on its selection
 #: worlds and won 86.2 % on the evaluation worlds (the best of ~37 scored checkpoints is an
 #: optimistic estimate: the others' evaluations lie 0-4 points below their selection scores, all

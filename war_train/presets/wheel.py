@@ -10,7 +10,7 @@ exactly 0.05 rad/s from the first step, -5 one that never turns); ``ang_vel_erro
 (mean angular speed 0.028 / 0.030 / 0.034 rad/s), a random policy -4.97 / -4.98 / -4.98
 (0.0003 rad/s: it does not turn the line).  The line starts at rest and is heavy, so even a
 policy that pushes at once loses part of each episode spinning it up; the returns were still
-rising, slowly, at 10 M env steps (seed 1 at 1.5 M: -4.43, ``learning_wheel_seed1.json``).
+rising, slowly, at 10 M env steps (seed 1 at 1.5 M: -4.43, ``trials/learning_wheel_seed1.json``).
 """
 
 DESCRIPTION = "Wheel-v0 (VMAS wheel, BenchMARL's task settings): turn the line at the desired speed"
