@@ -70,10 +70,10 @@ def _worker(rank: int, world_size: int, port: int, cfg_dict: dict, cost_ms: list
     import torch.distributed as tdist
 
     from war_envs.war import CostProfile
-    from war_train import distributed
+    from war_train.learn import distributed
     from war_train.config import config_from_dict
-    from war_train.loop import train
-    from war_train.envs import make_env
+    from war_train.run.loop import train
+    from war_train.rollout.envs import make_env
 
     cost = CostProfile(per_decision_ms=cost_ms[rank], mode="sleep")
     if world_size == 1:  # one rank: a process group of one, so that the declared cost is spent as well

@@ -40,7 +40,7 @@ def run_seed(preset: str, seed: int, out: Path, overrides: dict) -> Path:
 
     run_dir = out / f"{preset}__seed{seed}"
     scenario = preset_config(preset).scenario
-    cmd = [sys.executable, "-m", "war_train.cli", "train", scenario, "--preset", preset, "--seed", str(seed),
+    cmd = [sys.executable, "-m", "war_train.run.cli", "train", scenario, "--preset", preset, "--seed", str(seed),
            "--run-dir", str(run_dir), "--no-progress", "--torch-threads", "1"]
     for key, value in overrides.items():
         flag = "--" + key.replace("_", "-")

@@ -23,9 +23,9 @@ import _results  # noqa: E402
 
 def outcomes(run: Path, episodes: int, last: bool = False) -> dict:
     from war_train.checkpoint import load_checkpoint
-    from war_train.evaluate import run_episodes
-    from war_train.policy import load_policies
-    from war_train.selection import selected_networks
+    from war_train.run.evaluate import run_episodes
+    from war_train.learn.policy import load_policies
+    from war_train.run.selection import selected_networks
 
     ckpt = load_checkpoint(run / "checkpoint.pt")
     policies, cfg, _ = load_policies(ckpt, last=last)

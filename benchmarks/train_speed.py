@@ -56,7 +56,7 @@ def measure(scenario: str, preset: str, worlds: int, updates: int, warmup: int, 
             overrides: dict) -> dict:
     """One configuration: train ``warmup + updates`` updates, return the measured row."""
     import war_envs
-    from war_train.loop import train
+    from war_train.run.loop import train
     from war_train.presets import preset_config
 
     base = preset_config(preset, num_envs=worlds, device=device, torch_threads=threads, **overrides)
@@ -104,7 +104,7 @@ def wallclock(tree: str, preset: str, worlds: int, updates: int, warmup: int, de
 def _wallclock_worker(job: dict) -> None:
     sys.path.insert(0, job["tree"])
     import war_envs
-    from war_train.loop import train
+    from war_train.run.loop import train
     from war_train.presets import preset_config
 
     kw = dict(num_envs=job["worlds"], device=job["device"], torch_threads=job["threads"], **job["overrides"])

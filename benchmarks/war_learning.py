@@ -78,7 +78,7 @@ def launch(args, runs):
 
 
 def random_return(episodes: int, seed: int = 12345) -> float:
-    from war_train.evaluate import run_episodes
+    from war_train.run.evaluate import run_episodes
 
     out = run_episodes("Command-v0", {}, {}, episodes, seed, {"commander": "random", "sentry": "random"})
     return float(out["episode_return"].mean())
@@ -93,8 +93,8 @@ def smooth(ys, width):
 
 
 def analyze(args) -> dict:
-    from war_train.runlog import read_metrics
-    from war_train.war_plot import plot_war_comparison
+    from war_train.run.runlog import read_metrics
+    from war_train.run.plot import plot_war_comparison
 
     out = pathlib.Path(args.out)
     runs = {arm: [] for arm in ("sync", "war")}

@@ -2,7 +2,7 @@
 
 ``benchmarks/war_real.py``'s parallel model runs the commander's and the sentries' policy calls
 (``BehaviourPolicy.act``: actor, sampling, critic, over one worker's worlds) on two lane threads, each
-pinned to its own core, as ``war_train.war_collector.Collector(lane_threads=...)`` does — torch's kernels
+pinned to its own core, as ``war_train.rollout.collector.Collector(lane_threads=...)`` does — torch's kernels
 release the GIL, so the two calls can overlap.  This measures by how much: per commander width,
 the median seconds of the commander's call alone (``a``), the sentries' call alone (``b``), and
 both submitted at once to the pinned lane threads (``both``).  Reported: the serial time
@@ -59,9 +59,9 @@ def measure(width: int, worlds: int, repeats: int, cpus: list[int]) -> dict:
 
     import war_envs
     import war_train
-    from war_train.war_collector import _pin_thread
-    from war_train.policy import build_policies
-    from war_train.war_collector import BehaviourPolicy
+    from war_train.rollout.collector import _pin_thread
+    from war_train.learn.policy import build_policies
+    from war_train.rollout.collector import BehaviourPolicy
 
     cfg = war_train.preset_config("relay", num_envs=worlds, torch_threads=1,
                                   group_network={"commander": {"hidden_size": width, "num_layers": 2}})

@@ -115,8 +115,8 @@ def calibrate(args, ratios) -> dict:
     import torch
 
     import war_envs
-    from war_train.policy import build_policies
-    from war_train.war_collector import BehaviourPolicy
+    from war_train.learn.policy import build_policies
+    from war_train.rollout.collector import BehaviourPolicy
 
     env = war_envs.make("Relay-v0", num_envs=args.worlds, seed=0)
     obs = env.reset(seed=0)
@@ -147,9 +147,9 @@ def calibrate(args, ratios) -> dict:
 
 def run(args, arm: str, resource: str, width: int, seed: int) -> dict:
     """One training run; per update: real seconds, the return, WAR's diagnostics."""
-    from war_train.war_config import WarConfig
-    from war_train.loop import update
-    from war_train.war_mode import WarMode
+    from war_train.config import WarConfig
+    from war_train.run.loop import update
+    from war_train.war.mode import WarMode
 
     cpus = sorted(os.sched_getaffinity(0))
     lane_cpus = {"commander": [cpus[0]], "sentry": [cpus[-1]]} if resource == "parallel" else {}

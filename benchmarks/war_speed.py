@@ -29,7 +29,7 @@ from real MAPPO updates (``--learn-updates``) of each arm.
 overlap (learning on the previous batch runs during this collection; its collection *is*
 sync's).  DD-PPO (Wijmans et al. 2020): once 60 % of the workers are done, workers that have
 done >= 25 % of their window stop.  ``steal``: a worker done early takes over worlds of the
-straggler (``war_train.war_rounds``: env state, carried fragments and episode statistics
+straggler (``war_train.war.rounds``: env state, carried fragments and episode statistics
 move to a guest env on the thief); its batch is sync's, nothing dropped; ``stolen`` counts the
 worlds moved per batch, ``move ms`` the *measured* copy time of those moves (out and back),
 which the modelled batch time includes.
@@ -101,8 +101,8 @@ def train_config(args, workers: int, worlds: int):
 
 
 def trainer(args, arm: str, ratio: float, resource: str, *, workers=None, worlds=None, mode="virtual", scale=1.0):
-    from war_train.war_config import WarConfig
-    from war_train.war_mode import WarMode
+    from war_train.config import WarConfig
+    from war_train.war.mode import WarMode
 
     workers = args.workers if workers is None else workers
     worlds = args.worlds_per_worker if worlds is None else worlds
@@ -151,7 +151,7 @@ def timing(args, arm: str, ratio: float, resource: str) -> dict:
 
 def learning(args, arm: str, ratio: float) -> dict:
     """Data and learning-time columns from real MAPPO updates of the arm (parallel model)."""
-    from war_train.loop import update
+    from war_train.run.loop import update
 
     tr = trainer(args, arm, ratio, "parallel")
     rows = [update(tr) for _ in range(args.learn_updates)]

@@ -22,7 +22,7 @@ import argparse
 import sys
 
 import war_train
-from war_train.run import run_training
+from war_train.run.training import run_training
 from war_train.stopping import TrainingInterrupted
 
 #: the main job's budget: a few minutes on 2 CPU cores, enough to see Spread being learnt

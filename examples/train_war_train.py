@@ -4,8 +4,8 @@
 PredatorPrey-v0) or the on-policy defaults; the flags override its budget, worlds and
 device.  Without ``--out`` the run stays in memory: ``war_train.train(env, config,
 progress_fn)`` prints one line per update, then the trained greedy policy is compared with a
-random one on fresh episodes (``war_train.evaluate.evaluation_suite``).  With ``--out DIR``
-the same run goes through ``war_train.run.run_training`` and writes every output
+random one on fresh episodes (``war_train.run.evaluate.evaluation_suite``).  With ``--out DIR``
+the same run goes through ``war_train.run.training.run_training`` and writes every output
 (``metrics.csv``, TensorBoard, ``checkpoint.pt``, ``learning_curve.png``, ``eval.json``,
 ``episode.gif``) to ``DIR/<scenario>__<seed>__<time>/``, like ``war-train train``.
 
@@ -53,7 +53,7 @@ def main(argv=None) -> None:
           f"lr {config.lr}, gamma {config.gamma}")
 
     if args.out is not None:
-        from war_train.run import run_training
+        from war_train.run.training import run_training
 
         run_dir = run_training(config, args.out)
         print(f"run folder: {run_dir}")
@@ -75,7 +75,7 @@ def main(argv=None) -> None:
     print(f"trained {last['env_steps']:,} env steps in {last['wall_s']:.1f} s; episode return "
           f"{_fmt(first['episode_return'])} (first update) -> {_fmt(last['episode_return'])} (last)")
     if args.eval_episodes:
-        from war_train.evaluate import evaluation_suite
+        from war_train.run.evaluate import evaluation_suite
 
         summary = evaluation_suite(result.policies, config.scenario, config.env_kwargs, args.eval_episodes,
                                    config.seed)

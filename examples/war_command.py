@@ -2,7 +2,7 @@
 
 Command-v0 has one ``commander`` (global view) and nine ``sentry`` agents (3-nearest view); the
 WAR harness declares the source article's inference costs — 50 ms per commander decision, 5 ms
-per sentry decision (``war_train.war_config.ARTICLE_COSTS``) — and trains MAPPO with
+per sentry decision (``war_train.config.ARTICLE_COSTS``) — and trains MAPPO with
 ``war_train.train(None, config, war=WarConfig(arm=...))`` under one or more arms:
 
 - ``sync``: lock-step MAPPO: every agent decides at every step, so each step waits for the
@@ -53,8 +53,9 @@ def main(argv=None) -> None:
     print(BANNER, flush=True)
 
     import war_train
-    from war_train.war_config import ARTICLE_COSTS, WarConfig
-    from war_train.run import run_training
+    from war_train.config import WarConfig
+    from war_train.presets import ARTICLE_COSTS
+    from war_train.run.training import run_training
 
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     if not arms:

@@ -5,7 +5,7 @@
     python scripts/scenario_gifs.py --runs /path/to/runs --only Spread-v0,Tag-v0
 
 For every registered scenario (``war_envs.registered_ids()``; ``--only ID,ID`` redoes some)
-it plays evaluation world 0 of run seed ``--seed`` (``war_train.evaluate.episode_frames``: the
+it plays evaluation world 0 of run seed ``--seed`` (``war_train.run.evaluate.episode_frames``: the
 start, then one frame per step, at most ``--max-steps`` steps), draws each frame with the
 scenario's ``render_frame`` at mpe2's 700 x 700 px, shrinks it to ``--size`` px and writes
 ``<out>/<Id>.gif``.  Who acts:
@@ -61,7 +61,7 @@ def choose_policy(env_id: str, runs: pathlib.Path | None, seed: int) -> dict:
                 "seed": seed, "preset": None, "checkpoint": None, "checkpoint_env_steps": None,
                 "missing_run": None if path is None else str(path)}
     from war_train.checkpoint import load_checkpoint
-    from war_train.policy import load_policies
+    from war_train.learn.policy import load_policies
 
     ckpt = load_checkpoint(path)
     policies, cfg, _ = load_policies(ckpt)
@@ -113,7 +113,7 @@ def render(env_id: str, out: pathlib.Path, who: dict, *, size: int, max_steps: i
     from PIL import Image
 
     from war_envs.render import write_gif
-    from war_train.evaluate import episode_frames
+    from war_train.run.evaluate import episode_frames
 
     frames = [np.asarray(Image.fromarray(frame).resize((size, size), Image.Resampling.LANCZOS))
               for frame in episode_frames(who["policies"], env_id, who["env_kwargs"], seed=who["seed"],

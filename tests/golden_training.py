@@ -74,7 +74,7 @@ def run_case(name: str, run_dir: pathlib.Path) -> pathlib.Path:
     import torch
 
     import war_train
-    from war_train.war_config import WarConfig
+    from war_train.config import WarConfig
 
     torch.set_num_threads(1)
     overrides, updates, war = CASES[name]

@@ -11,8 +11,8 @@ import torch
 
 import war_envs
 import war_train
-from war_train import losses
-from war_train.batches import group_batch
+from war_train.learn import losses
+from war_train.rollout.batches import group_batch
 from war_train.config import TrainConfig
 
 IDENTITY = SimpleNamespace(denormalize=lambda v: v)

@@ -14,17 +14,17 @@ import textwrap
 
 import pytest
 
-from war_train.cli import main
+from war_train.run.cli import main
 from war_train.config import TrainConfig
 from war_train.presets import preset_descriptions, preset_names
-from war_train.run import preflight
+from war_train.run.training import preflight
 
-#: runs war_train.cli.main with the packages named in argv[1] (comma-separated) unimportable
+#: runs war_train.run.cli.main with the packages named in argv[1] (comma-separated) unimportable
 WRAPPER = textwrap.dedent("""
     import sys
     for name in filter(None, sys.argv[1].split(",")):
         sys.modules[name] = None
-    from war_train.cli import main
+    from war_train.run.cli import main
     sys.exit(main(sys.argv[2:]))
 """)
 MISSING = "matplotlib,PIL,tensorboard"
@@ -158,7 +158,7 @@ def test_the_parser_and_config_need_neither_torch_nor_warp():
         import sys
         import war_train
         from war_train import TrainConfig, preset_config
-        from war_train.cli import main
+        from war_train.run.cli import main
         preset_config("Spread-v0")
         for argv in (["train", "--help"], ["eval", "--help"], ["train", "--list-presets"]):
             try:
@@ -168,7 +168,7 @@ def test_the_parser_and_config_need_neither_torch_nor_warp():
         heavy = sorted(m for m in ("torch", "warp", "war_envs", "numpy") if m in sys.modules)
         assert not heavy, heavy
         assert callable(war_train.train) and "torch" in sys.modules   # the trainer on first use
-        from war_train.loop import train
+        from war_train.run.loop import train
         assert war_train.train is train and all(getattr(war_train, name) for name in war_train.__all__)
         print("ok")
     """)

@@ -1,4 +1,4 @@
-"""Data-parallel MAPPO (``war_train.distributed``): 2 gloo ranks on CPU equal one process.
+"""Data-parallel MAPPO (``war_train.learn.distributed``): 2 gloo ranks on CPU equal one process.
 
 The ranks are spawned with ``torch.multiprocessing`` and join through the same torchrun
 environment variables (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR``,
@@ -17,9 +17,9 @@ import torch.multiprocessing as mp
 import war_envs
 import war_train
 from war_envs.war import CostProfile
-from war_train import distributed
+from war_train.learn import distributed
 from war_train.checkpoint import load_checkpoint
-from war_train.envs import make_env
+from war_train.rollout.envs import make_env
 
 torch.set_num_threads(1)
 pytestmark = pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
@@ -253,7 +253,7 @@ def test_local_context_is_the_identity():
     assert isinstance(ctx, distributed.Local) and not ctx.active and ctx.is_main
     assert ctx.worlds(12) == range(12)
     x = torch.randn(5, 3)
-    assert torch.equal(ctx.normalize_advantages(x), war_train.losses.normalize_advantages(x))
+    assert torch.equal(ctx.normalize_advantages(x), war_train.learn.losses.normalize_advantages(x))
 
 
 def test_torchrun_env_detection(monkeypatch):

@@ -1,4 +1,4 @@
-"""``torchrun --nproc_per_node=2 -m war_train.cli train ...``: one set of outputs, written by rank 0,
+"""``torchrun --nproc_per_node=2 -m war_train.run.cli train ...``: one set of outputs, written by rank 0,
 with the numbers of a one-process run; the checkpoint resumes (in one process here; under
 torchrun again in the slow test)."""
 
@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.distributed
 
-from war_train import cli
+from war_train.run import cli
 from war_train.checkpoint import load_checkpoint
 
 torch.set_num_threads(1)
@@ -26,7 +26,7 @@ ARGS = ["--preset", "smoke", "--num-envs", "16", "--rollout-length", "20", "--nu
 
 def torchrun(*args, nproc=2, timeout=300):
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-           "-m", "war_train.cli", "train", *args]
+           "-m", "war_train.run.cli", "train", *args]
     env = dict(os.environ, OMP_NUM_THREADS="1")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -67,7 +67,7 @@ def test_torchrun_two_ranks_write_one_run_like_one_process(tmp_path):
 
 def test_uneven_worlds_are_a_clear_error(tmp_path):
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-           "-m", "war_train.cli", "train", "Spread-v0", *ARGS, "--num-envs", "15", "--run-dir", str(tmp_path / "x")]
+           "-m", "war_train.run.cli", "train", "Spread-v0", *ARGS, "--num-envs", "15", "--run-dir", str(tmp_path / "x")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
     assert proc.returncode != 0
     assert "num_envs: 15 worlds cannot be split evenly over 2 ranks" in proc.stderr
@@ -99,7 +99,7 @@ def test_signal_under_torchrun_writes_the_final_checkpoint(tmp_path, how):
 
     run = tmp_path / "run"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-           "-m", "war_train.cli", "train", "Spread-v0", *ARGS, "--checkpoint-every", "0",
+           "-m", "war_train.run.cli", "train", "Spread-v0", *ARGS, "--checkpoint-every", "0",
            "--total-steps", str(16 * 20 * 2000), "--run-dir", str(run)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, OMP_NUM_THREADS="1"), start_new_session=True)

@@ -23,8 +23,8 @@ import pytest
 import torch
 import torch.distributed
 
-from war_train import distributed
-from war_train.cli import main as cli_main
+from war_train.learn import distributed
+from war_train.run.cli import main as cli_main
 
 torch.set_num_threads(1)
 pytestmark = pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
@@ -54,7 +54,7 @@ def two_ranks(args: list[str], logs: pathlib.Path) -> list[tuple[int, str]]:
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port), OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
         with open(logs / f"rank{rank}.out", "w") as out, open(logs / f"rank{rank}.err", "w") as err:
-            procs.append(subprocess.Popen([sys.executable, "-m", "war_train.cli", "train", *args], cwd=ROOT, env=env,
+            procs.append(subprocess.Popen([sys.executable, "-m", "war_train.run.cli", "train", *args], cwd=ROOT, env=env,
                                           stdout=out, stderr=err))
     deadline = time.monotonic() + LIMIT_S
     try:

@@ -1,4 +1,4 @@
-"""WAR modes under torchrun (``war_train.war_mode`` with ``war_train.distributed.DataParallel``):
+"""WAR modes under torchrun (``war_train.war.mode`` with ``war_train.learn.distributed.DataParallel``):
 2 gloo ranks on CPU, each stepping its half of the worlds with its own WAR workers.
 
 - The update: every rank collects a round of its worlds, and the all-reduced PPO update (one
@@ -22,12 +22,13 @@ import torch.multiprocessing as mp
 
 import war_train
 from war_envs.war import CostProfile
-from war_train import distributed
+from war_train.learn import distributed
 from war_train.checkpoint import load_checkpoint
-from war_train.learn import Batches, learn
-from war_train.ppo import GroupBatch, Learner
-from war_train.war_config import ARTICLE_COSTS, WarConfig
-from war_train.war_mode import WarMode
+from war_train.learn.step import Batches, learn
+from war_train.learn.ppo import GroupBatch, Learner
+from war_train.config import WarConfig
+from war_train.presets import ARTICLE_COSTS
+from war_train.war.mode import WarMode
 
 torch.set_num_threads(1)
 pytestmark = pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),

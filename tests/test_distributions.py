@@ -1,4 +1,4 @@
-"""Action heads (``war_train.distributions``): hand-checked log-probs and entropies, sampling,
+"""Action heads (``war_train.learn.distributions``): hand-checked log-probs and entropies, sampling,
 the Box bound handling, the data-parallel noise split, and clear errors for unsupported spaces."""
 
 import math
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from war_train.distributions import (Categorical, DiagGaussian, MultiCategorical, action_head, sample_categorical,
+from war_train.learn.distributions import (Categorical, DiagGaussian, MultiCategorical, action_head, sample_categorical,
                                      space_from_signature, space_signature)
 
 torch.set_num_threads(1)

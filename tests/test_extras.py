@@ -33,12 +33,12 @@ ENTRY_POINTS = [
     ("war_train.adapters.torchrl", "torchrl", "import war_train.adapters.torchrl"),
     ("war_train.adapters.benchmarl", "benchmarl", "import war_train.adapters.benchmarl"),
     ("war_train.adapters.rllib", "rllib", "import war_train.adapters.rllib"),
-    ("war_train.plot", "train", "from war_train.plot import plot_learning_curve; "
+    ("war_train.run.plot", "train", "from war_train.run.plot import plot_learning_curve; "
                                 "plot_learning_curve([{'env_steps': 1}], 'never.png')"),
-    ("war_train.war_plot", "train", "from war_train.war_plot import plot_war_run; "
+    ("war_train.run.plot", "train", "from war_train.run.plot import plot_war_run; "
                                     "plot_war_run([{'env_steps': 1}], 'never.png')"),
-    ("war_train.runlog.TensorBoard", "train",
-     "from war_train.runlog import TensorBoard; TensorBoard('never-tb', enabled=True)"),
+    ("war_train.run.runlog.TensorBoard", "train",
+     "from war_train.run.runlog import TensorBoard; TensorBoard('never-tb', enabled=True)"),
 ]
 
 # Runs in the subprocess: hide argv[1:] (none: rely on what is really installed), run every entry

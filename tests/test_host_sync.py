@@ -20,10 +20,10 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import war_train
-import war_train.lockstep as lockstep
-import war_train.war_collector as war_collector
-from war_train import distributed
-from war_train.envs import make_env
+import war_train.run.lockstep as lockstep
+import war_train.rollout.collector as war_collector
+from war_train.learn import distributed
+from war_train.rollout.envs import make_env
 
 torch.set_num_threads(1)
 
@@ -161,7 +161,7 @@ def test_a_whole_update_reads_the_host_a_fixed_number_of_times(name, monkeypatch
     """The reads left in an update (the finiteness checks after the rollout, the row's episode
     summary, the PPO diagnostics per minibatch) do not grow with the rollout length: none is
     per step."""
-    from war_train.loop import update
+    from war_train.run.loop import update
 
     monkeypatch.setattr(war_collector, "host_reads_are_free", lambda device: False)
     reads = {}
@@ -179,9 +179,10 @@ def test_a_whole_update_reads_the_host_a_fixed_number_of_times(name, monkeypatch
 
 
 # ----------------------------------------------------------------------------- the WAR rollout
-from war_train.war_collector import BehaviourPolicy  # noqa: E402
-from war_train.war_config import ARTICLE_COSTS, WarConfig  # noqa: E402
-from war_train.war_mode import WarMode  # noqa: E402
+from war_train.rollout.collector import BehaviourPolicy  # noqa: E402
+from war_train.config import WarConfig  # noqa: E402
+from war_train.presets import ARTICLE_COSTS  # noqa: E402
+from war_train.war.mode import WarMode  # noqa: E402
 
 #: name -> (config overrides, WAR config): 13-step episodes across 30-step windows (fragments carried
 #: over, episode ends inside windows), groups deciding at different rates, every action space
@@ -234,7 +235,7 @@ def test_the_war_rollout_never_synchronizes(name, monkeypatch):
 def test_a_whole_war_update_reads_the_host_a_fixed_number_of_times(name, monkeypatch):
     """The reads left in a WAR update (settling the window's counts, fragment ends, batch
     statistics, the PPO diagnostics, the row) do not grow with the window length."""
-    from war_train.loop import update
+    from war_train.run.loop import update
 
     reads = {}
     for T in (30, 60):

@@ -1,6 +1,6 @@
 """The packages' layering: ``war_envs`` imports nothing from ``war_train`` (it is usable without
 our trainer), no module of either package imports itself back through others (module-level and
-function-level imports alike), and no function of ``war_train`` is longer than 80 lines."""
+function-level imports alike), and no function of either package is longer than 80 lines."""
 
 import ast
 import pathlib
@@ -69,7 +69,7 @@ def cycle_through(g: dict[str, set[str]], start: str) -> list[str] | None:
 def test_the_graph_finds_imports():
     g = graph()
     assert "war_envs.core.batched_env" in g["war_envs.core"]
-    assert "war_train.config" in g["war_train.cli"] and "war_envs.war.costs" in g["war_envs.war"]
+    assert "war_train.config" in g["war_train.run.cli"] and "war_envs.war.costs" in g["war_envs.war"]
 
 
 def test_war_envs_imports_nothing_from_war_train():
@@ -96,10 +96,56 @@ def test_a_cycle_is_found():
     assert cycle_through(g, "a") == ["a", "b", "c", "a"] and cycle_through(g, "d") is None
 
 
-def test_no_function_of_war_train_is_longer_than_80_lines():
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_function_is_longer_than_80_lines(package):
+    """Every function of ``war_train`` and ``war_envs``, Warp kernels and functions included."""
     long = [f"{p.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
-            for p in sorted((ROOT / "war_train").rglob("*.py"))
+            for p in sorted((ROOT / package).rglob("*.py"))
             for node in ast.walk(ast.parse(p.read_text()))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
     assert long == []
+
+
+# ----------------------------------------------------------------------------- war_train's rooms
+#: room -> the rooms it may import (besides the shared modules at the top of ``war_train``:
+#: config, seeding, checkpoint, stopping, and the preset data); the adapters and ``run`` may import
+#: any room
+ROOMS = {"learn": set(), "rollout": {"learn"}, "war": {"learn", "rollout"}}
+SHARED = ("war_train.config", "war_train.seeding", "war_train.checkpoint", "war_train.stopping")
+
+
+def room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 and parts[0] == "war_train" else None
+
+
+def test_the_rooms_import_only_downward():
+    """``learn`` imports no ``rollout``/``war``/``run``; ``rollout`` no ``war``/``run``; ``war`` no
+    ``run``; the shared modules none of the rooms."""
+    g = graph()
+    bad = []
+    for m, targets in g.items():
+        if not m.startswith("war_train"):
+            continue
+        mine = room(m)
+        for t in targets:
+            other = room(t)
+            if not t.startswith("war_train") or other in (None, "presets") or other == mine:
+                continue
+            if m in SHARED or (mine in ROOMS and other not in ROOMS[mine]):
+                bad.append(f"{m} -> {t}")
+    assert bad == []
+
+
+def test_the_room_rule_sees_a_wrong_direction():
+    assert room("war_train.learn.ppo") == "learn" and room("war_train.config") is None
+    assert "run" not in ROOMS["war"] and "rollout" not in ROOMS["learn"]
+
+
+def test_no_module_of_war_train_imports_a_scenario():
+    """The trainer reaches scenarios through the declared scenario interface only
+    (``war_envs.core.scenario``), never a scenario module."""
+    bad = {m: sorted(t for t in ts if t.startswith("war_envs.scenarios")) for m, ts in graph().items()
+           if m.startswith("war_train")}
+    assert {m: ts for m, ts in bad.items() if ts} == {}

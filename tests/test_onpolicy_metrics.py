@@ -5,7 +5,7 @@ on-policy code's scenarios and shared-reward environment compute them."""
 import torch
 
 import war_envs
-from war_train.metrics import EpisodeStats
+from war_train.rollout.metrics import EpisodeStats
 
 
 def _random_actions(env, gen):

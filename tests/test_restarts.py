@@ -1,4 +1,4 @@
-"""Restarts (``TrainConfig.restarts`` / ``restart_below``, ``war_train.restarts``): restart 0 is
+"""Restarts (``TrainConfig.restarts`` / ``restart_below``, ``war_train.run.restarts``): restart 0 is
 the run without restarts, bitwise; later restarts train on seeds of their own, apart from every
 other run's worlds; the run keeps the restart that scored best on its selection worlds, stops
 restarting once ``restart_below`` is reached, records all of it, and resumes exactly."""
@@ -12,10 +12,10 @@ import torch
 
 import war_train
 from war_train.checkpoint import load_checkpoint
-from war_train.policy import load_policies
-from war_train.run import run_training
+from war_train.learn.policy import load_policies
+from war_train.run.training import run_training
 from war_train.seeding import restart_seed, run_world_seeds
-from war_train.war_config import WarConfig
+from war_train.config import WarConfig
 
 torch.set_num_threads(1)
 UPDATES = 4
@@ -156,7 +156,7 @@ def test_resume_refuses_restarts_of_another_config(tmp_path):
 
 
 def test_the_cli_resumes_a_run_with_restarts(tmp_path):
-    from war_train.cli import main as cli_main
+    from war_train.run.cli import main as cli_main
 
     args = ["train", "Spread-v0", "--preset", "smoke", "--restarts", "1", "--select-every", "2", "--select-episodes", "20",
             "--total-env-steps", str(16 * 25 * UPDATES), "--eval-episodes", "10", "--no-gif"]

@@ -158,7 +158,7 @@ def test_script_rejects_bad_arguments(argv, message, capsys, tmp_path):
 
 
 def test_episode_frames_checks_its_arguments_and_stops_after_max_steps():
-    from war_train.evaluate import episode_frames
+    from war_train.run.evaluate import episode_frames
 
     frames = list(episode_frames({}, "Simple-v0", {}, seed=1, mode="random", size=48, max_steps=3))
     assert len(frames) == 4 and all(f.shape == (48, 48, 3) and f.dtype.name == "uint8" for f in frames)

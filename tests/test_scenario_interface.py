@@ -1,5 +1,5 @@
 """The declared scenario interface (``war_envs.core.scenario``) and the generic, device-resident
-``war_train.metrics.EpisodeStats`` built on it."""
+``war_train.rollout.metrics.EpisodeStats`` built on it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from war_envs import registry
 from war_envs.core.batched_env import BatchedEnv
 from war_envs.core.scenario import EpisodeMetric
 from war_envs.testing import random_actions
-from war_train.metrics import EpisodeStats
+from war_train.rollout.metrics import EpisodeStats
 
 IDS = registry.registered_ids()
 

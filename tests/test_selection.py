@@ -1,4 +1,4 @@
-"""Policy selection (``TrainConfig.select_every``, ``war_train.selection``): the run ends with the
+"""Policy selection (``TrainConfig.select_every``, ``war_train.run.selection``): the run ends with the
 networks that scored best on the selection worlds, recorded where a user looks (eval.json,
 metrics.csv, the checkpoint), without changing the training itself, exactly across a resume, in
 both training modes."""
@@ -12,12 +12,12 @@ import torch
 
 import war_train
 from war_train.checkpoint import load_checkpoint
-from war_train.cli import main as cli_main
-from war_train.evaluate import run_episodes
-from war_train.metrics import summarize
-from war_train.policy import load_policies
-from war_train.run import run_training
-from war_train.war_config import WarConfig
+from war_train.run.cli import main as cli_main
+from war_train.run.evaluate import run_episodes
+from war_train.rollout.metrics import summarize
+from war_train.learn.policy import load_policies
+from war_train.run.training import run_training
+from war_train.config import WarConfig
 
 torch.set_num_threads(1)
 UPDATES = 12

@@ -11,9 +11,9 @@ import torch
 
 import war_envs
 from war_train.config import TrainConfig
-from war_train.distributions import Categorical, MultiCategorical
-from war_train.loop import train
-from war_train.policy import build_policies, load_policies
+from war_train.learn.distributions import Categorical, MultiCategorical
+from war_train.run.loop import train
+from war_train.learn.policy import build_policies, load_policies
 
 torch.set_num_threads(1)
 

@@ -131,7 +131,7 @@ def test_war_parallelism_measures_both_lanes_alone_and_together(tmp_path, capsys
 
 def test_smax_outcomes_splits_every_episode_and_appends(tmp_path, capsys):
     from war_train.config import TrainConfig
-    from war_train.loop import train
+    from war_train.run.loop import train
 
     smax_outcomes = load("smax_outcomes")
     run = tmp_path / "run"

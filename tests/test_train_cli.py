@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from war_train import TrainConfig
-from war_train.cli import build_parser, main
-from war_train.runlog import read_metrics
+from war_train.run.cli import build_parser, main
+from war_train.run.runlog import read_metrics
 
 torch.set_num_threads(1)
 

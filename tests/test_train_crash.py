@@ -22,9 +22,9 @@ import torch
 import war_envs
 import war_train
 from war_train.checkpoint import load_checkpoint, save_checkpoint
-from war_train.cli import main as cli_main
-from war_train.policy import load_policies
-from war_train.run import run_training
+from war_train.run.cli import main as cli_main
+from war_train.learn.policy import load_policies
+from war_train.run.training import run_training
 from war_train.stopping import NonFiniteTraining
 
 torch.set_num_threads(1)
@@ -45,7 +45,7 @@ def cli_args(run_dir, checkpoint_every: int = 1) -> list[str]:
             "--run-dir", str(run_dir)]
 
 
-def start(args: list[str], prefix: tuple[str, ...] = ("-m", "war_train.cli")) -> subprocess.Popen:
+def start(args: list[str], prefix: tuple[str, ...] = ("-m", "war_train.run.cli")) -> subprocess.Popen:
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
     return subprocess.Popen([sys.executable, *prefix, *args], cwd=ROOT, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -147,7 +147,7 @@ FREEZE_IN_CHECKPOINT_WRITE = textwrap.dedent("""
                 time.sleep(600)
         return real_fsync(fd)
     os.fsync = fsync
-    from war_train.cli import main
+    from war_train.run.cli import main
     sys.exit(main(sys.argv[3:]))
 """)
 
@@ -204,7 +204,7 @@ def test_non_finite_numbers_stop_the_run_and_keep_the_last_good_checkpoint(tmp_p
 
 
 def test_non_finite_error_through_the_cli_is_one_clear_line(tmp_path, capsys, monkeypatch):
-    import war_train.run as run_module
+    import war_train.run.training as run_module
 
     real_make = run_module.make_env
     monkeypatch.setattr(run_module, "make_env", lambda cfg, dist=None: RewardsFrom(real_make(cfg, dist), 30, float("nan")))
@@ -439,7 +439,8 @@ def test_sigterm_stops_a_war_run_and_resume_continues_it_exactly(tmp_path):
 
 
 def test_non_finite_rewards_stop_a_war_run(tmp_path):
-    from war_train.war_config import ARTICLE_COSTS, WarConfig
+    from war_train.config import WarConfig
+    from war_train.presets import ARTICLE_COSTS
 
     cfg = war_train.preset_config("smoke", scenario="Command-v0", num_envs=10, total_env_steps=10 * 25 * 4)
     env = war_envs.make(cfg.scenario, num_envs=cfg.num_envs, seed=cfg.seed)

@@ -8,7 +8,7 @@ import pytest
 
 import war_envs
 import war_train
-from war_train.run import run_training
+from war_train.run.training import run_training
 
 # Tag-v0 at its default size (11 agents, 21 x 21 actions) is the slowest: a smaller game
 KWARGS = {"Tag-v0": {"num_runners": 4}, "Command-v0": {"num_sentries": 3}}

@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from war_train import losses
-from war_train.valuenorm import (ValueNorm, denormalize, normalize, valuenorm_init, valuenorm_stats,
+from war_train.learn import losses
+from war_train.learn.valuenorm import (ValueNorm, denormalize, normalize, valuenorm_init, valuenorm_stats,
                                  valuenorm_update)
 
 torch.set_num_threads(1)

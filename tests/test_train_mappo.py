@@ -9,9 +9,9 @@ import torch
 import war_envs
 import war_train
 from war_train.checkpoint import load_checkpoint
-from war_train.policy import joint_state
+from war_train.learn.policy import joint_state
 from war_envs.scenarios.mpe.spread import onpolicy_step_reward
-from war_train.metrics import EpisodeStats
+from war_train.rollout.metrics import EpisodeStats
 
 torch.set_num_threads(1)
 
@@ -251,7 +251,7 @@ def test_every_action_space_trains_and_is_reproducible(variant):
 def test_tag_logs_its_declared_metrics_and_masks_tagged_runners(tmp_path):
     cfg = smoke(scenario="Tag-v0", env_kwargs=SMALL_TAG, total_env_steps=16 * 30 * 2, rollout_length=30)
     seen = []
-    import war_train.learn as learn_step
+    import war_train.learn.step as learn_step
 
     real = learn_step.ppo_update
 
@@ -279,10 +279,10 @@ def test_tag_logs_its_declared_metrics_and_masks_tagged_runners(tmp_path):
 
 def test_masked_agents_contribute_no_gradient():
     # The same batch with the out-of-game agents' data replaced by garbage gives the same update.
-    from war_train import distributed
-    from war_train.policy import build_policies
-    from war_train.ppo import GroupBatch, ppo_update
-    from war_train.valuenorm import ValueNorm
+    from war_train.learn import distributed
+    from war_train.learn.policy import build_policies
+    from war_train.learn.ppo import GroupBatch, ppo_update
+    from war_train.learn.valuenorm import ValueNorm
 
     cfg = smoke(scenario="Tag-v0", env_kwargs=SMALL_TAG, num_minibatches=2, epochs=2)
     with make(cfg) as env:
@@ -320,7 +320,7 @@ def test_masked_agents_contribute_no_gradient():
 
 
 def test_frame_stack_holds_the_last_observations_and_restarts_with_episodes():
-    from war_train.policy import build_policies
+    from war_train.learn.policy import build_policies
 
     cfg = smoke(frame_stack=3)
     with make(cfg) as env:
@@ -340,7 +340,7 @@ def test_group_lr_scale_scales_each_groups_learning_rates():
     cfg = smoke(scenario="Tag-v0", env_kwargs=SMALL_TAG, group_lr_scale={"runner": 0.0})
     with make(cfg) as env:
         init = {g: [t.clone() for t in p.parameters()]
-                for g, p in war_train.policy.build_policies(dict(env.groups), env.state_dim, cfg, "cpu").items()}
+                for g, p in war_train.learn.policy.build_policies(dict(env.groups), env.state_dim, cfg, "cpu").items()}
         result = war_train.train(env, cfg)
     frozen = all(torch.equal(a, b) for a, b in zip(init["runner"], result.policies["runner"].parameters()))
     moved = any(not torch.equal(a, b) for a, b in zip(init["tagger"], result.policies["tagger"].parameters()))

@@ -24,9 +24,9 @@ import war_train
 from war_envs.registry import scenario_class
 from war_envs.scenarios.mpe.spread import Spread
 from war_train.checkpoint import load_checkpoint, save_checkpoint
-from war_train.distributions import Categorical, DiagGaussian, MultiCategorical, masked_logits
-from war_train.evaluate import episode_frames, evaluation_suite
-from war_train.policy import build_policies
+from war_train.learn.distributions import Categorical, DiagGaussian, MultiCategorical, masked_logits
+from war_train.run.evaluate import episode_frames, evaluation_suite
+from war_train.learn.policy import build_policies
 
 torch.set_num_threads(1)
 
@@ -274,8 +274,8 @@ def test_walled_spread_refuses_unavailable_actions():
 def spy_batches(monkeypatch):
     """Every ``ppo_update`` call's (policy, batch), before the update changes the policy: the
     batch's log-probs and entropies recomputed there."""
-    import war_train.learn as learn_step
-    from war_train.ppo import _evaluate
+    import war_train.learn.step as learn_step
+    from war_train.learn.ppo import _evaluate
 
     seen = []
     real = learn_step.ppo_update
@@ -336,8 +336,8 @@ def test_all_true_masks_train_exactly_as_no_masks():
 
 
 def test_unmasked_env_has_no_mask_buffers():
-    from war_train import distributed
-    from war_train.lockstep import LockstepMode
+    from war_train.learn import distributed
+    from war_train.run.lockstep import LockstepMode
 
     cfg = smoke()
     with make(Spread, cfg) as env:
@@ -396,9 +396,9 @@ def test_war_mode_trains_masked_envs_with_held_actions(tmp_path):
     """SMAX-v0 self-play under WAR: the slow group (ally, declared 50 ms a decision) holds its
     actions between decisions; every stored decision was available under its stored mask, the
     masks reach the PPO update, and a run through ``war-train``'s entry point completes."""
-    from war_train.run import run_training
-    from war_train.war_config import WarConfig
-    from war_train.war_mode import WarMode
+    from war_train.run.training import run_training
+    from war_train.config import WarConfig
+    from war_train.war.mode import WarMode
 
     costs = {"ally": {"per_decision_ms": 50.0}, "enemy": {"per_decision_ms": 5.0}}
     cfg = smax(env_kwargs={"map_name": "3m", "enemy": "self_play"}, total_env_steps=16 * 25 * 2)

@@ -5,7 +5,7 @@ import torch
 
 import war_envs
 import war_train
-from war_train.evaluate import evaluation_suite
+from war_train.run.evaluate import evaluation_suite
 
 pytestmark = pytest.mark.slow
 torch.set_num_threads(1)

@@ -9,9 +9,9 @@ import torch
 
 import war_envs
 from war_envs.war import CostProfile, InferenceCost, VirtualClock, plan, with_episode_starts
-from war_train.war_collector import Collector, Trigger, stitch
-from war_train.war_rounds import collect_round
-from war_train import losses
+from war_train.rollout.collector import Collector, Trigger, stitch
+from war_train.war.rounds import collect_round
+from war_train.learn import losses
 
 torch.set_num_threads(1)
 ARTICLE = {"commander": CostProfile(per_decision_ms=50.0), "sentry": CostProfile(per_decision_ms=5.0)}
@@ -423,7 +423,7 @@ def test_lane_threads_give_the_sequential_windows():
 
 # ----------------------------------------------------------------------------- window storage
 def test_window_storage_grows_keeps_its_rows_and_clears_what_it_used():
-    from war_train.storage import RolloutStorage
+    from war_train.rollout.storage import RolloutStorage
 
     store = RolloutStorage({"g": {"x": ((2, 3), torch.float32), "k": ((2,), torch.long)}}, "cpu", capacity=2)
     for i in range(5):   # past the capacity twice: 2 -> 4 -> 8

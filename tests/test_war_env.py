@@ -6,7 +6,7 @@ import torch
 
 import war_envs
 from war_envs.war import Schedule, WarEnv, plan, with_episode_starts
-from war_train.war_collector import Collector, Trigger
+from war_train.rollout.collector import Collector, Trigger
 from test_war_collector import AGENTS, ARTICLE, FrozenPolicy, article_schedule
 
 torch.set_num_threads(1)

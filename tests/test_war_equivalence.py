@@ -6,10 +6,10 @@ import torch
 
 import war_envs
 import war_train
-from war_train import losses
-from war_train.war_config import WarConfig
-from war_train.loop import update
-from war_train.war_mode import WarMode
+from war_train.learn import losses
+from war_train.config import WarConfig
+from war_train.run.loop import update
+from war_train.war.mode import WarMode
 
 torch.set_num_threads(1)
 EQUAL = {"commander": {"per_decision_ms": 5.0}, "sentry": {"per_decision_ms": 5.0}}
@@ -25,7 +25,7 @@ def config(**kw):
 
 def captures(monkeypatch):
     """What the advantages (SMDP GAE, valid rows) and the PPO losses see, in call order: the one
-    batch builder both modes use (``war_train.batches``)."""
+    batch builder both modes use (``war_train.rollout.batches``)."""
     caps, smdp_gae, policy_loss, value_loss = [], losses.smdp_gae, losses.policy_loss, losses.value_loss
 
     def gae_spy(rewards, values, next_values, k, term, trunc, gamma, lam, valid):

@@ -7,11 +7,12 @@ import pytest
 import torch
 
 import war_train
-from war_train.cli import main
-from war_train.runlog import read_metrics
-from war_train.war_config import ARTICLE_COSTS, WarConfig, war_config_from_dict
-from war_train.loop import update
-from war_train.war_mode import WarMode
+from war_train.run.cli import main
+from war_train.run.runlog import read_metrics
+from war_train.config import WarConfig, war_config_from_dict
+from war_train.presets import ARTICLE_COSTS
+from war_train.run.loop import update
+from war_train.war.mode import WarMode
 
 torch.set_num_threads(1)
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from war_train.weights import group_balancing_weights, staleness_summary, weighted_group_loss
-from war_train import losses
+from war_train.learn.weights import group_balancing_weights, staleness_summary, weighted_group_loss
+from war_train.learn import losses
 
 
 def rand(*shape, seed=0):

@@ -11,11 +11,12 @@ import pytest
 import torch
 
 import war_train
-from war_train.loop import update
-from war_train.war_collector import concat_workers
-from war_train.war_config import ARTICLE_COSTS, WarConfig
-from war_train.war_mode import WarMode
-from war_train.war_sequences import Sequences, sequence_log_prob
+from war_train.run.loop import update
+from war_train.rollout.collector import concat_workers
+from war_train.config import WarConfig
+from war_train.presets import ARTICLE_COSTS
+from war_train.war.mode import WarMode
+from war_train.rollout.sequences import Sequences, sequence_log_prob
 
 torch.set_num_threads(1)
 

@@ -18,10 +18,11 @@ import torch
 import war_envs
 import war_train
 from war_train.checkpoint import load_checkpoint, save_checkpoint
-from war_train.runlog import read_metrics
-from war_train.war_config import ARTICLE_COSTS, WarConfig
-from war_train.loop import update
-from war_train.war_mode import WarMode
+from war_train.run.runlog import read_metrics
+from war_train.config import WarConfig
+from war_train.presets import ARTICLE_COSTS
+from war_train.run.loop import update
+from war_train.war.mode import WarMode
 
 torch.set_num_threads(1)
 N, K = 4, 2
@@ -202,14 +203,14 @@ def test_resume_refuses_another_run_naming_the_file(tmp_path, capsys):
         war_train.train(env, config(updates=1), run_dir=mappo_dir)
     with pytest.raises(ValueError, match=rf"'{mappo_dir / 'checkpoint.pt'}' is a lock-step MAPPO run's checkpoint"):
         war_train.train(None, config(), resume=mappo_dir, war=ARMS["war"])
-    from war_train.cli import main
+    from war_train.run.cli import main
 
     assert main(["train", "--resume", str(mappo_dir), "--arm", "sync"]) == 2
     assert "is a lock-step MAPPO run's checkpoint; resume it without --war" in capsys.readouterr().err
 
 
 def test_the_cli_resumes_a_war_run_with_its_own_war_config(tmp_path, capsys):
-    from war_train.cli import main
+    from war_train.run.cli import main
 
     run_dir = tmp_path / "run"
     args = ["train", "Command-v0", "--arm", "overlap", "--preset", "smoke", "--num-envs", "4", "--rollout-length",

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from war_envs.war import CostModel, CostProfile, VirtualClock, decision_intervals, plan, quotas
-from war_train.weights import group_balancing_weights, kish_ess
+from war_train.learn.weights import group_balancing_weights, kish_ess
 
 ARTICLE = {"commander": CostProfile(per_decision_ms=50.0), "sentry": CostProfile(per_decision_ms=5.0)}
 AGENTS = {"commander": 1, "sentry": 9}

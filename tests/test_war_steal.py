@@ -9,9 +9,9 @@ import torch
 
 import war_envs
 from war_envs.war import CostProfile, InferenceCost
-from war_train.war_collector import Collector, Trigger, concat_workers
-from war_train.war_rounds import collect_round
-from war_train.metrics import EpisodeStats
+from war_train.rollout.collector import Collector, Trigger, concat_workers
+from war_train.war.rounds import collect_round
+from war_train.rollout.metrics import EpisodeStats
 
 torch.set_num_threads(1)
 ARTICLE = {"commander": CostProfile(per_decision_ms=50.0), "sentry": CostProfile(per_decision_ms=5.0)}
@@ -128,9 +128,10 @@ def test_steal_validation():
 
 def test_steal_arm_of_the_trainer_learns_on_all_of_the_stragglers_data():
     import war_train
-    from war_train.war_config import ARTICLE_COSTS, WarConfig
-    from war_train.loop import update
-    from war_train.war_mode import WarMode
+    from war_train.config import WarConfig
+    from war_train.presets import ARTICLE_COSTS
+    from war_train.run.loop import update
+    from war_train.war.mode import WarMode
 
     cfg = war_train.preset_config("smoke", scenario="Command-v0", num_envs=10, total_env_steps=10 * 25 * 2, epochs=2)
     rows = {}
@@ -151,7 +152,7 @@ def test_steal_arm_of_the_trainer_learns_on_all_of_the_stragglers_data():
 
 
 def test_steal_arm_validation():
-    from war_train.war_config import WarConfig
+    from war_train.config import WarConfig
 
     with pytest.raises(ValueError, match="workers"):
         WarConfig(arm="steal").validate()

@@ -10,9 +10,10 @@ import torch
 
 import war_envs
 import war_train
-from war_train import distributed, lockstep
-from war_train.envs import make_env
-from war_train.policy import CriticState, load_policies
+from war_train.learn import distributed
+from war_train.run import lockstep
+from war_train.rollout.envs import make_env
+from war_train.learn.policy import CriticState, load_policies
 
 torch.set_num_threads(1)
 

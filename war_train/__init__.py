@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:   # the same names, for static readers (type checkers, the docs' mkdocstrings)
     from war_train.config import TrainConfig, config_from_dict, config_to_dict
-    from war_train.loop import TrainResult, train
-    from war_train.policy import load_policies
+    from war_train.run.loop import TrainResult, train
+    from war_train.learn.policy import load_policies
     from war_train.presets import preset_config, preset_names
 
 #: public name -> the module that defines it
 _EXPORTS = {"TrainConfig": "war_train.config", "config_from_dict": "war_train.config",
-            "config_to_dict": "war_train.config", "TrainResult": "war_train.loop", "train": "war_train.loop",
-            "load_policies": "war_train.policy", "preset_config": "war_train.presets",
+            "config_to_dict": "war_train.config", "TrainResult": "war_train.run.loop", "train": "war_train.run.loop",
+            "load_policies": "war_train.learn.policy", "preset_config": "war_train.presets",
             "preset_names": "war_train.presets"}
 
 __all__ = list(_EXPORTS)

@@ -28,10 +28,10 @@ READABLE = ("war_train.mappo/1", FORMAT)
 #: entries every checkpoint has, and their types (checked on load, before anything uses them)
 REQUIRED = {"config": dict, "env": dict, "update": int, "env_steps": int, "wall_s": float, "actors": dict,
             "critics": dict}
-#: the further entries a checkpoint needs to resume lock-step training (``war_train.lockstep``)
+#: the further entries a checkpoint needs to resume lock-step training (``war_train.run.lockstep``)
 RESUMABLE = {"actor_opts": dict, "critic_opts": dict, "valuenorms": dict, "generator": torch.Tensor,
              "env_state": dict, "obs": dict, "starts": torch.Tensor, "episode_stats": dict}
-#: the further entries a WAR run's checkpoint needs to resume (``war_train.war_mode.WarMode.state_dict``)
+#: the further entries a WAR run's checkpoint needs to resume (``war_train.war.mode.WarMode.state_dict``)
 WAR_RESUMABLE = {"war": dict, "actor_opts": dict, "critic_opts": dict, "valuenorms": dict, "generator": torch.Tensor,
                  "workers": list, "episode_stats": list, "cost_models": dict, "schedule": dict, "drafts": dict,
                  "draft_opts": dict, "version": int, "model_s": float, "lane_generators": dict}

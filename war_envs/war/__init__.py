@@ -13,9 +13,9 @@ generation workload-aware:
   can drive (which worlds decided, macro-step length ``k``, accumulated reward, version).
 
 Nothing here imports a trainer.  ``war_train``'s WAR mode builds on it: its collector
-(``war_train.war_collector``: per-group macro-step transitions, windows and fragments), the
-collection rounds of the harness's arms and work stealing (``war_train.war_rounds``) and the
-group-balancing weights (``war_train.weights``).
+(``war_train.rollout.collector``: per-group macro-step transitions, windows and fragments), the
+collection rounds of the harness's arms and work stealing (``war_train.war.rounds``) and the
+group-balancing weights (``war_train.learn.weights``).
 """
 
 from war_envs.war.costs import RESOURCES, CostModel, CostProfile, InferenceCost, VirtualClock, WallClock

@@ -5,7 +5,7 @@ WAR lets a slow group decide less often than every step and *hold* its last acti
 next: a **macro-step** of ``k`` env steps whose reward is ``R = Σ_{i<k} γ^i r_{t0+i}`` and whose
 bootstrap is ``γ^k V(s_{t0+k})`` (an SMDP).  ``WarEnv`` does exactly that bookkeeping around a
 batched env, so a CleanRL-style loop, TorchRL or any other library can train with WAR's
-schedule; ``war_train.war_collector.Collector`` (what ``war_train``'s WAR mode collects with) is built on it.
+schedule; ``war_train.rollout.collector.Collector`` (what every ``war_train`` mode collects with) is built on it.
 
     war = WarEnv(war_envs.make("Command-v0", num_envs=64), schedule)
     obs = war.reset(seed=0)

@@ -13,12 +13,10 @@ from __future__ import annotations
 import dataclasses
 import importlib
 
-from war_train.war_config import ARTICLE_COSTS
-
 # (war_train.config imports war_train.presets.onpolicy for its default scenario, so this package
 # imports the config module inside the functions that need it)
 
-__all__ = ["PRESETS", "DEFAULT_PRESETS", "DECLARED_WAR_COSTS", "preset_names", "preset_overrides", "preset_config",
+__all__ = ["PRESETS", "DEFAULT_PRESETS", "DECLARED_WAR_COSTS", "ARTICLE_COSTS", "preset_names", "preset_overrides", "preset_config",
            "preset_descriptions"]
 
 #: preset name -> module
@@ -33,6 +31,8 @@ DEFAULT_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey", "T
                     "CartPole-v1": "cartpole", "Pendulum-v1": "pendulum",
                     "Navigation-v0": "navigation", "Balance-v0": "balance",
                     "Transport-v0": "transport", "Wheel-v0": "wheel", "Sampling-v0": "sampling"}
+#: the source article's case: 1 agent at 50 ms + 9 at 5 ms per decision 
+ARTICLE_COSTS = {"commander": {"per_decision_ms": 50.0}, "sentry": {"per_decision_ms": 5.0}}
 #: scenario id -> the declared WAR costs it gets when ``WarConfig.costs`` is empty (others: measured)
 DECLARED_WAR_COSTS = {"Command-v0": ARTICLE_COSTS}
 

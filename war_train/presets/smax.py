@@ -72,7 +72,7 @@ COMMON = {
 #: with T -> 0.1 and 256 worlds over 6 M steps: seeds 1, 2 89.0 / 39.8 %; a GRU (lr 5e-4) with
 #: T -> 0.1: seeds 1-4 94.4 / 94.4 / 59.0 / 24.8 % (the same withdrawals, also sampled).
 #: 2026-12-06: policy selection (``select_every=10``: every 10th update's greedy networks scored on
-#: 1 000 episodes of the run's selection worlds, the best kept; ``war_train.selection``), the
+#: 1 000 episodes of the run's selection worlds, the best kept; ``war_train.run.selection``), the
 #: training unchanged: seeds 1-9 won 94.6 / 93.4 / 94.0 / 91.6 / 91.8 / 92.4 / 92.4 / 93.8 / 93.6 %
 #: greedy (``trials/learning_smax_3m_state_critic.json``), where their last networks won 91.8 / 95.0 / 91.2 / 90.2 /
 #: 86.6 / 92.4 / 92.2 / 93.6 / 93.6 %; seeds 10-19 37.4 / 96.0 / 33.6 / 93.6 / 15.6 / 14.8 / 11.6 /
@@ -93,7 +93,7 @@ COMMON = {
 #: worlds and won 86.2 % on the evaluation worlds (the best of ~37 scored checkpoints is an
 #: optimistic estimate: the others' evaluations lie 0-4 points below their selection scores, all
 #: >= 90.6 % where the score was >= 0.928).  So the preset restarts (``restart_below=0.93``;
-#: ``war_train.restarts``): a run whose best networks win less than 93 % of their selection games
+#: ``war_train.run.restarts``): a run whose best networks win less than 93 % of their selection games
 #: trains a fresh policy (its own seed) and keeps the best.  Over seeds 1-27 about 40 % of all
 #: runs hid (seeds 22 and 24 four and three times in a row), so up to eight restarts
 #: (``restarts=8``: a seed fails with about 0.4^9 = 0.03 % probability; each restart trained costs

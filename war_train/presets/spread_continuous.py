@@ -2,7 +2,7 @@
 per agent), trained by the Gaussian head with the Spread preset's settings.
 
 The Gaussian lives in normalized units mapped onto the box; the env gets the sample clipped to
-it (``war_train.distributions``).  Same budget and optimisation settings as ``spread`` so the
+it (``war_train.learn.distributions``).  Same budget and optimisation settings as ``spread`` so the
 two action spaces compare at equal env steps.
 """
 

@@ -30,7 +30,8 @@ import pathlib
 import re
 import sys
 
-from war_train.config import TrainConfig, config_from_dict, config_to_dict
+from war_train.config import (WAR_OPTION_PREFIX, TrainConfig, WarConfig, config_from_dict, config_to_dict,
+                              war_config_from_dict)
 
 __all__ = ["main", "build_parser"]
 
@@ -98,42 +99,51 @@ def _option(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _json_dict(text: str) -> dict:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r} ({exc.msg})") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
-    return value
+def _json_value(kind: type):
+    """An argparse ``type``: a JSON object (``kind=dict``) or array (``list``)."""
+    what = "a JSON object" if kind is dict else "a JSON array"
+
+    def parse(text: str):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r} ({exc.msg})") from None
+        if not isinstance(value, kind):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+    return parse
+
+
+def _add_field_options(group, cls, option, *, dest=lambda name: name, skip=(), aliases=None) -> None:
+    """One option per field of the config dataclass ``cls`` (named ``option(field)``, stored in
+    ``dest(field)``), its help text the field's, all defaulting to SUPPRESS so that only the
+    options given override."""
+    defaults = cls()
+    for field in dataclasses.fields(cls):
+        if field.name in skip:
+            continue
+        default = getattr(defaults, field.name)
+        shown = json.dumps(default) if isinstance(default, (dict, list)) else default
+        common = dict(dest=dest(field.name), default=argparse.SUPPRESS,
+                      help=f"{field.metadata.get('help', '')} (default: {shown})")
+        names = [option(field.name), *(aliases or {}).get(field.name, ())]
+        kind = field.type if isinstance(field.type, str) else field.type.__name__
+        if kind == "bool":
+            group.add_argument(*names, action=argparse.BooleanOptionalAction, **common)
+        elif kind in ("dict", "list"):
+            group.add_argument(*names, type=_json_value(dict if kind == "dict" else list), metavar="JSON", **common)
+        else:
+            typ = {"int": int, "float": float, "str": str}[kind]
+            group.add_argument(*names, type=typ, metavar=typ.__name__.upper(), **common)
 
 
 def _add_config_options(parser: argparse.ArgumentParser) -> None:
-    """One option per config field, all defaulting to SUPPRESS so we know which were given."""
-    defaults = TrainConfig()
+    """One option per ``TrainConfig`` field (``--<field>``; ``--total-steps`` too)."""
     group = parser.add_argument_group(
         "training configuration (TrainConfig fields)",
         "Defaults shown are TrainConfig's (the on-policy MPE settings); the preset overrides some of "
         "them (see --print-config for the values a run will use).")
-    for field in dataclasses.fields(TrainConfig):
-        if field.name == "scenario":
-            continue
-        default = getattr(defaults, field.name)
-        help_text = f"{field.metadata.get('help', '')} (default: {json.dumps(default) if isinstance(default, dict) else default})"
-        names = [_option(field.name)]
-        if field.name == "total_env_steps":
-            names.append("--total-steps")
-        if field.type in ("bool", bool):
-            group.add_argument(*names, dest=field.name, action=argparse.BooleanOptionalAction,
-                               default=argparse.SUPPRESS, help=help_text)
-        elif field.type in ("dict", dict):
-            group.add_argument(*names, dest=field.name, type=_json_dict, default=argparse.SUPPRESS,
-                               metavar="JSON", help=help_text)
-        else:
-            kind = {"int": int, "float": float, "str": str}[field.type if isinstance(field.type, str)
-                                                              else field.type.__name__]
-            group.add_argument(*names, dest=field.name, type=kind, default=argparse.SUPPRESS,
-                               metavar=kind.__name__.upper(), help=help_text)
+    _add_field_options(group, TrainConfig, _option, skip=("scenario",), aliases={"total_env_steps": ["--total-steps"]})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -166,7 +176,6 @@ def build_parser() -> argparse.ArgumentParser:
                                                          "tensorboard, gif, eval_episodes")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
     _add_config_options(p)
-    from war_train.war_config import add_war_options
 
     add_war_options(p)
 
@@ -205,7 +214,7 @@ def resolve_config(args) -> TrainConfig:
              if f.name != "scenario" and hasattr(args, f.name)}
     if args.resume:
         from war_train.checkpoint import load_checkpoint
-        from war_train.restarts import restarts_run
+        from war_train.run.restarts import restarts_run
 
         run = restarts_run(args.resume)   # (a run with restarts: its own config, not its restarts')
         values = json.loads((run / "config.json").read_text()) if run else load_checkpoint(args.resume)["config"]
@@ -230,12 +239,12 @@ def resolve_config(args) -> TrainConfig:
 
 def _cmd_train(args) -> int:
     import war_envs
-    from war_train.run import run_training
+    from war_train.run.training import run_training
 
     config = resolve_config(args)
     if config.scenario not in war_envs.registered_ids():
         raise ValueError(f"scenario: unknown id {config.scenario!r}; registered: {sorted(war_envs.registered_ids())}")
-    from war_train.war_config import resolve_war_config, war_config_to_dict
+    from war_train.config import war_config_to_dict
 
     war = _resumed_war_config(args) if args.resume else resolve_war_config(args)
     if args.print_config:
@@ -252,9 +261,8 @@ def _resumed_war_config(args):
     """A WAR run's checkpoint resumes with its own WAR config (WAR options given here override it,
     and the resume check then refuses the change); a lock-step one takes no WAR options."""
     from war_train.checkpoint import load_checkpoint
-    from war_train.war_config import war_config_from_dict
 
-    from war_train.restarts import restarts_run
+    from war_train.run.restarts import restarts_run
 
     run = restarts_run(args.resume)
     saved = load_checkpoint(run / "restart_0" / "checkpoint.pt" if run else args.resume).get("war")
@@ -271,10 +279,10 @@ def _cmd_eval(args) -> int:
     import torch
 
     from war_train.checkpoint import load_checkpoint
-    from war_train.evaluate import evaluation_suite
-    from war_train.policy import load_policies
-    from war_train.run import format_eval
-    from war_train.selection import selected_networks
+    from war_train.run.evaluate import evaluation_suite
+    from war_train.learn.policy import load_policies
+    from war_train.run.training import format_eval
+    from war_train.run.selection import selected_networks
 
     if args.episodes < 1:
         raise ValueError(f"--episodes: expected an integer >= 1, got {args.episodes}")
@@ -298,9 +306,9 @@ def _cmd_eval(args) -> int:
 def _cmd_render(args) -> int:
     import torch
 
-    from war_train.evaluate import render_gif
-    from war_train.policy import load_policies
-    from war_train.run import missing_package
+    from war_train.run.evaluate import render_gif
+    from war_train.learn.policy import load_policies
+    from war_train.run.training import missing_package
 
     why = missing_package("gif")
     if why is not None:
@@ -336,3 +344,27 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# ----------------------------------------------------------------------------- WAR options
+def _war_option(name: str) -> str:
+    return "--arm" if name == "arm" else WAR_OPTION_PREFIX + name.replace("_", "-")
+
+
+def add_war_options(parser) -> None:
+    """``--war`` and one option per ``WarConfig`` field (``--arm``, ``--war-<field>``) on the
+    ``train`` parser; all default to SUPPRESS so that only given options override."""
+    group = parser.add_argument_group(
+        "WAR harness (Workload-Aware Rollouts; WarConfig fields)",
+        "--war (or any of these options) trains in the WAR mode (war_train.war.mode) instead of lock-step; see docs/war.md.")
+    group.add_argument("--war", action="store_true", default=argparse.SUPPRESS,
+                       help="train on WAR batches (arm war unless --arm says otherwise)")
+    _add_field_options(group, WarConfig, _war_option, dest=lambda name: f"war__{name}")
+
+
+def resolve_war_config(args) -> WarConfig | None:
+    """The ``WarConfig`` the options ask for, or None when no WAR option was given."""
+    given = {k[len("war__"):]: v for k, v in vars(args).items() if k.startswith("war__")}
+    if not given and not getattr(args, "war", False):
+        return None
+    return war_config_from_dict(given)

@@ -1,22 +1,22 @@
 """From a window of transitions to what the learn step takes: advantages and one ``GroupBatch``
 per group, the same function for every mode (``group_batch``).
 
-A window (``war_train.war_collector.GroupTransitions``) holds each group's transitions time-major
+A window (``war_train.rollout.collector.GroupTransitions``) holds each group's transitions time-major
 by the step they end at, with their macro-step length ``k`` (1 everywhere under the every-step
 schedule: lock-step MAPPO).  Advantages are SMDP GAE (``losses.smdp_gae``; with every ``k = 1``
 it is GAE, bit for bit) or, when some transition is more than one policy version old or the
 caller asks for it, V-trace (``losses.vtrace``).  Feed-forward groups learn from their kept
 transitions as rows; recurrent groups from each world's sequence of decisions
-(``war_train.war_sequences``).
+(``war_train.rollout.sequences``).
 """
 
 from __future__ import annotations
 
 import torch
 
-from war_train import losses
-from war_train.ppo import GroupBatch
-from war_train.war_sequences import Sequences, sequence_batch, sequence_log_prob
+from war_train.learn import losses
+from war_train.learn.ppo import GroupBatch
+from war_train.rollout.sequences import Sequences, sequence_batch, sequence_log_prob
 
 __all__ = ["group_batch"]
 

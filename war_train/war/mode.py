@@ -1,18 +1,18 @@
 """MAPPO on WAR batches, and the baselines of the same harness (docs/war.md, "Learning on WAR batches"):
 the WAR mode of ``war_train.train`` (``train(env, config, war=WarConfig(...))``), a
-``war_train.loop.Mode`` beside lock-step's.
+``war_train.run.loop.Mode`` beside lock-step's.
 
 ``WarMode(config, war)`` owns the learner (``ppo.Learner``, built as lock-step builds it: one
 actor and one centralized critic per group), the rollout workers
-(``war_train.war_collector.Collector``, one per shard of the worlds) and a modelled clock.  In each
+(``war_train.rollout.collector.Collector``, one per shard of the worlds) and a modelled clock.  In each
 update of the run loop:
 
-1. ``collect`` collects one round (``war_train.war_rounds.collect_round``): a window per
+1. ``collect`` collects one round (``war_train.war.rounds.collect_round``): a window per
    worker, lock-step for ``sync``/``ddppo``/``overlap``/``steal`` (idle workers take over a
    straggler's worlds), workload-aware for ``war``;
 2. ``batches``, per group: drops transitions more than ``max_lag`` versions old, computes SMDP
    GAE (``losses.smdp_gae``; V-trace when some transition is more than one version old), and
-   hands the group's valid transitions to the learn step (``war_train.learn``: the PPO update
+   hands the group's valid transitions to the learn step (``war_train.learn.step``: the PPO update
    lock-step uses, same losses, same minibatch order from the same generator), with the
    group-balancing weights for a shared actor;
 3. ``overlap``: the round collected in step 1 is learned one update later (the behaviour
@@ -21,7 +21,7 @@ update of the run loop:
 4. ``row`` distills the drafts, re-plans the quotas from the online cost estimates (``war``)
    and writes the metrics row.
 
-**Under torchrun** (``dist``: a ``war_train.distributed.DataParallel``) each rank runs its own
+**Under torchrun** (``dist``: a ``war_train.learn.distributed.DataParallel``) each rank runs its own
 workers over its worlds (``dist.worlds``), with its own clocks, cost estimates, schedule and
 sampling stream; the counts that set the group weights, the batch statistics and the learn
 step's reductions are over every rank's transitions (docs/distributed.md, "WAR modes under
@@ -30,7 +30,7 @@ torchrun"), and ``dist_straggler`` stops or sizes each rank's window.
 With equal costs (every group deciding at every step) and one worker, the batches, losses and
 gradients are lock-step MAPPO's (``tests/test_war_equivalence.py``), GRU policies included: a
 recurrent group's GRUs step at its decisions only, and learn from each world's sequence of them
-(``war_train.war_sequences``).
+(``war_train.rollout.sequences``).
 
 **Time.**  ``model_s`` is the run's modelled wall-clock: for each update, the round's duration on
 the workers' clocks (declared inference under the resource model + measured env-step time;
@@ -65,25 +65,24 @@ import torch
 
 from war_envs.war import (CostModel, CostProfile, InferenceCost, Schedule, VirtualClock, WallClock,
                           every_step_schedule, plan, with_episode_starts)
-from war_train import distributed
-from war_train.batches import group_batch
+from war_train.learn import distributed
+from war_train.rollout.batches import group_batch
 from war_train.config import TrainConfig, config_to_dict
-from war_train.distributions import Categorical
-from war_train.envs import make_guest_env, make_worker_envs
-from war_train.learn import Batches
-from war_train.metrics import EpisodeStats, metric_columns, summarize
-from war_train.networks import Actor
-from war_train.policy import CriticState, env_signature
-from war_train.ppo import Learner
+from war_train.learn.distributions import Categorical
+from war_train.rollout.envs import make_guest_env, make_worker_envs
+from war_train.learn.step import Batches
+from war_train.rollout.metrics import EpisodeStats, counters, finished_episodes, metric_columns
+from war_train.learn.networks import Actor
+from war_train.learn.policy import CriticState, env_signature
+from war_train.learn.ppo import Learner
 from war_train.presets import DECLARED_WAR_COSTS
-from war_train.resume import check_war_resume
 from war_train.seeding import run_world_seeds
 from war_train.stopping import non_finite
-from war_train.war_collector import (DRAFT, BehaviourPolicy, Collector, GroupTransitions, Trigger, WindowBatch,
+from war_train.rollout.collector import (DRAFT, BehaviourPolicy, Collector, GroupTransitions, Trigger, WindowBatch,
                                     concat_workers)
-from war_train.war_config import WarConfig, war_config_to_dict
-from war_train.war_rounds import Round, collect_round
-from war_train.weights import group_balancing_weights, kish_ess, staleness_summary
+from war_train.config import WarConfig, war_config_to_dict
+from war_train.war.rounds import Round, collect_round
+from war_train.learn.weights import group_balancing_weights, kish_ess, staleness_summary
 
 __all__ = ["WarMode", "war_columns"]
 
@@ -108,7 +107,7 @@ class WarMode:
         self.cfg = cfg = config.validate()
         self.war = war = war.validate()
         self.dist = dist = distributed.Local() if dist is None else dist
-        _refuse_unsupported(cfg, war, dist)
+        dist.agree(lambda: _refuse_unsupported(cfg, war, dist))   # (every rank exits with the same error)
         torch.set_num_threads(cfg.torch_threads)
         self.device = dist.device(cfg.device)
         #: this rank's worlds among the run's (all of them in one process)
@@ -116,7 +115,7 @@ class WarMode:
         self.envs = envs if envs is not None else make_worker_envs(cfg, war.workers, dist)
         self._own_envs = envs is None
         try:
-            self._check_envs()
+            dist.agree(self._check_envs)
         except ValueError:
             self.close()
             raise
@@ -147,7 +146,7 @@ class WarMode:
         self._next = None         # overlap: the round collected in this update (its thread, cost_mode="real")
         self.checkpoint = None    # the last complete checkpoint (the run loop sets it; errors name it)
 
-        # --- what the run loop (war_train.loop) logs
+        # --- what the run loop (war_train.run.loop) logs
         self.columns = metric_columns(env0, self.groups)
         self.columns += [c for c in war_columns(self.groups, self.lanes) if c not in self.columns]
         if dist.active and cfg.dist_straggler != "off":
@@ -156,6 +155,11 @@ class WarMode:
         self.label, self.progress_key = f"{cfg.scenario} [{war.arm}]", env0.progress_metric
         self.run_files = {"war_config.json": json.dumps(war_config_to_dict(war), indent=2) + "\n"}
         self.side_logs = {"staleness_hist": ("staleness.jsonl", "hist")}   # per update: lag -> transitions
+
+    @property
+    def env(self):
+        """The first worker's env (what checkpoints record the signature of)."""
+        return self.envs[0]
 
     @property
     def learn_generator(self) -> torch.Generator:
@@ -443,25 +447,19 @@ class WarMode:
             mine["decisions"] = {lane: sum(r["decisions"][lane] for r in every) for lane in self.lanes}
         steps, agent_tr, decisions, window_s = mine["steps"], mine["agent_tr"], mine["decisions"], mine["window_s"]
         self.env_steps += steps
-        first = next(iter(self.groups))
-        row = {"update": self.update_idx, "env_steps": self.env_steps,
-               "agent_steps": self.env_steps * sum(self.n_agents.values()),
+        row = {**counters(self.update_idx, self.env_steps, sum(self.n_agents.values()), self.learner),
                "model_s": self.model_s, "collect_s": collect_s, "learn_s": learn_s, "batch_s": period,
                "window_steps": mine["window_steps"], "env_s": mine["env_s"],
                "model_env_steps_per_s": steps / window_s if window_s > 0 else float("nan"),
                "agent_transitions_per_s": agent_tr / window_s if window_s > 0 else float("nan"),
-               "preempted": mine["preempted"],
-               "lr": self.learner.actor_opt[first].param_groups[0]["lr"],
-               "critic_lr": self.learner.critic_opt[first].param_groups[0]["lr"]}
+               "preempted": mine["preempted"]}
         for lane in self.lanes:
             row[f"decisions_per_s/{lane}"] = decisions[lane] / window_s if window_s > 0 else float("nan")
             row[f"tau_ms/{lane}"] = 1e3 * self.cost_models[lane].per_decision(self.lanes[lane] * self.E_worker)
         for g in self.groups:
             row[f"interval/{g}"] = self.schedule.interval[g]
             row[f"quota/{g}"] = self.schedule.quota.get(g, 0)
-        episodes = [e for e in (s.pop() for s in self.stats) if e]
-        merged = {k: torch.cat([e[k] for e in episodes]) for k in episodes[0]} if episodes else {}
-        ep = summarize(self.dist.gather_episodes(merged))
+        ep = finished_episodes(self.stats, self.dist)
         row.update(self._rank_row())
         row.update(ep)
         row["episodes"] = int(ep["episodes"])
@@ -469,7 +467,7 @@ class WarMode:
 
     def _rank_row(self) -> dict:
         """Under torchrun with a straggler mode: the ranks' window lengths and data shares, and
-        rank 0's wait for the others (``war_train.distributed``'s names)."""
+        rank 0's wait for the others (``war_train.learn.distributed``'s names)."""
         own = ("rollout_steps_min", "rollout_steps_max", "wait_s")
         return {k: v for k, v in self.dist.metrics().items() if k in own or k.startswith("share/rank")}
 
@@ -544,10 +542,10 @@ class WarMode:
                 "env": env_signature(self.envs[0], self.cfg), "wall_s": wall_s, **state}
 
     def restore(self, ckpt: dict, path) -> None:
-        """Continue from ``ckpt`` (``checkpoint_payload``'s, read from ``path``) after checking it
-        is this run's (and, under torchrun, written by as many ranks: each rank's workers carry
-        their own windows' fragments, clocks and cost estimates)."""
-        check_war_resume(ckpt, path, self.cfg, self.war, self.envs[0])
+        """Continue from ``ckpt`` (``checkpoint_payload``'s, read from ``path``; the run loop has
+        checked it is this run's: ``war_train.run.resume.check_resume``) after checking that, under
+        torchrun, it was written by as many ranks (each rank's workers carry their own windows'
+        fragments, clocks and cost estimates)."""
         saved = ckpt.get("distributed", {}).get("world_size", 1)
         if saved != self.dist.world_size:
             raise ValueError(f"resume: {path} was written by a WAR run on {saved} rank(s); a WAR run resumes exactly "

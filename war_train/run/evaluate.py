@@ -2,7 +2,7 @@
 
 ``evaluate`` plays ``episodes`` fresh episodes (one per world, all worlds in one batch) with
 each group acting greedily (argmax; the default), by sampling, or uniformly at random, and
-returns the mean of every episode statistic of ``war_train.metrics``.  In a scenario with
+returns the mean of every episode statistic of ``war_train.rollout.metrics``.  In a scenario with
 ``has_action_mask`` every mode chooses among the available actions only (greedy: the most
 likely available one; random: uniform over them), and the env's validated step checks it.  ``evaluation_suite``
 adds the random-policy baseline and, with several groups, each group's policy against random
@@ -19,9 +19,9 @@ import torch
 
 import war_envs
 from war_envs.registry import scenario_class
-from war_train.distributions import action_head
-from war_train.metrics import EpisodeStats, summarize
-from war_train.policy import first_action_mask, step_action_mask
+from war_train.learn.distributions import action_head
+from war_train.rollout.metrics import EpisodeStats, summarize
+from war_train.learn.policy import first_action_mask, step_action_mask
 from war_train.seeding import run_world_seeds
 
 __all__ = ["run_episodes", "evaluate", "evaluation_suite", "episode_frames", "render_gif"]

@@ -58,7 +58,7 @@ import time
 import torch
 
 from war_envs.core import validation as v
-from war_train.war_collector import Collector, Trigger, WindowBatch
+from war_train.rollout.collector import Collector, Trigger, WindowBatch
 
 __all__ = ["ARMS", "Round", "collect_round"]
 
@@ -94,7 +94,7 @@ def collect_round(collectors: list[Collector], triggers: list[Trigger], version:
     ``steal`` (a factory ``num_envs -> env`` of guest envs of the workers' scenario) turns on
     work stealing.  ``stop(t)``: asked before each env step of a worker that has taken ``t``
     steps of its window; True preempts the window there (the torchrun rank-level straggler
-    rules, ``war_train.distributed``: one worker, no stealing, no threads)."""
+    rules, ``war_train.learn.distributed``: one worker, no stealing, no threads)."""
     if stop is not None and (len(collectors) != 1 or steal is not None or threads):
         raise ValueError("stop: a rank-level stop rule needs one worker without stealing or threads")
     if len(collectors) != len(triggers) or not collectors:

@@ -18,13 +18,13 @@ import torch
 
 from war_envs.core.validation import check_int
 
-__all__ = ["EpisodeStats", "summarize", "metric_columns"]
+__all__ = ["EpisodeStats", "summarize", "metric_columns", "counters", "finished_episodes"]
 
 
 def metric_columns(env, groups) -> list[str]:
     """``metrics.csv``'s columns of every mode: counters, the episode statistics the env
     declares, learning rates and per-group diagnostics."""
-    from war_train.ppo import DIAGNOSTICS
+    from war_train.learn.ppo import DIAGNOSTICS
 
     cols = ["update", "env_steps", "agent_steps", "wall_s", "env_steps_per_s", "episodes"]
     cols += EpisodeStats.columns(env)
@@ -209,3 +209,20 @@ def summarize(episodes: dict[str, torch.Tensor]) -> dict[str, float]:
     out = {"episodes": int(next(iter(episodes.values())).numel())}
     out.update({k: float(v.mean()) for k, v in episodes.items()})
     return out
+
+
+def counters(update: int, env_steps: int, n_agents: int, learner) -> dict:
+    """The counters every mode's row starts with: updates, env and agent steps (all ranks), and
+    the learning rates in force (the first group's actor and critic)."""
+    first = next(iter(learner.actor_opt))
+    return {"update": update, "env_steps": env_steps, "agent_steps": env_steps * n_agents,
+            "lr": learner.actor_opt[first].param_groups[0]["lr"],
+            "critic_lr": learner.critic_opt[first].param_groups[0]["lr"]}
+
+
+def finished_episodes(stats: list, reducer) -> dict[str, float]:
+    """``summarize`` of the episodes every ``EpisodeStats`` of ``stats`` finished since its last
+    pop, on every rank (``reducer.gather_episodes``): one host transfer per update."""
+    episodes = [e for e in (s.pop() for s in stats) if e]
+    merged = {k: torch.cat([e[k] for e in episodes]) for k in episodes[0]} if episodes else {}
+    return summarize(reducer.gather_episodes(merged))

@@ -1,13 +1,13 @@
 """WAR transitions as each world's sequence of decisions: what recurrent PPO learns from in the
 WAR mode (docs/war.md, "Recurrent policies").
 
-A recurrent group's GRUs step only at the group's decisions (``war_train.war_collector``): their
+A recurrent group's GRUs step only at the group's decisions (``war_train.rollout.collector``): their
 inputs are the observations (and critic states) at the decision points, the hidden states are
 held between decisions and start from zero at an episode's first step.  A window's transitions
 of the group sit in the rows where they end (``valid [T, E]``), so world e's decisions, in
 order, are its valid rows from top to bottom.  ``Sequences(valid)`` lays them out left-aligned,
 time-major ``[L, E]`` (L: the most any world has; the rows after a world's last are padding, in
-no loss): the layout of lock-step's recurrent ``GroupBatch`` (``war_train.ppo``), so the learner
+no loss): the layout of lock-step's recurrent ``GroupBatch`` (``war_train.learn.ppo``), so the learner
 re-runs the GRUs over them exactly as lock-step's does, from the states the collector stored
 before each world's first transition, reset where the rollout reset them (``episode_start``).
 With every group deciding at every step (``arm="sync"``) every row is valid and the layout is
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from war_train.ppo import GroupBatch
+from war_train.learn.ppo import GroupBatch
 
 __all__ = ["Sequences", "sequence_batch", "sequence_log_prob"]
 

@@ -13,7 +13,7 @@ class RolloutStorage:
     use (rows at and after ``n`` are zeros: ``clear`` zeroes the used ones); the capacity
     doubles when a rollout outgrows it, so after the first rollouts a step allocates nothing.
 
-    The one collector (``war_train.war_collector``) stores every mode's windows here, lock-step's
+    The one collector (``war_train.rollout.collector``) stores every mode's windows here, lock-step's
     (the every-step schedule: every row of every world holds a transition) and WAR's
     (decision-point transitions): ``GroupTransitions``' fields, a window's rows appended as it
     steps and copied out at its end."""

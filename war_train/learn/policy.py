@@ -2,7 +2,7 @@
 checkpoints describe and restore them.
 
 Per group: a parameter-shared actor on each agent's observation (plus a one-hot agent index with
-``agent_id``) whose output parameterises the group's action head (``war_train.distributions``:
+``agent_id``) whose output parameterises the group's action head (``war_train.learn.distributions``:
 Discrete, MultiDiscrete or Box), and a critic — centralized on ``env.state()`` with one value
 per agent of the group (``critic_input="state"``, MAPPO; ``"world"``: on the env's world state
 and ``env.state()``), or parameter-shared on each agent's own observation (``"local"``).
@@ -19,8 +19,8 @@ from torch import nn
 from war_envs.core.validation import check_action_mask, check_keys
 from war_train.checkpoint import load_checkpoint, malformed_entries
 from war_train.config import TrainConfig
-from war_train.distributions import Categorical, action_head, space_from_signature, space_signature
-from war_train.networks import Actor, Critic, with_agent_id
+from war_train.learn.distributions import Categorical, action_head, space_from_signature, space_signature
+from war_train.learn.networks import Actor, Critic, with_agent_id
 
 __all__ = ["CriticState", "GroupPolicy", "build_policies", "critic_state_dim", "host_reads_are_free", "joint_state", "set_temperature", "env_signature", "load_networks", "load_policies",
            "first_action_mask", "step_action_mask", "push_frame"]
@@ -61,7 +61,7 @@ class GroupPolicy(nn.Module):
 
     @property
     def dist(self):
-        """The action head (``war_train.distributions``)."""
+        """The action head (``war_train.learn.distributions``)."""
         return self.actor.dist
 
     def actor_input(self, obs: torch.Tensor) -> torch.Tensor:

@@ -1,5 +1,5 @@
 """One PPO update, used by every training path: the learn step of every mode
-(``war_train.learn``: lock-step MAPPO, the WAR harness) and data-parallel training (through the
+(``war_train.learn.step``: lock-step MAPPO, the WAR harness) and data-parallel training (through the
 reducer).
 
 ``ppo_update(policy, opt, vnorm, batch, ...)`` takes one group's batch with GAE already done
@@ -30,7 +30,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from war_train import losses
+from war_train.learn import losses
 
 __all__ = ["Learner", "GroupBatch", "Member", "ppo_update", "ppo_update_shared", "clip_grad", "DIAGNOSTICS"]
 
@@ -52,8 +52,8 @@ class Learner:
 
     @classmethod
     def build(cls, groups: dict, state_dim: int, cfg, device, generator_seed: int) -> "Learner":
-        from war_train.policy import build_policies
-        from war_train.valuenorm import ValueNorm
+        from war_train.learn.policy import build_policies
+        from war_train.learn.valuenorm import ValueNorm
 
         policies = build_policies(groups, state_dim, cfg, device)
         gen = torch.Generator(device=device)
@@ -84,7 +84,7 @@ class Learner:
 
     def load_state_dict(self, ckpt: dict) -> None:
         """Restore what ``state_dict`` saved (networks checked with ``policy.load_networks``)."""
-        from war_train.policy import load_networks
+        from war_train.learn.policy import load_networks
 
         load_networks(self.policies, ckpt)
         for g in self.policies:
@@ -194,7 +194,7 @@ def ppo_update_shared(members: dict[str, Member], actor_opt, *, cfg, entropy_coe
     ``ppo_update``).  Each member keeps its own value normalizer, advantage normalization,
     critic and minibatches (``num_minibatches`` of its own rows); minibatch j of the actor is
     every member's j-th, its loss the members' losses combined by
-    ``war_train.weights.weighted_group_mean`` with ``Member.weight`` per transition — with
+    ``war_train.learn.weights.weighted_group_mean`` with ``Member.weight`` per transition — with
     group-balancing weights each group weighs its lock-step share whatever its data share, and
     with weights 1 (lock-step batches) it is the plain mean over all the groups' transitions.
     Returns each group's diagnostics (``grad_norm_actor``: the shared actor's)."""
@@ -269,7 +269,7 @@ def _actor_part(m: Member, mb: torch.Tensor, advantages: torch.Tensor, cfg, entr
 def _actor_step(parts: dict[str, _Part], members: dict[str, Member], actor_opt, actor_params, cfg, reducer, fail,
                 where: str) -> float:
     """One gradient step of the (shared) actor on the members' parts; returns its gradient norm."""
-    from war_train.weights import weighted_group_mean
+    from war_train.learn.weights import weighted_group_mean
 
     if len(parts) == 1:
         (g, part), = parts.items()

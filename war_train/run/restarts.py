@@ -6,7 +6,7 @@ K more.  Restart k is a complete run of its own in ``<run>/restart_<k>/`` (confi
 checkpoint, TensorBoard): the run's config with seed ``seeding.restart_seed(seed, k)`` (restart
 0: the run's own seed, so it is exactly the run without restarts; the others' seeds lie in
 ``[2**62, 2**63)``), hence its own network initialisation, sampling stream and training worlds,
-and its own selection worlds (``war_train.selection``).  The run's result is the restart whose
+and its own selection worlds (``war_train.run.selection``).  The run's result is the restart whose
 selected networks scored best (a tie keeps the earlier): its ``metrics.csv`` is copied into
 the run folder and its ``checkpoint.pt`` written there under the run's config (and a
 ``"restart"`` entry naming it), so ``war-train eval``/``render`` and ``load_policies`` read the
@@ -35,12 +35,12 @@ import shutil
 
 from war_train.checkpoint import load_checkpoint, save_checkpoint
 from war_train.config import TrainConfig, config_to_dict
-from war_train.loop import TrainResult, train
-from war_train.policy import load_policies
-from war_train.resume import check_config
-from war_train.runlog import read_metrics
+from war_train.run.loop import TrainResult, train
+from war_train.learn.policy import load_policies
+from war_train.run.resume import check_config
+from war_train.run.runlog import read_metrics
 from war_train.seeding import restart_seed
-from war_train.selection import selected_networks
+from war_train.run.selection import selected_networks
 
 __all__ = ["restart_config", "restarts_run", "train_restarts"]
 

@@ -1,11 +1,11 @@
 """The learn step of every training mode: ``learn(learner, batches, coefs, reducer, ...)``.
 
-A mode (``war_train.loop.Mode``: lock-step MAPPO, the WAR harness) hands it ``Batches``: one
+A mode (``war_train.run.loop.Mode``: lock-step MAPPO, the WAR harness) hands it ``Batches``: one
 ``GroupBatch`` per group, advantages done; the step
 
 1. sets the learning rates of update's ``Coefficients`` (times each group's
    ``group_lr_scale``);
-2. runs the PPO update (``war_train.ppo``): one per group, or with ``share_actor`` one update of
+2. runs the PPO update (``war_train.learn.ppo``): one per group, or with ``share_actor`` one update of
    the shared actor over every group's batch (each group's transitions weighted by
    ``weights[group]``: 1 for lock-step batches, the group-balancing weights for WAR's);
 3. refuses parameters that became non-finite (``fail``: the run's exception naming the update
@@ -23,7 +23,7 @@ from collections.abc import Callable
 import torch
 
 from war_train.config import Coefficients
-from war_train.ppo import GroupBatch, Learner, Member, ppo_update, ppo_update_shared
+from war_train.learn.ppo import GroupBatch, Learner, Member, ppo_update, ppo_update_shared
 
 __all__ = ["Batches", "learn"]
 

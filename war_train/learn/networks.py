@@ -69,7 +69,7 @@ class Body(nn.Module):
 
 class Actor(nn.Module):
     """Shared policy of one group: ``obs[..., obs_dim] -> out[..., head.n_outputs]``, the
-    parameters of its action distribution ``dist`` (``war_train.distributions``: logits, or a
+    parameters of its action distribution ``dist`` (``war_train.learn.distributions``: logits, or a
     Gaussian's means with the head's own learned log-std)."""
 
     def __init__(self, in_dim: int, dist, cfg) -> None:

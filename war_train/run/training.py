@@ -7,7 +7,7 @@
 ``restart_<k>/``, ``restarts.json``, and the kept restart's checkpoint and metrics).  The CLI's
 ``train`` and the main job call it.
 Under ``torchrun`` every rank runs it: each steps its share of the worlds
-(``war_train.distributed``), rank 0 picks the run folder and writes every output, and a run
+(``war_train.learn.distributed``), rank 0 picks the run folder and writes every output, and a run
 refused on any rank (a resume of another run's checkpoint, say) stops every rank with the same
 error (``DataParallel.agree``).
 
@@ -29,15 +29,15 @@ import sys
 import time
 
 from war_envs._extras import MissingExtraError, needs_extra
-from war_train import distributed
+from war_train.learn import distributed
 from war_train.config import TrainConfig
-from war_train.evaluate import evaluation_suite, render_gif
-from war_train.envs import make_env, make_probe_env
-from war_train.loop import train
-from war_train.plot import plot_learning_curve
-from war_train.restarts import train_restarts
-from war_train.runlog import read_metrics
-from war_train.selection import check_select_metric
+from war_train.run.evaluate import evaluation_suite, render_gif
+from war_train.rollout.envs import make_env, make_probe_env
+from war_train.run.loop import train
+from war_train.run.plot import plot_learning_curve
+from war_train.run.restarts import train_restarts
+from war_train.run.runlog import read_metrics
+from war_train.run.selection import check_select_metric
 from war_train.stopping import TrainingInterrupted
 
 __all__ = ["new_run_dir", "preflight", "missing_package", "run_training", "finish_run", "format_eval"]
@@ -163,7 +163,7 @@ def run_training(config: TrainConfig, out="runs", *, run_dir=None, resume=None, 
         if not dist.is_main:
             return run_dir
     if war is not None and plot:
-        from war_train.war_plot import plot_war_run
+        from war_train.run.plot import plot_war_run
 
         rows = read_metrics(run_dir / "metrics.csv")
         if rows:

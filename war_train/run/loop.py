@@ -6,20 +6,20 @@ the same four calls, whatever the mode:
 
     data    = mode.collect()                       # rollouts (the mode's own way)
     batches = mode.batches(data)                   # advantages -> one GroupBatch per group
-    diag    = learn(mode.learner, batches, cfg.schedule(update), reducer, ...)   # war_train.learn
+    diag    = learn(mode.learner, batches, cfg.schedule(update), reducer, ...)   # war_train.learn.step
     row     = mode.row(data, batches, diag, learn_s)                             # metrics
 
 and the loop around them (``_run``) does the rest: history, ``metrics.csv``, TensorBoard, the
 progress bar, side logs, stop requests (SIGINT/SIGTERM, ``progress_fn``), checkpoints every
 ``checkpoint_every`` updates, at the end and when stopped, resuming, and policy selection
-(``select_every``: the networks a run ends with, ``war_train.selection``).
+(``select_every``: the networks a run ends with, ``war_train.run.selection``).
 
 Two modes implement ``Mode``, side by side below the loop: lock-step MAPPO
-(``war_train.lockstep.LockstepMode``, the default; data parallel under torchrun through the
-reducer, ``war_train.distributed``) and the WAR harness (``war_train.war_mode.WarMode``, with
+(``war_train.run.lockstep.LockstepMode``, the default; data parallel under torchrun through the
+reducer, ``war_train.learn.distributed``) and the WAR harness (``war_train.war.mode.WarMode``, with
 ``war=WarConfig(...)``: decision schedules and cost models in the rollout, macro-step
 fragments, SMDP advantages; data parallel under torchrun through the same reducer).  A new mode is a class with the attributes and methods of
-``Mode``; a new loss term goes into ``war_train.ppo`` (its coefficient, with a schedule, into
+``Mode``; a new loss term goes into ``war_train.learn.ppo`` (its coefficient, with a schedule, into
 ``config.Coefficients``).
 """
 
@@ -33,13 +33,14 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from war_train import distributed
+from war_train.learn import distributed
 from war_train.checkpoint import load_checkpoint, save_checkpoint
+from war_train.run.resume import check_resume
 from war_train.config import TrainConfig, config_to_dict
-from war_train.learn import Batches, learn
-from war_train.policy import set_temperature
-from war_train.ppo import Learner
-from war_train.selection import Selection
+from war_train.learn.step import Batches, learn
+from war_train.learn.policy import set_temperature
+from war_train.learn.ppo import Learner
+from war_train.run.selection import Selection
 from war_train.stopping import NonFiniteTraining, StopRequests
 
 __all__ = ["train", "TrainResult", "Mode", "update"]
@@ -48,7 +49,8 @@ __all__ = ["train", "TrainResult", "Mode", "update"]
 class Mode(Protocol):
     """What a training mode provides the run loop.
 
-    State the loop reads: ``cfg`` (the validated config), ``dist`` (the reducer), ``learner``
+    State the loop reads: ``cfg`` (the validated config), ``war`` (its WAR section, None for
+    lock-step), ``env`` (the env, the first worker's under WAR), ``dist`` (the reducer), ``learner``
     (``ppo.Learner``: policies, optimizers, value normalizers, generator), ``policies``
     (``learner.policies``), ``update_idx`` (updates done; the loop increments it before each),
     ``env_steps`` (env steps so far, all ranks), ``checkpoint`` (the last complete checkpoint
@@ -59,6 +61,8 @@ class Mode(Protocol):
     """
 
     cfg: TrainConfig
+    war: object          # the WAR section (``config.WarConfig``) of a WAR mode; None: lock-step
+    env: object          # the (first) env: what checkpoints record the signature of
     dist: object
     learner: Learner
     policies: dict
@@ -105,7 +109,7 @@ class TrainResult:
     #: the signal (SIGINT/SIGTERM number) that stopped the run after its checkpoint, else None
     interrupted_by: int | None = None
     #: with ``select_every``: ``{"update", "env_steps", "metric", "score", "episodes"}`` of the
-    #: networks in ``policies`` (``war_train.selection``); None: they are the last update's
+    #: networks in ``policies`` (``war_train.run.selection``); None: they are the last update's
     selected: dict | None = None
 
 
@@ -128,8 +132,8 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
     autoreset, on ``config.device``; it is reset with ``config.seed``; ``None``: made from the
     config and closed at the end).
 
-    ``war``: a ``war_train.war_config.WarConfig`` trains in that WAR mode instead of lock-step
-    (``war_train.war_mode.WarMode``); ``env`` is then ``None``, one env (``war.workers == 1``)
+    ``war``: a ``war_train.config.WarConfig`` trains in that WAR mode instead of lock-step
+    (``war_train.war.mode.WarMode``); ``env`` is then ``None``, one env (``war.workers == 1``)
     or a list of ``war.workers`` worker envs holding the worlds together.
 
     ``progress_fn(row)`` is called after every update with that update's metrics; returning
@@ -139,16 +143,16 @@ def train(env, config: TrainConfig, progress_fn: Callable[[dict], bool | None] |
     at the end and when stopped, SIGINT/SIGTERM included), plus the mode's own files (WAR:
     ``war_config.json``, ``staleness.jsonl``); nothing is written without it.  ``resume``: a
     checkpoint (or a run folder) of the same mode to continue from exactly; its config must equal
-    ``config`` except for ``war_train.resume.RESUMABLE_CHANGES`` (and a WAR run's WAR config must
+    ``config`` except for ``war_train.run.resume.RESUMABLE_CHANGES`` (and a WAR run's WAR config must
     equal ``war``).
 
     ``config.select_every > 0``: the result's policies are the networks that scored best on the
-    selection worlds (``war_train.selection``; ``TrainResult.selected`` says which update's); the
+    selection worlds (``war_train.run.selection``; ``TrainResult.selected`` says which update's); the
     checkpoint holds them beside the last ones.
 
-    ``dist``: a ``war_train.distributed`` reducer (default: ``distributed.current()``, i.e. the
+    ``dist``: a ``war_train.learn.distributed`` reducer (default: ``distributed.current()``, i.e. the
     torchrun rank this process is, or one process).  Under torchrun every rank calls ``train``
-    with the same arguments and its own env (``war_train.envs.make_env(config, dist)``).
+    with the same arguments and its own env (``war_train.rollout.envs.make_env(config, dist)``).
     """
     cfg = config.validate()
     dist = distributed.current() if dist is None else dist
@@ -173,6 +177,7 @@ def _start(mode: Mode, resume) -> tuple[Selection | None, float]:
     path = pathlib.Path(resume)
     path = path / "checkpoint.pt" if path.is_dir() else path
     ckpt = load_checkpoint(path)
+    check_resume(ckpt, path, cfg, mode.env, mode.war)
     mode.restore(ckpt, path)
     mode.checkpoint = path
     if selection is not None:
@@ -182,11 +187,11 @@ def _start(mode: Mode, resume) -> tuple[Selection | None, float]:
 
 def _make_mode(env, cfg: TrainConfig, dist, war) -> Mode:
     if war is not None:
-        from war_train.war_mode import WarMode
+        from war_train.war.mode import WarMode
 
         return WarMode(cfg, war, envs=[env] if hasattr(env, "num_envs") else env, dist=dist)
-    from war_train.envs import make_env
-    from war_train.lockstep import LockstepMode
+    from war_train.rollout.envs import make_env
+    from war_train.run.lockstep import LockstepMode
 
     owns = env is None
     env = make_env(cfg, dist) if owns else env
@@ -203,7 +208,7 @@ def _open_outputs(mode: Mode, columns: list[str], run_dir: pathlib.Path, resumed
     """``(metrics.csv, TensorBoard, side logs)`` of the run folder (rank 0), closed by ``cleanup``;
     the run's files written (once a resume has been accepted: a refused resume leaves the run
     folder as it was)."""
-    from war_train.runlog import MetricsCSV, TensorBoard, open_jsonl
+    from war_train.run.runlog import MetricsCSV, TensorBoard, open_jsonl
 
     cfg = mode.cfg
     keep = mode.update_idx if resumed else None   # a resumed run keeps the rows up to its update
@@ -227,7 +232,7 @@ def _run(mode: Mode, progress_fn, run_dir: pathlib.Path | None, *, resumed: bool
     """The run loop of every mode: ``update(mode)`` until ``config.num_updates``, each row
     logged (history, ``metrics.csv``, TensorBoard, progress bar, side logs), checkpoints, stops,
     and with a ``selection`` its evaluations (the run ends with the networks it kept)."""
-    from war_train.runlog import ProgressBar
+    from war_train.run.runlog import ProgressBar
 
     cfg, dist = mode.cfg, mode.dist
     columns, key = mode.columns + (selection.columns if selection is not None else []), mode.progress_key

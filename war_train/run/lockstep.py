@@ -1,29 +1,29 @@
-"""Lock-step MAPPO, the default mode of ``war_train.train`` (``war_train.loop``), top to bottom.
+"""Lock-step MAPPO, the default mode of ``war_train.train`` (``war_train.run.loop``), top to bottom.
 
 Every agent decides at every step of every world: lock-step is the *every-step schedule* of the
-one rollout collector (``war_train.war_collector.Collector``, the collector the WAR mode uses
+one rollout collector (``war_train.rollout.collector.Collector``, the collector the WAR mode uses
 with its own schedules), so every per-step feature (action masks, agents leaving, frame stacks,
 GRUs, the critics' inputs, truncation bootstraps) is written once, there.  One policy per agent
-group (parameters shared by the group's agents; ``war_train.policy``) on any action space the
-env has (Discrete, MultiDiscrete, Box; ``war_train.distributions``).  Each update is:
+group (parameters shared by the group's agents; ``war_train.learn.policy``) on any action space the
+env has (Discrete, MultiDiscrete, Box; ``war_train.learn.distributions``).  Each update is:
 
 1. **rollout** (``LockstepMode.collect``): one window of ``rollout_length`` steps of every world,
    on the env's device; on a GPU with no host synchronization (the collector's branch-free path,
    ``tests/test_host_sync.py``): actions are sampled (from the available actions where the env
    has masks), handed to the env through its trusted path, episode statistics accumulate on the
-   device (``war_train.metrics``), V(final state) bootstraps truncated episodes
+   device (``war_train.rollout.metrics``), V(final state) bootstraps truncated episodes
    (``info["final_obs"]``, SAME_STEP autoreset), and the window's end is bootstrapped with V of
    the state after its last step;
-2. **advantages** (``LockstepMode.batches``): ``war_train.batches.group_batch``, the WAR mode's
+2. **advantages** (``LockstepMode.batches``): ``war_train.rollout.batches.group_batch``, the WAR mode's
    too: SMDP GAE with every interval 1 (GAE, bit for bit) on denormalized values, termination and
    truncation kept apart, per agent (Tag-v0's runners terminate one by one); one ``GroupBatch``
    per group (rows, or sequences for a GRU);
-3. **learn** (``war_train.learn``, the run loop calls it): the one PPO update every mode uses.
+3. **learn** (``war_train.learn.step``, the run loop calls it): the one PPO update every mode uses.
    Agents out of the game (``env.agents_can_leave``: Tag-v0's tagged runners) are masked out
    of every loss and statistic;
 4. **row** (``LockstepMode.row``): one host transfer of the update's episode statistics.
 
-Data parallelism (torchrun) is the ``reducer`` (``war_train.distributed``): it says which worlds
+Data parallelism (torchrun) is the ``reducer`` (``war_train.learn.distributed``): it says which worlds
 this rank steps, draws the sampling noise of every world and keeps its own rows (the behaviour
 policy's ``sample``), owns part of each minibatch, reduces gradients and batch statistics, and
 gathers checkpoints on rank 0; in one process it is the identity.  Its straggler modes shorten a
@@ -46,16 +46,15 @@ import time
 
 import torch
 
-from war_train.batches import group_batch
+from war_train.rollout.batches import group_batch
 from war_train.config import TrainConfig, config_to_dict
-from war_train.learn import Batches
-from war_train.metrics import EpisodeStats, metric_columns, summarize
-from war_train.policy import CriticState, env_signature
-from war_train.ppo import Learner
-from war_train.resume import check_lockstep_resume
+from war_train.learn.step import Batches
+from war_train.rollout.metrics import EpisodeStats, counters, finished_episodes, metric_columns
+from war_train.learn.policy import CriticState, env_signature
+from war_train.learn.ppo import Learner
 from war_train.seeding import run_world_seeds
 from war_train.stopping import NonFiniteTraining, non_finite
-from war_train.war_collector import BehaviourPolicy, Collector, WindowBatch
+from war_train.rollout.collector import BehaviourPolicy, Collector, WindowBatch
 
 __all__ = ["LockstepMode", "PHASES"]
 
@@ -101,7 +100,7 @@ def _check_env(env, cfg: TrainConfig, dist) -> None:
     n = len(dist.worlds(cfg.num_envs))
     if env.num_envs != n and dist.active:
         raise ValueError(f"num_envs: rank {dist.rank} of {dist.world_size} steps {n} of the config's {cfg.num_envs} "
-                         f"worlds but its env has {env.num_envs}; make it with war_train.envs.make_env(config, dist)")
+                         f"worlds but its env has {env.num_envs}; make it with war_train.rollout.envs.make_env(config, dist)")
     if env.num_envs != cfg.num_envs and not dist.active:
         raise ValueError(f"num_envs: the env has {env.num_envs} worlds but config.num_envs is {cfg.num_envs}; "
                          f"make the env with num_envs={cfg.num_envs} (or set config.num_envs={env.num_envs})")
@@ -122,16 +121,17 @@ LOOP_COLUMNS = ("wall_s", "env_steps_per_s")
 
 
 class LockstepMode:
-    """Lock-step MAPPO, a ``war_train.loop.Mode``: every agent decides at every step of every
+    """Lock-step MAPPO, a ``war_train.run.loop.Mode``: every agent decides at every step of every
     world of ``env`` (this rank's worlds under torchrun).  The run loop calls ``collect``,
     ``batches``, the learn step and ``row`` (phases 1-4 of the module docstring) every update,
     checkpoints it (``checkpoint_payload``) and resumes it (``restore``)."""
 
     def __init__(self, env, cfg: TrainConfig, dist, *, owns_env: bool = False) -> None:
-        _check_env(env, cfg, dist)
+        dist.agree(lambda: _check_env(env, cfg, dist))   # (under torchrun: every rank exits with the same error)
         dist.setup(cfg, env)
         torch.set_num_threads(cfg.torch_threads)
         self.env, self.cfg, self.dist, self.owns_env = env, cfg, dist, owns_env
+        self.war = None   # (no WAR section: the every-step schedule)
         self.device = device = dist.device(cfg.device)
         self.groups = groups = dict(env.groups)
 
@@ -197,7 +197,7 @@ class LockstepMode:
     # ------------------------------------------------------------------ 2. advantages
     @torch.no_grad()
     def batches(self, window: WindowBatch) -> Batches:
-        """Each group's advantages and ``GroupBatch`` (``war_train.batches``, as the WAR mode's)."""
+        """Each group's advantages and ``GroupBatch`` (``war_train.rollout.batches``, as the WAR mode's)."""
         cfg, env, out = self.cfg, self.env, {}
         for g, p in self.policies.items():
             b = window.groups[g]
@@ -212,15 +212,11 @@ class LockstepMode:
     def row(self, data, batches: Batches, diag: dict, learn_s: float) -> dict:
         """The update's metrics row: counters, finished episodes (every rank's), learning rates,
         the learn step's diagnostics, the reducer's entries and, with ``profile``, phase times."""
-        timer, learner = self.timer, self.learner
+        timer = self.timer
         timer.split("learn")
-        ep = summarize(self.dist.gather_episodes(self.stats.pop()))   # every rank's finished episodes
+        ep = finished_episodes([self.stats], self.dist)   # every rank's finished episodes
         row_diag = {**diag, **self.dist.metrics()}
-        first = next(iter(self.groups))
-        row = {"update": self.update_idx, "env_steps": self.env_steps,
-               "agent_steps": self.env_steps * self.n_agents_total,
-               "lr": learner.actor_opt[first].param_groups[0]["lr"],
-               "critic_lr": learner.critic_opt[first].param_groups[0]["lr"]}
+        row = counters(self.update_idx, self.env_steps, self.n_agents_total, self.learner)
         for c in self.columns:
             if c not in row and c not in LOOP_COLUMNS and not c.startswith("time/"):
                 row[c] = ep[c] if c in ep else row_diag.get(c, float("nan"))
@@ -244,8 +240,8 @@ class LockstepMode:
         return self.dist.gather_checkpoint(payload)   # every rank's worlds, to rank 0
 
     def restore(self, ckpt: dict, path) -> None:
-        """Continue from ``ckpt`` (``checkpoint_payload``'s, read from ``path``) exactly."""
-        check_lockstep_resume(ckpt, path, self.cfg, self.env)
+        """Continue from ``ckpt`` (``checkpoint_payload``'s, read from ``path``; the run loop has
+        checked it is this run's: ``war_train.run.resume.check_resume``) exactly."""
         ckpt = self.dist.local_checkpoint(ckpt)   # this rank's worlds (and generator)
         self.learner.load_state_dict(ckpt)
         self.collector.load_boundary_state(ckpt)

@@ -1,6 +1,6 @@
 """Policy selection: the networks a run keeps, picked on worlds no run trains or is evaluated on.
 
-With ``TrainConfig.select_every = N > 0`` the run loop (``war_train.loop``) plays, after every
+With ``TrainConfig.select_every = N > 0`` the run loop (``war_train.run.loop``) plays, after every
 N-th update and after the last, ``select_episodes`` greedy episodes (``evaluate.run_episodes``)
 on the run's selection worlds (``war_train.seeding``: stream ``"select"``, apart from the worlds
 of training and of the final evaluation) and keeps a copy of the networks whose mean
@@ -38,7 +38,7 @@ def episode_statistics(scenario: str, env_kwargs: dict) -> list[str]:
 @functools.lru_cache(maxsize=16)
 def _episode_statistics(scenario: str, env_kwargs_json: str) -> tuple[str, ...]:
     import war_envs
-    from war_train.metrics import EpisodeStats
+    from war_train.rollout.metrics import EpisodeStats
 
     env = war_envs.make(scenario, num_envs=1, **json.loads(env_kwargs_json))
     try:
@@ -95,8 +95,8 @@ class Selection:
         return last or update % self.cfg.select_every == 0
 
     def consider(self, update: int, env_steps: int, policies: dict) -> float:
-        from war_train.evaluate import run_episodes
-        from war_train.metrics import summarize
+        from war_train.run.evaluate import run_episodes
+        from war_train.rollout.metrics import summarize
 
         cfg = self.cfg
         stats = run_episodes(cfg.scenario, cfg.env_kwargs, policies, cfg.select_episodes, cfg.seed,
@@ -121,7 +121,7 @@ class Selection:
                 "score": self.score, "episodes": self.cfg.select_episodes}
 
     def apply(self, policies: dict) -> None:
-        from war_train.policy import load_networks
+        from war_train.learn.policy import load_networks
 
         if self.networks is not None:
             load_networks(policies, self.networks)

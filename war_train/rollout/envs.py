@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 import war_envs
-from war_train import distributed
+from war_train.learn import distributed
 from war_train.config import TrainConfig
 
 __all__ = ["make_env", "make_worker_envs", "make_guest_env", "make_probe_env"]

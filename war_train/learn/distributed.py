@@ -1,6 +1,6 @@
 """Data-parallel MAPPO on ``torch.distributed`` (launched by ``torchrun``), with straggler handling.
 
-``war_train.train`` (the lock-step mode, ``war_train.lockstep``, and the learn step) calls a small set of hooks on a *context*; this module provides two:
+``war_train.train`` (the lock-step mode, ``war_train.run.lockstep``, and the learn step) calls a small set of hooks on a *context*; this module provides two:
 
 - ``Local``: one process.  Every hook is the identity, so ``train`` computes exactly what it
   computed before distributed training existed.
@@ -63,7 +63,7 @@ import time
 import numpy as np
 import torch
 
-from war_train import losses
+from war_train.learn import losses
 
 __all__ = ["Local", "DataParallel", "STRAGGLER_MODES", "RANK_WEIGHTS", "torchrun_env", "init_from_env",
            "launch", "current", "preemption_due", "rank_quotas", "rank_weights"]
@@ -106,7 +106,7 @@ def rank_weights(counts: list[int], worlds: list[int], mode: str) -> list[float]
     its lock-step share ``E_r / Σ E`` of the total weight (``group_balancing_weights``)."""
     if mode == "samples":
         return [1.0] * len(counts)
-    from war_train.weights import group_balancing_weights
+    from war_train.learn.weights import group_balancing_weights
 
     keys = [str(r) for r in range(len(counts))]
     total = sum(worlds)
@@ -156,7 +156,7 @@ class Local:
         return self._T, num_envs * self._T
 
     def sample(self, head, out: torch.Tensor, generator: torch.Generator, mask: torch.Tensor | None = None):
-        """``(actions, log-probs)`` of ``head`` (``war_train.distributions``) for outputs ``out[E, ...]``
+        """``(actions, log-probs)`` of ``head`` (``war_train.learn.distributions``) for outputs ``out[E, ...]``
         (only available actions where ``mask[E, ..., n]``, an action mask, is given)."""
         return head.draw(out, generator, mask)
 
@@ -246,7 +246,7 @@ class DataParallel(Local):
 
         if not dist.is_initialized():
             raise RuntimeError("DataParallel: torch.distributed is not initialised; use "
-                               "war_train.distributed.init_from_env() (or launch with torchrun)")
+                               "war_train.learn.distributed.init_from_env() (or launch with torchrun)")
         self.rank, self.world_size, self.local_rank = int(rank), int(world_size), int(local_rank)
         self.is_main = self.rank == 0
         self.store = store
@@ -294,7 +294,7 @@ class DataParallel(Local):
         self._stand_in = False
         if self.mode != "off" and self.store is None:
             raise ValueError(f"dist_straggler={self.mode!r} needs the rendezvous store; initialise with "
-                             "war_train.distributed.init_from_env()")
+                             "war_train.learn.distributed.init_from_env()")
         # every rank starts together (and a checkpoint rank 0 wrote at the end of a previous
         # ``train`` call in this job is on disk before anyone resumes from it)
         self.barrier()
@@ -437,7 +437,7 @@ class DataParallel(Local):
         return self._steps, sum(counts)
 
     def _rank_metrics(self, steps, preempted, counts, weights, wait_s) -> dict:
-        from war_train.weights import staleness_summary
+        from war_train.learn.weights import staleness_summary
 
         A = sum(self.n_agents.values())
         N = sum(counts) * A                                   # agent-transitions of the batch

@@ -11,7 +11,7 @@ field, reused every window), windows and their clocks.  A group's transition run
 from one of its decisions to the next:
 
     reward  R = Σ_{i<k} γ^i r_{t0+i}        (accumulated over the k held steps)
-    next    V(s_{t0+k}) · γ^k                (SMDP bootstrap; see ``war_train.losses.smdp_gae``)
+    next    V(s_{t0+k}) · γ^k                (SMDP bootstrap; see ``war_train.learn.losses.smdp_gae``)
 
 A transition also ends where the episode ends (termination: nothing to bootstrap; truncation:
 V(final state)).  Rollouts run in **windows**; a window ends when its ``Trigger`` fires (B
@@ -51,8 +51,8 @@ from war_envs.core import validation as v
 from war_envs.war.costs import RESOURCES, CostModel, InferenceCost
 from war_envs.war.env import Selection, WarEnv, action_layout
 from war_envs.war.scheduler import Schedule
-from war_train.policy import CriticState, first_action_mask, host_reads_are_free, push_frame, step_action_mask
-from war_train.storage import RolloutStorage
+from war_train.learn.policy import CriticState, first_action_mask, host_reads_are_free, push_frame, step_action_mask
+from war_train.rollout.storage import RolloutStorage
 
 __all__ = ["Trigger", "GroupTransitions", "WindowBatch", "Collector", "BehaviourPolicy", "stitch", "concat_workers",
            "DRAFT"]
@@ -312,7 +312,7 @@ class Collector:
     hidden=(actor_h, critic_h, starts))``, which returns ``(actions, logp, values, (actor_h',
     critic_h'))``, and ``value(group, state, obs, hidden=(critic_h, starts))`` for bootstraps; each
     transition stores the states before its decision and ``episode_start`` (what the learner
-    re-runs the GRUs from: ``war_train.war_sequences``).  Draft policies are feed-forward: a
+    re-runs the GRUs from: ``war_train.rollout.sequences``).  Draft policies are feed-forward: a
     recurrent group cannot have one.
     ``lane_threads``: ``{lane: cpu ids or None}`` — call each lane's policy on a thread of its own
     (pinned to those CPUs), all lanes of a step at the same time: the parallel resource model for
@@ -886,7 +886,7 @@ class Collector:
         what the policy said at that decision (``pending``; the trajectory id as its episode
         number — the world part is the holder's), episode step counters and ids, and the global
         step ``t``.  ``import_worlds`` on another collector of the same scenario continues them
-        exactly (``war_train.war_rounds``' work stealing)."""
+        exactly (``war_train.war.rounds``' work stealing)."""
         idx = torch.as_tensor(worlds, dtype=torch.long, device=self.device)
         env_state = self.env.get_state()
         return {"t": self.t,
