@@ -342,8 +342,6 @@ def main(argv=None) -> int:
         return 2
 
 
-if __name__ == "__main__":
-    sys.exit(main())
 
 
 # ----------------------------------------------------------------------------- WAR options
@@ -368,3 +366,7 @@ def resolve_war_config(args) -> WarConfig | None:
     if not given and not getattr(args, "war", False):
         return None
     return war_config_from_dict(given)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
