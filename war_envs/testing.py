@@ -161,26 +161,12 @@ def _world_done(env, term, trunc):
 @_check
 def check_batch_api(env_id: str, *, num_envs: int = 3, steps: int = 30, seed: int = 0, **kwargs) -> None:
     """Groups, spaces, shapes, dtypes, aliasing, ``state()``, world snapshots, ``close``."""
-    import gymnasium
     import torch
 
     env = _make(env_id, num_envs=num_envs, seed=seed, **kwargs)
     E = num_envs
     assert env.num_envs == E, f"num_envs: {env.num_envs} != {E}"
-    assert env.groups, "env.groups is empty"
-    start = 0
-    for g, spec in env.groups.items():
-        assert spec.name == g, f"groups[{g!r}].name is {spec.name!r}"
-        assert spec.start == start, f"group {g!r} starts at {spec.start}, expected {start} (groups in agent order)"
-        assert spec.n_agents >= 1, f"group {g!r} has no agents"
-        assert isinstance(spec.observation_space, gymnasium.spaces.Box), f"group {g!r}: observation_space must be a Box"
-        assert spec.observation_space.shape == (spec.obs_dim,), \
-            f"group {g!r}: observation_space.shape {spec.observation_space.shape} != (obs_dim,) = ({spec.obs_dim},)"
-        assert spec.observation_space.dtype == np.float32, f"group {g!r}: observations must be float32"
-        start += spec.n_agents
-    assert env.agents == [a for s in env.groups.values() for a in s.agents], "env.agents is not the groups' agents in order"
-    assert len(set(env.agents)) == len(env.agents), f"agent names are not unique: {env.agents}"
-    assert getattr(env, "num_agents", start) == start, f"num_agents {env.num_agents} != {start}"
+    _check_groups(env)
 
     with _raises((RuntimeError,), "step() before reset()"):
         env.step(random_actions(env, torch.Generator().manual_seed(0)))
@@ -200,27 +186,7 @@ def check_batch_api(env_id: str, *, num_envs: int = 3, steps: int = 30, seed: in
         assert isinstance(out, tuple) and len(out) == 5, "step() must return (obs, rew, term, trunc, info)"
         obs, rew, term, trunc, info = out
         where = f"step {t}"
-        _check_obs(env, obs, where)
-        for g, spec in env.groups.items():
-            shape = (E, spec.n_agents)
-            assert set(rew) == set(env.groups), f"{where}: rew keys {sorted(rew)}"
-            assert rew[g].shape == shape and rew[g].dtype == env.torch_float, \
-                f"{where}: rew[{g!r}] expected {env.torch_float} {shape}, got {rew[g].dtype} {tuple(rew[g].shape)}"
-            assert torch.isfinite(rew[g]).all(), f"{where}: rew[{g!r}] has NaN/inf"
-            for name, flags in (("term", term), ("trunc", trunc)):
-                assert flags[g].shape == shape and flags[g].dtype == torch.bool, \
-                    f"{where}: {name}[{g!r}] expected bool {shape}, got {flags[g].dtype} {tuple(flags[g].shape)}"
-            assert rew[g].device == env.torch_device, f"{where}: rew[{g!r}] on {rew[g].device}"
-        assert isinstance(info, Mapping), f"{where}: info must be a dict"
-        if env.autoreset_mode.name == "SAME_STEP":
-            assert "final_obs" in info and "_final_obs" in info, f"{where}: SAME_STEP info needs final_obs/_final_obs"
-            _check_obs(env, info["final_obs"], f"{where} info['final_obs']")
-            mask = info["_final_obs"]
-            assert mask.shape == (E,) and mask.dtype == torch.bool, f"{where}: info['_final_obs'] must be bool [E]"
-            assert torch.equal(mask, _world_done(env, term, trunc)), f"{where}: _final_obs != worlds that ended"
-        for k, value in info.items():
-            if isinstance(value, torch.Tensor):
-                assert value.shape[:1] == (E,), f"{where}: info[{k!r}] must lead with the world axis, got {tuple(value.shape)}"
+        _check_step_out(env, obs, rew, term, trunc, info, where)
         # documented aliasing: the batch API hands out views of its buffers
         if previous is not None:
             for g in env.groups:
@@ -243,6 +209,56 @@ def check_batch_api(env_id: str, *, num_envs: int = 3, steps: int = 30, seed: in
     env.close()
     with _raises((RuntimeError,), "step() after close()"):
         env.step(random_actions(env, gen))
+
+
+def _check_groups(env) -> None:
+    """Groups in agent order, named, with Box float32 observation spaces of ``obs_dim``; the
+    agents' names unique and in group order."""
+    import gymnasium
+
+    assert env.groups, "env.groups is empty"
+    start = 0
+    for g, spec in env.groups.items():
+        assert spec.name == g, f"groups[{g!r}].name is {spec.name!r}"
+        assert spec.start == start, f"group {g!r} starts at {spec.start}, expected {start} (groups in agent order)"
+        assert spec.n_agents >= 1, f"group {g!r} has no agents"
+        assert isinstance(spec.observation_space, gymnasium.spaces.Box), f"group {g!r}: observation_space must be a Box"
+        assert spec.observation_space.shape == (spec.obs_dim,), \
+            f"group {g!r}: observation_space.shape {spec.observation_space.shape} != (obs_dim,) = ({spec.obs_dim},)"
+        assert spec.observation_space.dtype == np.float32, f"group {g!r}: observations must be float32"
+        start += spec.n_agents
+    assert env.agents == [a for s in env.groups.values() for a in s.agents], "env.agents is not the groups' agents in order"
+    assert len(set(env.agents)) == len(env.agents), f"agent names are not unique: {env.agents}"
+    assert getattr(env, "num_agents", start) == start, f"num_agents {env.num_agents} != {start}"
+
+
+def _check_step_out(env, obs, rew, term, trunc, info, where: str) -> None:
+    """One step's observations, rewards, flags and info: shapes, dtypes, devices, final
+    observations of the worlds that ended (SAME_STEP) and the world axis of every info tensor."""
+    import torch
+
+    E = env.num_envs
+    _check_obs(env, obs, where)
+    for g, spec in env.groups.items():
+        shape = (E, spec.n_agents)
+        assert set(rew) == set(env.groups), f"{where}: rew keys {sorted(rew)}"
+        assert rew[g].shape == shape and rew[g].dtype == env.torch_float, \
+            f"{where}: rew[{g!r}] expected {env.torch_float} {shape}, got {rew[g].dtype} {tuple(rew[g].shape)}"
+        assert torch.isfinite(rew[g]).all(), f"{where}: rew[{g!r}] has NaN/inf"
+        for name, flags in (("term", term), ("trunc", trunc)):
+            assert flags[g].shape == shape and flags[g].dtype == torch.bool, \
+                f"{where}: {name}[{g!r}] expected bool {shape}, got {flags[g].dtype} {tuple(flags[g].shape)}"
+        assert rew[g].device == env.torch_device, f"{where}: rew[{g!r}] on {rew[g].device}"
+    assert isinstance(info, Mapping), f"{where}: info must be a dict"
+    if env.autoreset_mode.name == "SAME_STEP":
+        assert "final_obs" in info and "_final_obs" in info, f"{where}: SAME_STEP info needs final_obs/_final_obs"
+        _check_obs(env, info["final_obs"], f"{where} info['final_obs']")
+        mask = info["_final_obs"]
+        assert mask.shape == (E,) and mask.dtype == torch.bool, f"{where}: info['_final_obs'] must be bool [E]"
+        assert torch.equal(mask, _world_done(env, term, trunc)), f"{where}: _final_obs != worlds that ended"
+    for k, value in info.items():
+        if isinstance(value, torch.Tensor):
+            assert value.shape[:1] == (E,), f"{where}: info[{k!r}] must lead with the world axis, got {tuple(value.shape)}"
 
 
 def _check_obs(env, obs, where: str) -> None:
@@ -392,7 +408,6 @@ def check_determinism_and_world_slicing(env_id: str, *, num_envs: int = 4, steps
 @_check
 def check_bad_inputs(env_id: str, *, num_envs: int = 3, seed: int = 0, **kwargs) -> None:
     """Bad actions / reset arguments raise ValueError/TypeError; the env stays like a twin."""
-    import gymnasium
     import torch
 
     bad = _make(env_id, num_envs=num_envs, seed=seed, **kwargs)
@@ -402,7 +417,46 @@ def check_bad_inputs(env_id: str, *, num_envs: int = 3, seed: int = 0, **kwargs)
     gen = torch.Generator().manual_seed(0)
     good = random_actions(bad, gen)
     E = num_envs
-    g0 = next(iter(bad.groups))
+    cases, clipped = _bad_actions(bad, good)
+    for what, actions in cases:
+        with _raises((ValueError, TypeError), f"step({what})"):
+            bad.step(actions)
+        _equal(bad.get_state(), twin.get_state(), f"world state after rejected step({what})")
+    for what, actions, inside in clipped:
+        # the dynamics see the clipped values (a reward may see the given ones, as its reference's)
+        ours, theirs = _clone(bad.step(actions)), _clone(twin.step(inside))
+        for i, name in ((0, "obs"), (2, "term"), (3, "trunc")):
+            _equal(ours[i], theirs[i], f"step({what}) (clips_actions) vs the clipped actions: {name}")
+        _equal(bad.get_state(), twin.get_state(), f"world state after step({what}) vs the clipped actions")
+    for what, call in [
+        ("reset(seed=-1)", lambda: bad.reset(seed=-1)),
+        ("reset(seed=1.5)", lambda: bad.reset(seed=1.5)),
+        ("reset(mask) of the wrong shape", lambda: bad.reset(mask=torch.ones(E + 1, dtype=torch.bool))),
+        ("reset(mask) of a float dtype", lambda: bad.reset(mask=torch.ones(E))),
+        ("set_state with an unknown key", lambda: bad.set_state({"no_such_key": torch.zeros(E)})),
+    ]:
+        with _raises((ValueError, TypeError), what):
+            call()
+        _equal(bad.get_state(), twin.get_state(), f"world state after rejected {what}")
+    for t in range(5):
+        actions = random_actions(bad, gen)
+        _equal(_clone(bad.step(actions)[:4]), _clone(twin.step(actions)[:4]),
+               f"step {t} after the rejected inputs vs an untouched twin")
+    fresh = _make(env_id, num_envs=num_envs, seed=seed, **kwargs)
+    with _raises((RuntimeError,), "step() before reset()"):
+        fresh.step(good)
+    for env in (bad, twin, fresh):
+        env.close()
+
+
+def _bad_actions(env, good: dict) -> tuple[list, list]:
+    """``check_bad_inputs``'s action cases from the valid ``good``: ``(what, actions)`` that
+    must be refused, and (``clips_actions``) ``(what, actions, the same clipped)`` accepted."""
+    import gymnasium
+    import torch
+
+    E = env.num_envs
+    g0 = next(iter(env.groups))
     clipped: list[tuple[str, dict, dict]] = []  # clips_actions: (what, actions, the same clipped)
     cases: list[tuple[str, object]] = [
         ("actions missing a group", {g: a for g, a in good.items() if g != g0}),
@@ -410,7 +464,7 @@ def check_bad_inputs(env_id: str, *, num_envs: int = 3, seed: int = 0, **kwargs)
         ("actions not a dict", "left"),
         (f"actions[{g0!r}] not a tensor", {**good, g0: "left"}),
     ]
-    for g, spec in bad.groups.items():
+    for g, spec in env.groups.items():
         a = good[g]
         space = spec.action_space
         cases += [
@@ -453,41 +507,13 @@ def check_bad_inputs(env_id: str, *, num_envs: int = 3, seed: int = 0, **kwargs)
             ]
             outside = [(f"actions[{g!r}] above the Box", {**good, g: above}),
                        (f"actions[{g!r}] below the Box", {**good, g: below})]
-            if bad.clips_actions:  # accepted, and played as the values clipped into the space
+            if env.clips_actions:  # accepted, and played as the values clipped into the space
                 low = torch.as_tensor(space.low, dtype=a.dtype, device=a.device)
                 high = torch.as_tensor(space.high, dtype=a.dtype, device=a.device)
                 clipped += [(what, acts, {**acts, g: torch.clamp(acts[g], low, high)}) for what, acts in outside]
             else:
                 cases += outside
-    for what, actions in cases:
-        with _raises((ValueError, TypeError), f"step({what})"):
-            bad.step(actions)
-        _equal(bad.get_state(), twin.get_state(), f"world state after rejected step({what})")
-    for what, actions, inside in clipped:
-        # the dynamics see the clipped values (a reward may see the given ones, as its reference's)
-        ours, theirs = _clone(bad.step(actions)), _clone(twin.step(inside))
-        for i, name in ((0, "obs"), (2, "term"), (3, "trunc")):
-            _equal(ours[i], theirs[i], f"step({what}) (clips_actions) vs the clipped actions: {name}")
-        _equal(bad.get_state(), twin.get_state(), f"world state after step({what}) vs the clipped actions")
-    for what, call in [
-        ("reset(seed=-1)", lambda: bad.reset(seed=-1)),
-        ("reset(seed=1.5)", lambda: bad.reset(seed=1.5)),
-        ("reset(mask) of the wrong shape", lambda: bad.reset(mask=torch.ones(E + 1, dtype=torch.bool))),
-        ("reset(mask) of a float dtype", lambda: bad.reset(mask=torch.ones(E))),
-        ("set_state with an unknown key", lambda: bad.set_state({"no_such_key": torch.zeros(E)})),
-    ]:
-        with _raises((ValueError, TypeError), what):
-            call()
-        _equal(bad.get_state(), twin.get_state(), f"world state after rejected {what}")
-    for t in range(5):
-        actions = random_actions(bad, gen)
-        _equal(_clone(bad.step(actions)[:4]), _clone(twin.step(actions)[:4]),
-               f"step {t} after the rejected inputs vs an untouched twin")
-    fresh = _make(env_id, num_envs=num_envs, seed=seed, **kwargs)
-    with _raises((RuntimeError,), "step() before reset()"):
-        fresh.step(good)
-    for env in (bad, twin, fresh):
-        env.close()
+    return cases, clipped
 
 
 # ----------------------------------------------------------------------------- front ends

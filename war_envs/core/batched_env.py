@@ -364,6 +364,14 @@ class BatchedEnv:
             f"{format_bytes(available)} ({available} bytes) is available on {self.device.alias}; "
             f"use at most about num_envs={fit} or fewer agents")
 
+    def _wire_common(self, w) -> None:
+        """``_allocate_common``'s buffers into world struct ``w`` (every family's fields
+        ``world_seed``, ``episode``, ``t``, ``pending_reset``, ``reset_now``, ``reward``,
+        ``terminated``, ``truncated``)."""
+        w.world_seed, w.episode, w.t = self._world_seed, self._episode, self._t
+        w.pending_reset, w.reset_now = self._pending_reset, self._reset_now
+        w.reward, w.terminated, w.truncated = self._reward, self._terminated, self._truncated
+
     def _world_array(self, tail: tuple[int, ...], dtype) -> wp.array:
         """A zeroed ``[E, *tail]`` buffer, registered as per-world so shards can slice it."""
         array = wp.zeros((self.num_envs, *tail), dtype=dtype, device=self.device)
@@ -423,7 +431,7 @@ class BatchedEnv:
         self._reset_now_np = self._reset_now_view.numpy() if cpu else None
         self._obs = {g: wp.to_torch(self._obs_arrays[g]) for g in self.groups}
         self._final_obs = {g: wp.to_torch(self._final_obs_arrays[g]) for g in self.groups}
-        self._rew = {g: reward[:, s.start:s.stop] for g, s in self.groups.items()}
+        self._rew = self._group_views(reward)
         self._term = {g: term[:, None].expand(E, s.n_agents) for g, s in self.groups.items()}
         self._trunc = {g: trunc[:, None].expand(E, s.n_agents) for g, s in self.groups.items()}
         self._term_world, self._trunc_world = term, trunc
@@ -493,7 +501,7 @@ class BatchedEnv:
         """``{group: the view of the action buffer its actions are copied into}`` (``[E, n_g, ...]``
         of ``_action_view``, agent columns ``start:stop``); scenarios whose groups' actions differ
         in width override this."""
-        return {g: self._action_view[:, s.start:s.stop] for g, s in self.groups.items()}
+        return self._group_views(self._action_view)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -719,6 +727,24 @@ class BatchedEnv:
 
     def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
         """Scenario-specific range checks for set_state (e.g. non-negative clock)."""
+
+    def _clock_state(self) -> dict[str, wp.array]:
+        """The state entries every scenario has after its own: clock, episode count, stream key
+        and the NEXT_STEP flag (``_state_arrays``'s tail)."""
+        return {"t": self._t, "episode": self._episode, "rng_key": self._world_seed,
+                "pending_reset": self._pending_reset}
+
+    def _group_views(self, tensor: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``{group: tensor[:, its agents]}`` of a per-agent ``[E, A, ...]`` tensor."""
+        return {g: tensor[:, s.start:s.stop] for g, s in self.groups.items()}
+
+    def _checked_world(self, world) -> int:
+        """``render_frame``'s world index, checked (and the env open)."""
+        self._check_open()
+        world = v.check_int("world", world, minimum=0)
+        if world >= self.num_envs:
+            raise ValueError(f"world: expected 0..{self.num_envs - 1}, got {world}")
+        return world
 
     def _check_world_mask(self, name: str, mask) -> torch.Tensor:
         tensor = v.as_tensor(name, mask, self.torch_device)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import linecache
+import re
 from typing import Any
 
 import warp as wp
@@ -99,32 +100,63 @@ def info_clearer(fields: dict[str, Field]):
 
 _WARP_DTYPES = {"int": wp.int32, "bool": wp.bool}
 _STRUCTS: dict = {}
+_KERNELS: dict = {}
 
 
 def warp_dtype(dtype: str, F):
     return F if dtype == "float" else _WARP_DTYPES[dtype]
 
 
+def struct_type(name: str, module: str, annotations, key=()):
+    """The ``wp.struct`` type ``name`` (``__module__`` ``module``) whose fields are
+    ``annotations()`` (name -> Warp type), made once per process for ``(name, key)``: the world
+    struct of every family (Warp hashes a kernel with its struct's name and fields, so the same
+    name and fields keep its kernel cache)."""
+    struct = _STRUCTS.get((name, key))
+    if struct is None:
+        struct = wp.struct(type(name, (), {"__annotations__": annotations(), "__module__": module,
+                                           "__qualname__": name}))
+        _STRUCTS[(name, key)] = struct
+    return struct
+
+
+def kernel_module_name(family: str, cls, F) -> str:
+    """The Warp module name of scenario ``cls``'s kernels in float type ``F`` (``family``:
+    ``"mpe"``, ``"vmas"``, ``"classic"``)."""
+    return re.sub(r"\W", "_", f"war_envs_{family}_{cls.__module__}_{cls.__name__}_{F.__name__}")
+
+
+def module_kernels(key: str, functions) -> dict:
+    """The kernels of the kernel functions ``functions()`` returns, by function name, in one
+    Warp module named ``key`` with ``KERNEL_MODULE_OPTIONS`` (kernel ``f`` named ``{key}_f``),
+    made once per process: the kernel cache of every family."""
+    kernels = _KERNELS.get(key)
+    if kernels is None:
+        kernels = {func.__name__: wp.kernel(func, name=f"{key}_{func.__name__}", module=key)
+                   for func in functions()}
+        wp.get_module(key).options.update(KERNEL_MODULE_OPTIONS)
+        _KERNELS[key] = kernels
+    return kernels
+
+
 def world_struct(cls, F, shared: dict, fields: dict[str, Field], family: str = "shared world"):
     """The ``wp.struct`` type of scenario ``cls``'s worlds in float type ``F``: its family's
     ``shared`` fields (name -> Warp type) and the scenario's own (a type depends on field names
     and types only)."""
-    key = (cls, F, tuple((n, f.role, f.dtype, len(f.shape)) for n, f in fields.items()))
-    struct = _STRUCTS.get(key)
-    if struct is None:
-        annotations = dict(shared)
+
+    def annotations() -> dict:
+        out = dict(shared)
         for name, f in fields.items():
-            if name in annotations:
+            if name in out:
                 raise ValueError(f"{cls.__name__}._fields: {name!r} is a {family} field")
             dtype = warp_dtype(f.dtype, F)
             if f.role == "param":
-                annotations[name] = dtype
+                out[name] = dtype
             elif f.role == "const":
-                annotations[name] = wp.array(dtype=dtype)
+                out[name] = wp.array(dtype=dtype)
             else:
-                annotations[name] = wp.array(dtype=dtype, ndim=1 + len(f.shape))
-        name = f"{cls.__name__}World_{F.__name__}"
-        struct = wp.struct(type(name, (), {"__annotations__": annotations, "__module__": cls.__module__,
-                                           "__qualname__": name}))
-        _STRUCTS[key] = struct
-    return struct
+                out[name] = wp.array(dtype=dtype, ndim=1 + len(f.shape))
+        return out
+
+    key = (cls, F, tuple((n, f.role, f.dtype, len(f.shape)) for n, f in fields.items()))
+    return struct_type(f"{cls.__name__}World_{F.__name__}", cls.__module__, annotations, key)

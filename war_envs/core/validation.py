@@ -197,3 +197,16 @@ def check_action_mask(name: str, mask, shape: tuple[int, ...], device: torch.dev
         raise ValueError(f"{name}: every agent needs at least one available action; the row at index "
                          f"{tuple(where)} is all False")
     return mask
+
+
+def reset_mask_option(options) -> tuple[bool, object]:
+    """A front end's ``reset(options=...)``: None or a dict whose only key is ``"reset_mask"``;
+    ``(given, options["reset_mask"])``."""
+    if options is None:
+        return False, None
+    if not isinstance(options, Mapping):
+        raise TypeError(f"options: expected a dict or None, got {type(options).__name__}")
+    extra = [k for k in options if k != "reset_mask"]
+    if extra:
+        raise ValueError(f"options: only 'reset_mask' is accepted, got keys {extra}")
+    return "reset_mask" in options, options.get("reset_mask")

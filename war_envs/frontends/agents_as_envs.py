@@ -291,16 +291,11 @@ class AgentsAsEnvs(gymnasium.vector.VectorEnv):
         agent of a world shares it) or None (continue the streams)."""
         self._check_open("reset")
         mask = None
-        if options is not None:
-            if not isinstance(options, Mapping):
-                raise TypeError(f"options: expected a dict or None, got {type(options).__name__}")
-            extra = [k for k in options if k != "reset_mask"]
-            if extra:
-                raise ValueError(f"options: only 'reset_mask' is accepted, got keys {extra}")
-            if "reset_mask" in options:
-                mask = self.layout.world_mask(options["reset_mask"], "options['reset_mask']")
-                if not mask.any():
-                    raise ValueError("options['reset_mask']: expected at least one True entry, got none")
+        given, raw = v.reset_mask_option(options)
+        if given:
+            mask = self.layout.world_mask(raw, "options['reset_mask']")
+            if not mask.any():
+                raise ValueError("options['reset_mask']: expected at least one True entry, got none")
         if seed is not None and not (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
             raise TypeError(f"seed: expected None or an int (world w gets seed + w), got {type(seed).__name__}")
         seed = v.check_seed("seed", seed)

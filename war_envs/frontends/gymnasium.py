@@ -138,6 +138,24 @@ def _to_numpy(value) -> np.ndarray:
     return np.asarray(value)
 
 
+def _action_array(label: str, value, expected: str, shape: tuple, integer: bool) -> np.ndarray:
+    """``value`` (``expected``) as a numpy array of ``shape`` with an integer dtype (``integer``),
+    else a floating one and finite values; ``TypeError`` / ``ValueError`` naming ``label``."""
+    try:
+        array = _to_numpy(value)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{label}: expected {expected}, got {type(value).__name__}") from err
+    if integer and (array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer)):
+        raise TypeError(f"{label}: expected {expected} with an integer dtype, got dtype {array.dtype}")
+    if not integer and not np.issubdtype(array.dtype, np.floating):
+        raise TypeError(f"{label}: expected {expected} with a floating dtype, got dtype {array.dtype}")
+    if array.shape != shape:
+        raise ValueError(f"{label}: expected shape {shape}, got {array.shape}")
+    if not integer and not np.isfinite(array).all():
+        raise ValueError(f"{label}: expected finite {expected}, got NaN or inf")
+    return array
+
+
 def _host(tensor: torch.Tensor) -> np.ndarray:
     """A numpy view (CPU) or host copy (CUDA) of a batched-env tensor; copy before keeping."""
     return tensor.detach().cpu().numpy()
@@ -270,14 +288,7 @@ def _check_discrete(label: str, value, space: gymnasium.spaces.Discrete, batch: 
     else:
         if isinstance(value, (bool, np.bool_, float, complex, str)) or value is None:
             raise TypeError(f"{label}: expected {expected}, got {type(value).__name__} {value!r}")
-        try:
-            array = _to_numpy(value)
-        except (TypeError, ValueError) as err:
-            raise TypeError(f"{label}: expected {expected}, got {type(value).__name__}") from err
-        if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
-            raise TypeError(f"{label}: expected {expected} with an integer dtype, got dtype {array.dtype}")
-        if array.shape != batch:
-            raise ValueError(f"{label}: expected shape {batch}, got {array.shape}")
+        array = _action_array(label, value, expected, batch, integer=True)
     if array.size:
         bad = (array < start) | (array >= start + n)
         if bad.any():
@@ -293,14 +304,7 @@ def _check_multi_discrete(label: str, value, space: gymnasium.spaces.MultiDiscre
     expected = f"MultiDiscrete({nvec.tolist()}) actions (integers in [0, nvec - 1])"
     if isinstance(value, (bool, np.bool_, float, complex, str, bytes)) or value is None:
         raise TypeError(f"{label}: expected {expected}, got {type(value).__name__} {value!r}")
-    try:
-        array = _to_numpy(value)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{label}: expected {expected}, got {type(value).__name__}") from err
-    if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
-        raise TypeError(f"{label}: expected {expected} with an integer dtype, got dtype {array.dtype}")
-    if array.shape != shape:
-        raise ValueError(f"{label}: expected shape {shape}, got {array.shape}")
+    array = _action_array(label, value, expected, shape, integer=True)
     bad = (array < 0) | (array >= nvec)
     if bad.any():
         where = np.argwhere(bad)[0]
@@ -316,16 +320,7 @@ def _check_box(label: str, value, space: gymnasium.spaces.Box, batch: tuple) -> 
     expected = f"Box({low}, {high}, {space.shape}) actions"
     if isinstance(value, (str, bytes)) or value is None:
         raise TypeError(f"{label}: expected {expected}, got {type(value).__name__}")
-    try:
-        array = _to_numpy(value)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{label}: expected {expected}, got {type(value).__name__}") from err
-    if not np.issubdtype(array.dtype, np.floating):
-        raise TypeError(f"{label}: expected {expected} with a floating dtype, got dtype {array.dtype}")
-    if array.shape != shape:
-        raise ValueError(f"{label}: expected shape {shape}, got {array.shape}")
-    if not np.isfinite(array).all():
-        raise ValueError(f"{label}: expected finite {expected}, got NaN or inf")
+    array = _action_array(label, value, expected, shape, integer=False)
     below, above = array < space.low, array > space.high
     if below.any() or above.any():
         bad = array[below | above].flat[0]
@@ -592,15 +587,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         ``s + i``; a list gives world ``i`` the seed ``seed[i]`` (``None`` entries continue)."""
         if self.batched.closed:
             raise RuntimeError(f"{self.scenario_id}: the environment is closed")
-        mask = None
-        if options is not None:
-            if not isinstance(options, Mapping):
-                raise TypeError(f"options: expected a dict or None, got {type(options).__name__}")
-            extra = [k for k in options if k != "reset_mask"]
-            if extra:
-                raise ValueError(f"options: only 'reset_mask' is accepted, got keys {extra}")
-            if "reset_mask" in options:
-                mask = self._check_reset_mask(options["reset_mask"])
+        given, raw = v.reset_mask_option(options)
+        mask = self._check_reset_mask(raw) if given else None
         int_seed, per_world = self._parse_seed(seed)
         if per_world is not None:
             self._reseed_worlds(per_world, mask)

@@ -119,16 +119,7 @@ def _check_finite_box(label: str, value, space: gymnasium.spaces.Box, batch: tup
     expected = f"{space} actions (finite floats; values outside the bounds are clipped)"
     if isinstance(value, (str, bytes)) or value is None:
         raise TypeError(f"{label}: expected {expected}, got {type(value).__name__}")
-    try:
-        array = joint._to_numpy(value)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{label}: expected {expected}, got {type(value).__name__}") from err
-    if not np.issubdtype(array.dtype, np.floating):
-        raise TypeError(f"{label}: expected {expected} with a floating dtype, got dtype {array.dtype}")
-    if array.shape != shape:
-        raise ValueError(f"{label}: expected shape {shape}, got {array.shape}")
-    if not np.isfinite(array).all():
-        raise ValueError(f"{label}: expected finite {expected}, got NaN or inf")
+    array = joint._action_array(label, value, expected, shape, integer=False)
     limit = np.finfo(space.dtype).max
     if (np.abs(array) > limit).any():
         raise ValueError(f"{label}: expected {expected} within the {space.dtype} range, got "

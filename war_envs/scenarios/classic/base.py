@@ -32,7 +32,6 @@ Gymnasium does, so their validated step takes any finite float32 value (``clips_
 """
 
 import math
-import re
 from typing import Any
 
 import gymnasium
@@ -42,8 +41,14 @@ import warp as wp
 
 from war_envs.core import validation as v
 from war_envs.core.batched_env import BatchedEnv, GroupSpec, world_bytes
-from war_envs.core.episode import (AUTORESET_SAME_STEP, KERNEL_MODULE_OPTIONS, begin_pending_reset, end_step,
-                                   start_episode)
+from war_envs.core.episode import (
+    AUTORESET_SAME_STEP,
+    KERNEL_MODULE_OPTIONS,
+    begin_pending_reset,
+    end_step,
+    start_episode,
+)
+from war_envs.core.fields import kernel_module_name, module_kernels, struct_type
 from war_envs.core.runtime import capture_guard
 from war_envs.core.scenario import EpisodeMetric
 
@@ -122,16 +127,12 @@ def reset_bounds(low, high, names: tuple[str, str] = ("low", "high")) -> tuple[f
 
 
 # ------------------------------------------------------------------ the world struct and kernels
-_STRUCTS: dict = {}
-
-
 def world_struct(cls, F, params: dict, action_type):
     """The ``wp.struct`` type of task ``cls``'s worlds in float type ``F``: the shared fields, the
     task's integer states and its constants (a float constant in ``F``, an int as ``int``)."""
-    key = (cls, F, tuple((n, type(p) is int) for n, p in params.items()))
-    struct = _STRUCTS.get(key)
-    if struct is None:
-        annotations = {
+
+    def annotations() -> dict:
+        return {
             # Params
             "mode": int, "max_steps": int,
             **{n: (int if type(p) is int else F) for n, p in params.items()},
@@ -150,11 +151,9 @@ def world_struct(cls, F, params: dict, action_type):
             "obs": wp.array3d(dtype=wp.float32), "final_obs": wp.array3d(dtype=wp.float32),
             **({"reached_goal": wp.array(dtype=F)} if cls.terminates_at_goal else {}),
         }
-        name = f"{cls.__name__}World_{F.__name__}"
-        struct = wp.struct(type(name, (), {"__annotations__": annotations, "__module__": cls.__module__,
-                                           "__qualname__": name}))
-        _STRUCTS[key] = struct
-    return struct
+
+    key = (cls, F, tuple((n, type(p) is int) for n, p in params.items()))
+    return struct_type(f"{cls.__name__}World_{F.__name__}", cls.__module__, annotations, key)
 
 
 def step_kernel(World, F, step_world, goal: bool):
@@ -198,21 +197,12 @@ def observe_kernel(World, reset_world, observe_world):
     return classic_observe
 
 
-_KERNELS: dict = {}
-
-
 def kernels(cls, World, F) -> tuple:
     """The step and observe kernels of task ``cls`` and struct type ``World`` in one Warp module
     (named after them; built once per process)."""
-    key = re.sub(r"\W", "_", f"war_envs_classic_{cls.__module__}_{cls.__name__}_{F.__name__}")
-    cached = _KERNELS.get(key)
-    if cached is None:
-        cached = tuple(wp.kernel(func, name=f"{key}_{func.__name__}", module=key)
-                       for func in (step_kernel(World, F, cls.step_world, cls.terminates_at_goal),
-                                    observe_kernel(World, cls.reset_world, cls.observe_world)))
-        wp.get_module(key).options.update(KERNEL_MODULE_OPTIONS)
-        _KERNELS[key] = cached
-    return cached
+    return tuple(module_kernels(kernel_module_name("classic", cls, F), lambda: (
+        step_kernel(World, F, cls.step_world, cls.terminates_at_goal),
+        observe_kernel(World, cls.reset_world, cls.observe_world))).values())
 
 
 # ------------------------------------------------------------------ the base class
@@ -271,8 +261,7 @@ class ClassicControl(BatchedEnv):
         w.mode, w.max_steps = self._mode_code, self.max_episode_steps
         for name, value in params.items():
             setattr(w, name, value if type(value) is int else F(value))
-        w.world_seed, w.episode, w.t = self._world_seed, self._episode, self._t
-        w.pending_reset, w.reset_now = self._pending_reset, self._reset_now
+        self._wire_common(w)
         w.state = self._state = self._world_array((n,), F)
         self._int_state_arrays = {}
         for name in cls.int_states:
@@ -280,7 +269,6 @@ class ClassicControl(BatchedEnv):
             setattr(w, name, self._int_state_arrays[name])
         w.action = self._world_array(action_tail, action_dtype)
         self._action_view = wp.to_torch(w.action)
-        w.reward, w.terminated, w.truncated = self._reward, self._terminated, self._truncated
         w.obs = self._obs_arrays[GROUP] = self._world_array((1, d), wp.float32)
         w.final_obs = self._final_obs_arrays[GROUP] = self._world_array((1, d), wp.float32)
         self._w, self._Struct, self._shard_structs = w, Struct, {}
@@ -292,8 +280,7 @@ class ClassicControl(BatchedEnv):
         self._make_views()
 
     def _state_arrays(self) -> dict[str, wp.array]:
-        return {"state": self._state, **self._int_state_arrays, "t": self._t, "episode": self._episode,
-                "rng_key": self._world_seed, "pending_reset": self._pending_reset}
+        return {"state": self._state, **self._int_state_arrays, **self._clock_state()}
 
     def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
         if key == "pending_reset" and tensor.numel() and int(tensor.max()) > 1:
@@ -313,10 +300,7 @@ class ClassicControl(BatchedEnv):
 
     def _world_state(self, world) -> np.ndarray:
         """World ``world``'s state vector (float64 numpy), after checking the index."""
-        self._check_open()
-        world = v.check_int("world", world, minimum=0)
-        if world >= self.num_envs:
-            raise ValueError(f"world: expected 0..{self.num_envs - 1}, got {world}")
+        world = self._checked_world(world)
         return self._state.numpy()[world].astype(np.float64)
 
     def _canvas(self, width, height) -> "Canvas":

@@ -33,7 +33,6 @@ number of groups.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import gymnasium
 import numpy as np
@@ -41,10 +40,21 @@ import torch
 import warp as wp
 
 from war_envs.core import validation as v
-from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces, world_bytes
-from war_envs.core.fields import ROLES, Field, const, info, info_clearer, param, scratch, state, warp_dtype  # noqa: F401
+from war_envs.core.fields import (  # noqa: F401
+    ROLES,
+    Field,
+    const,
+    info,
+    info_clearer,
+    kernel_module_name,
+    param,
+    scratch,
+    state,
+    warp_dtype,
+)
 from war_envs.core.fields import world_struct as _world_struct
 from war_envs.core.runtime import capture_guard
+from war_envs.core.struct_world import StructWorldEnv
 from war_envs.scenarios.mpe import world as W
 
 # mpe2 World defaults (mpe2/_mpe_utils/core.py)
@@ -121,7 +131,7 @@ OPTIONS = {
 }
 
 
-class MPEBase(BatchedEnv):
+class MPEBase(StructWorldEnv):
     """Shared machinery of the MPE scenarios.  See the scenario classes for documentation."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
@@ -138,6 +148,7 @@ class MPEBase(BatchedEnv):
     reward_world = None
     observe_agent = None
     clear_info = None
+    required_functions = ("reset_world", "reward_world", "observe_agent")
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -184,13 +195,6 @@ class MPEBase(BatchedEnv):
     def _layout(self) -> Layout:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} must implement _layout")
 
-    def _obs_dim(self, group: str) -> int:  # pragma: no cover - abstract
-        raise TypeError(f"{type(self).__name__} must implement _obs_dim")
-
-    def _fields(self) -> dict[str, Field]:
-        """The scenario's own struct fields (none by default)."""
-        return {}
-
     # ------------------------------------------------------------------ neighbour views
     @property
     def agent_k(self) -> int:
@@ -204,30 +208,14 @@ class MPEBase(BatchedEnv):
 
     # ------------------------------------------------------------------ building
     def _build(self) -> None:
-        lay, F, dev = self.layout, self.wp_float, self.device
+        lay, F = self.layout, self.wp_float
         cls = type(self)
-        for fn in ("reset_world", "reward_world", "observe_agent"):
-            if getattr(cls, fn) is None:
-                raise TypeError(f"{cls.__name__} must set {fn} (a Warp function)")
+        self._require_functions()
         num_agents, num_landmarks = len(lay.agent_size), len(lay.landmark_size)
         self.num_landmarks = num_landmarks
-        start = 0
-        for name, agents in lay.groups:
-            i = start
-            space = agent_action_space(lay.agent_movable[i], lay.agent_silent[i], lay.dim_c, self.continuous_actions)
-            for j in range(start, start + len(agents)):
-                if agent_action_space(lay.agent_movable[j], lay.agent_silent[j], lay.dim_c,
-                                      self.continuous_actions) != space:
-                    raise ValueError(f"Layout.groups: the agents of group {name!r} must share one action space")
-            dim = self._obs_dim(name)
-            self.groups[name] = GroupSpec(name=name, agents=tuple(agents), start=start, obs_dim=dim,
-                                          action_space=space, observation_space=stack_group_spaces(dim))
-            start += len(agents)
-        fields = self._fields()
-        for name, f in fields.items():
-            if f.role not in ROLES or f.dtype not in ("float", "int", "bool"):
-                raise ValueError(f"{cls.__name__}._fields[{name!r}]: role must be one of {ROLES} and dtype "
-                                 f"'float', 'int' or 'bool', got {f.role!r}, {f.dtype!r}")
+        self._add_groups(lay.groups, [agent_action_space(lay.agent_movable[i], lay.agent_silent[i], lay.dim_c,
+                                                         self.continuous_actions) for i in range(num_agents)])
+        fields = self._checked_fields()
         for name in cls.landmark_index_states:
             if name not in fields or fields[name].role != "state" or fields[name].dtype != "int":
                 raise ValueError(f"{cls.__name__}.landmark_index_states: {name!r} is not an int state field")
@@ -237,16 +225,26 @@ class MPEBase(BatchedEnv):
         buffers = [((num_agents, 2), F)] * 3 + [((num_agents, max(lay.dim_c, 1)), F), ((num_landmarks, 2), F)]
         buffers += [((num_agents,), F)] * 2 + [((num_agents,), wp.int32), ((num_agents, act_dim), wp.float32)]
         buffers += [((num_agents, obs_dim), wp.float32)] * 2
-        buffers += [(f.shape, warp_dtype(f.dtype, F)) for f in fields.values() if f.role not in ("param", "const")]
-        self._check_allocation(self._common_world_bytes(num_agents) + world_bytes(*buffers), num_agents)
-        self._allocate_common(num_agents)
-
-        def array(values, dtype):
-            return wp.array(np.asarray(values, dtype=wp.dtype_to_numpy(dtype)), dtype=dtype, device=dev)
-
+        self._allocate_worlds(num_agents, buffers, fields)
         Struct = _world_struct(cls, F, W.shared_fields(F), fields, "MPE world")
         w = Struct()
-        ints = lambda flags: array([int(x) for x in flags], wp.int32)  # noqa: E731
+        self._set_world_params(w)
+        w.agent_pos = self.agent_pos = self._world_array((num_agents, 2), F)
+        w.agent_vel = self.agent_vel = self._world_array((num_agents, 2), F)
+        w.agent_comm = self.agent_comm = self._world_array((num_agents, max(lay.dim_c, 1)), F)
+        w.landmark_pos = self.landmark_pos = self._world_array((num_landmarks, 2), F)
+        w.agent_accel = self.agent_accel = self._world_array((num_agents,), F)
+        w.agent_max_speed = self.agent_max_speed = self._world_array((num_agents,), F)
+        w.force = self._world_array((num_agents, 2), F)
+        self._finish_struct(w, Struct, fields, num_agents, act_dim, obs_dim)
+        clear_info = cls.clear_info if cls.clear_info is not None else info_clearer(fields)
+        self._physics, self._reward_done, self._observe = W.world_kernels(
+            Struct, kernel_module_name("mpe", cls, F), cls.reset_world, cls.reward_world, cls.observe_agent, clear_info)
+        self._make_views()
+
+    def _set_world_params(self, w) -> None:
+        """The layout's parameters and per-agent / per-landmark constants into struct ``w``."""
+        lay, F, array, ints = self.layout, self.wp_float, self._array, self._ints
         w.mode, w.max_cycles, w.continuous, w.dim_c = (self._mode_code, self.max_cycles,
                                                         int(self.continuous_actions), lay.dim_c)
         w.all_movable, w.unit_masses = int(all(lay.agent_movable)), int(all(m == 1.0 for m in lay.agent_mass))
@@ -261,49 +259,6 @@ class MPEBase(BatchedEnv):
         w.curriculum_scaled = ints([self.curriculum and c for c in lay.curriculum_scaled])
         w.curriculum_factor = array([lay.curriculum_factors[0]], F)
         w.curriculum_stage = array([0], wp.int32)
-        w.world_seed, w.episode, w.t = self._world_seed, self._episode, self._t
-        w.pending_reset, w.reset_now = self._pending_reset, self._reset_now
-        w.agent_pos = self.agent_pos = self._world_array((num_agents, 2), F)
-        w.agent_vel = self.agent_vel = self._world_array((num_agents, 2), F)
-        w.agent_comm = self.agent_comm = self._world_array((num_agents, max(lay.dim_c, 1)), F)
-        w.landmark_pos = self.landmark_pos = self._world_array((num_landmarks, 2), F)
-        w.agent_accel = self.agent_accel = self._world_array((num_agents,), F)
-        w.agent_max_speed = self.agent_max_speed = self._world_array((num_agents,), F)
-        w.force = self._world_array((num_agents, 2), F)
-        w.action_discrete = self._world_array((num_agents,), wp.int32)
-        w.action_continuous = self._world_array((num_agents, act_dim), wp.float32)
-        w.reward, w.terminated, w.truncated = self._reward, self._terminated, self._truncated
-        w.obs = self._world_array((num_agents, obs_dim), wp.float32)
-        w.final_obs = self._world_array((num_agents, obs_dim), wp.float32)
-        self._scenario_state, self._info = {}, {}
-        for name, f in fields.items():
-            dtype = warp_dtype(f.dtype, F)
-            if f.role == "param":
-                setattr(w, name, f.value)
-            elif f.role == "const":
-                setattr(w, name, array(f.value if f.value else [0], dtype))
-            else:
-                value = self._world_array(f.shape, dtype)
-                setattr(w, name, value)
-                if f.role == "state":
-                    self._scenario_state[name] = value
-                elif f.role == "info":
-                    self._info[name] = value
-        self._w, self._Struct = w, Struct
-        self._shard_structs = {}
-        self._action_view = wp.to_torch(w.action_continuous if self.continuous_actions else w.action_discrete)
-        # each group's observations: a view of its agents' rows of the per-agent buffer (its first
-        # obs_dim columns; contiguous when one group fills the buffer, strided otherwise)
-        for name, spec in self.groups.items():
-            rows = (slice(None), slice(spec.start, spec.stop), slice(0, spec.obs_dim))
-            self._obs_arrays[name], self._final_obs_arrays[name] = w.obs[rows], w.final_obs[rows]
-        self._metric_arrays = self._info
-        self._metrics = {k: wp.to_torch(a) for k, a in self._info.items()}
-        module = re.sub(r"\W", "_", f"war_envs_mpe_{cls.__module__}_{cls.__name__}_{F.__name__}")
-        clear_info = cls.clear_info if cls.clear_info is not None else info_clearer(fields)
-        self._physics, self._reward_done, self._observe = W.world_kernels(
-            Struct, module, cls.reset_world, cls.reward_world, cls.observe_agent, clear_info)
-        self._make_views()
 
     def _action_targets(self) -> dict[str, torch.Tensor]:
         parts = {}
@@ -312,7 +267,7 @@ class MPEBase(BatchedEnv):
             parts[g] = part[..., :s.action_space.shape[0]] if self.continuous_actions else part
         return parts
 
-    def _state_arrays(self) -> dict[str, wp.array]:
+    def _family_state(self) -> dict[str, wp.array]:
         arrays = {
             "agent_pos": self.agent_pos,
             "agent_vel": self.agent_vel,
@@ -322,14 +277,10 @@ class MPEBase(BatchedEnv):
         }
         if not all(self.layout.agent_silent):
             arrays["agent_comm"] = self.agent_comm
-        arrays.update(self._scenario_state)
-        arrays.update({"t": self._t, "episode": self._episode, "rng_key": self._world_seed,
-                       "pending_reset": self._pending_reset})
         return arrays
 
     def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
-        if key == "pending_reset" and tensor.numel() and int(tensor.max()) > 1:
-            raise ValueError("state['pending_reset']: expected 0 or 1")
+        super()._check_state_value(key, tensor)
         if key == "agent_accel" and tensor.numel() and float(tensor.min()) < 0:
             raise ValueError("state['agent_accel']: expected values >= 0")
         if key in self.landmark_index_states and tensor.numel() and int(tensor.max()) >= self.num_landmarks:
@@ -391,10 +342,7 @@ class MPEBase(BatchedEnv):
         """An RGB ``[H, W, 3]`` uint8 picture of one world, drawn like mpe2 (no display needed)."""
         from war_envs.render import render_circles
 
-        self._check_open()
-        world = v.check_int("world", world, minimum=0)
-        if world >= self.num_envs:
-            raise ValueError(f"world: expected 0..{self.num_envs - 1}, got {world}")
+        world = self._checked_world(world)
         lay = self.layout
         agents = self.agent_pos.numpy()[world]
         landmarks = self.landmark_pos.numpy()[world]

@@ -64,23 +64,15 @@ def collect_treasure_reset(w: Any, e: int):
 
 
 @wp.func
-def collect_treasure_reward(w: Any, e: int):
-    """mpe2's post_step (pickups, respawns, deliveries, in its order), then the rewards.
-
-    Respawn draws come from the stream ``wp.rand_init(int(wp.rand_init(world_seed, episode)),
-    t)``: keyed by the world's seed, its episode counter and the step t (0-based) of the
-    episode, so they replay under the same seed, across get_state / set_state and
-    clone_worlds, and differ between steps and episodes."""
+def treasure_pickups(w: Any, e: int):
+    """mpe2's pickups (first free collector touching a live treasure, in agent order) and
+    respawns of the treasures that were gone: ``(collecting reward, pickups)``."""
     num_collectors = w.holding.shape[1]
-    num_agents = w.agent_pos.shape[1]
-    num_treasures = w.landmark_pos.shape[1]
-    zero = type(w.dt)(0.0)
     five = type(w.dt)(EVENT_REWARD)
     rng = wp.rand_init(int(wp.rand_init(w.world_seed[e], w.episode[e])), w.t[e])
-    # --- treasure pickup (first free collector touching it, in agent order) / respawn
-    collecting = zero
+    collecting = type(w.dt)(0.0)
     picked = int(0)
-    for l in range(num_treasures):
+    for l in range(w.landmark_pos.shape[1]):
         was_alive = bool(w.treasure_alive[e, l])  # (else-branch below: the flag before any pickup)
         if was_alive:
             taken = bool(False)
@@ -101,14 +93,22 @@ def collect_treasure_reward(w: Any, e: int):
                 w.landmark_pos[e, l, 1] = W.uniform(wp.randf(rng), -w.treasure_bound, w.treasure_bound)
                 w.treasure_type[e, l] = wp.randi(rng, 0, w.num_types)
                 w.treasure_alive[e, l] = True
-    # --- delivery to the deposit of the held type
-    deposit_reward = zero
+    return collecting, picked
+
+
+@wp.func
+def treasure_deliveries(w: Any, e: int):
+    """mpe2's deliveries (a collector touching the deposit of the type it holds):
+    ``(deposit reward, deliveries)``."""
+    num_collectors = w.holding.shape[1]
+    five = type(w.dt)(EVENT_REWARD)
+    deposit_reward = type(w.dt)(0.0)
     delivered = int(0)
     for c in range(num_collectors):
         held = w.holding[e, c]
         if held > 0:
             done = bool(False)
-            for k in range(num_agents - num_collectors):
+            for k in range(w.agent_pos.shape[1] - num_collectors):
                 d_agent = num_collectors + k
                 if not done and k == held - 1:
                     reach = w.agent_size[c] + w.agent_size[d_agent]
@@ -117,55 +117,87 @@ def collect_treasure_reward(w: Any, e: int):
                         delivered += 1
                         w.holding[e, c] = 0
                         done = True
-    w.pickups[e] = picked
-    w.deliveries[e] = delivered
-    shared = collecting + deposit_reward
-    shaping = type(w.dt)(SHAPING)
-    # --- collectors: overlaps, shaping toward the nearest live treasure / the matching deposit
-    for i in range(num_collectors):
-        rew = zero
-        for j in range(num_collectors):
-            if j != i and W.agents_collide(w, e, i, j):
-                rew = rew - type(w.dt)(COLLISION_PENALTY)
-        held = w.holding[e, i]
-        if held == 0:
-            found = bool(False)
-            nearest = zero
-            for l in range(num_treasures):
-                if w.treasure_alive[e, l]:
-                    d = W.entity_distance(w.landmark_pos, e, l, w.agent_pos, i)
-                    if not found or d < nearest:
-                        nearest = d
-                        found = True
-            if found:
-                rew = rew - shaping * nearest
-        else:
-            rew = rew - shaping * W.entity_distance(w.agent_pos, e, num_collectors + held - 1, w.agent_pos, i)
-        w.reward[e, i] = rew + shared
-    # --- deposits: toward the nearest collector carrying their type, else the collectors' centroid
-    for k in range(num_agents - num_collectors):
-        i = num_collectors + k
-        rew = zero
+    return deposit_reward, delivered
+
+
+@wp.func
+def closer(found: bool, nearest: Any, d: Any):
+    """A running minimum ``(found, nearest)`` after offering distance ``d``."""
+    if not found or d < nearest:
+        return True, d
+    return True, nearest
+
+
+@wp.func
+def collector_reward(w: Any, e: int, i: int, shaping: Any):
+    """Collector i's own reward: overlaps with other collectors, shaping toward the nearest live
+    treasure (holding none) or the matching deposit."""
+    num_collectors = w.holding.shape[1]
+    zero = type(w.dt)(0.0)
+    rew = zero
+    for j in range(num_collectors):
+        if j != i and W.agents_collide(w, e, i, j):
+            rew = rew - type(w.dt)(COLLISION_PENALTY)
+    held = w.holding[e, i]
+    if held == 0:
         found = bool(False)
         nearest = zero
-        for c in range(num_collectors):
-            if w.holding[e, c] == k + 1:
-                d = W.entity_distance(w.agent_pos, e, c, w.agent_pos, i)
-                if not found or d < nearest:
-                    nearest = d
-                    found = True
+        for l in range(w.landmark_pos.shape[1]):
+            if w.treasure_alive[e, l]:
+                found, nearest = closer(found, nearest, W.entity_distance(w.landmark_pos, e, l, w.agent_pos, i))
         if found:
             rew = rew - shaping * nearest
-        else:
-            cx = zero
-            cy = zero
-            for c in range(num_collectors):
-                cx = cx + w.agent_pos[e, c, 0]
-                cy = cy + w.agent_pos[e, c, 1]
-            cx = cx / type(w.dt)(float(num_collectors))
-            cy = cy / type(w.dt)(float(num_collectors))
-            rew = rew - shaping * W.distance(cx, cy, w.agent_pos[e, i, 0], w.agent_pos[e, i, 1])
-        w.reward[e, i] = rew + shared
+    else:
+        rew = rew - shaping * W.entity_distance(w.agent_pos, e, num_collectors + held - 1, w.agent_pos, i)
+    return rew
+
+
+@wp.func
+def deposit_reward(w: Any, e: int, k: int, shaping: Any):
+    """Deposit k's own reward: shaping toward the nearest collector carrying its type, else
+    toward the collectors' centroid."""
+    num_collectors = w.holding.shape[1]
+    i = num_collectors + k
+    zero = type(w.dt)(0.0)
+    rew = zero
+    found = bool(False)
+    nearest = zero
+    for c in range(num_collectors):
+        if w.holding[e, c] == k + 1:
+            found, nearest = closer(found, nearest, W.entity_distance(w.agent_pos, e, c, w.agent_pos, i))
+    if found:
+        rew = rew - shaping * nearest
+    else:
+        cx = zero
+        cy = zero
+        for c in range(num_collectors):
+            cx = cx + w.agent_pos[e, c, 0]
+            cy = cy + w.agent_pos[e, c, 1]
+        cx = cx / type(w.dt)(float(num_collectors))
+        cy = cy / type(w.dt)(float(num_collectors))
+        rew = rew - shaping * W.distance(cx, cy, w.agent_pos[e, i, 0], w.agent_pos[e, i, 1])
+    return rew
+
+
+@wp.func
+def collect_treasure_reward(w: Any, e: int):
+    """mpe2's post_step (pickups, respawns, deliveries, in its order), then the rewards.
+
+    Respawn draws come from the stream ``wp.rand_init(int(wp.rand_init(world_seed, episode)),
+    t)``: keyed by the world's seed, its episode counter and the step t (0-based) of the
+    episode, so they replay under the same seed, across get_state / set_state and
+    clone_worlds, and differ between steps and episodes."""
+    num_collectors = w.holding.shape[1]
+    collecting, picked = treasure_pickups(w, e)
+    delivering, delivered = treasure_deliveries(w, e)
+    w.pickups[e] = picked
+    w.deliveries[e] = delivered
+    shared = collecting + delivering
+    shaping = type(w.dt)(SHAPING)
+    for i in range(num_collectors):
+        w.reward[e, i] = collector_reward(w, e, i, shaping) + shared
+    for k in range(w.agent_pos.shape[1] - num_collectors):
+        w.reward[e, num_collectors + k] = deposit_reward(w, e, k, shaping) + shared
     return False
 
 
@@ -372,10 +404,7 @@ class CollectTreasure(MPEBase):
         """An RGB ``[H, W, 3]`` uint8 picture of one world; dead treasures are left out (mpe2)."""
         from war_envs.render import render_circles
 
-        self._check_open()
-        world = v.check_int("world", world, minimum=0)
-        if world >= self.num_envs:
-            raise ValueError(f"world: expected 0..{self.num_envs - 1}, got {world}")
+        world = self._checked_world(world)
         lay = self.layout
         alive = self.get_state()["treasure_alive"][world].cpu().numpy()
         positions = np.concatenate([self.agent_pos.numpy()[world],

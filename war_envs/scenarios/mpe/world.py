@@ -36,16 +36,12 @@ from typing import Any
 
 import warp as wp
 
+from war_envs.core.episode import AUTORESET_DISABLED, AUTORESET_NEXT_STEP  # noqa: F401  (this module's API)
+from war_envs.core.episode import AUTORESET_SAME_STEP, KERNEL_MODULE_OPTIONS  # noqa: F401
+from war_envs.core.episode import begin_pending_reset, end_step, start_episode  # noqa: F401
+from war_envs.core.fields import module_kernels
+from war_envs.core.warp_math import distance  # noqa: F401  (scenarios' W.distance)
 from war_envs.core.fields import no_info  # noqa: F401  (scenarios' clear_info)
-from war_envs.core.episode import (  # noqa: F401  (the modes are part of this module's API)
-    AUTORESET_DISABLED,
-    AUTORESET_NEXT_STEP,
-    AUTORESET_SAME_STEP,
-    KERNEL_MODULE_OPTIONS,
-    begin_pending_reset,
-    end_step,
-    start_episode,
-)
 
 #: mpe2's discrete movement actions: 0 no-op, 1 -x, 2 +x, 3 -y, 4 +y (a move-and-say agent's
 #: Discrete(5 * dim_c) index is move + 5 * say, mpe2's ``action % 5`` / ``action // 5``)
@@ -115,14 +111,6 @@ def in_contact_range(dx: Any, dy: Any, dist_min: Any, contact_margin: Any):
     so skipping exp/log there is bitwise identical (most pairs of a sparse world)."""
     reach = dist_min + type(dist_min)(41.0) * contact_margin
     return dx * dx + dy * dy <= reach * reach
-
-
-@wp.func
-def distance(ax: Any, ay: Any, bx: Any, by: Any):
-    """Euclidean distance |a - b| (mpe2: sqrt(sum(square(a - b))))."""
-    dx = ax - bx
-    dy = ay - by
-    return wp.sqrt(dx * dx + dy * dy)
 
 
 @wp.func
@@ -502,19 +490,9 @@ def observe_kernel(World, reset, observe):
 
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
 
-_KERNELS: dict = {}
-
 
 def world_kernels(World, key: str, reset, reward, observe, clear_info):
     """The physics, reward/done and observe kernels of one scenario and struct type, in one Warp
     module named ``key`` (built once per process)."""
-    cached = _KERNELS.get(key)
-    if cached is not None:
-        return cached
-    kernels = tuple(
-        wp.kernel(func, name=f"{key}_{func.__name__}", module=key)
-        for func in (physics_kernel(World), reward_done_kernel(World, reward, clear_info),
-                     observe_kernel(World, reset, observe)))
-    wp.get_module(key).options.update(KERNEL_MODULE_OPTIONS)
-    _KERNELS[key] = kernels
-    return kernels
+    return tuple(module_kernels(key, lambda: (physics_kernel(World), reward_done_kernel(World, reward, clear_info),
+                                              observe_kernel(World, reset, observe))).values())

@@ -32,15 +32,11 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from war_envs.core.episode import (  # noqa: F401  (the modes are part of this module's API)
-    AUTORESET_DISABLED,
-    AUTORESET_NEXT_STEP,
-    AUTORESET_SAME_STEP,
-    KERNEL_MODULE_OPTIONS,
-    begin_pending_reset,
-    end_step,
-    start_episode,
-)
+from war_envs.core.episode import AUTORESET_DISABLED, AUTORESET_NEXT_STEP  # noqa: F401  (this module's API)
+from war_envs.core.episode import AUTORESET_SAME_STEP, KERNEL_MODULE_OPTIONS  # noqa: F401
+from war_envs.core.episode import begin_pending_reset, end_step, start_episode  # noqa: F401
+from war_envs.core.fields import module_kernels, struct_type
+from war_envs.core.warp_math import distance as dist2d
 
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
 
@@ -112,31 +108,14 @@ def struct_fields(F) -> dict:
     }
 
 
-_STRUCTS: dict = {}
-
-
 def world_struct(F):
     """The ``wp.struct`` type of SMAX worlds in float type ``F`` (made once per process)."""
-    struct = _STRUCTS.get(F)
-    if struct is None:
-        name = f"SmaxWorld_{F.__name__}"
-        struct = wp.struct(type(name, (), {"__annotations__": struct_fields(F), "__module__": __name__,
-                                           "__qualname__": name}))
-        _STRUCTS[F] = struct
-    return struct
+    return struct_type(f"SmaxWorld_{F.__name__}", __name__, lambda: struct_fields(F))
 
 
 # ---------------------------------------------------------------------------------------------
 # Small helpers
 # ---------------------------------------------------------------------------------------------
-
-
-@wp.func
-def dist2d(ax: Any, ay: Any, bx: Any, by: Any):
-    """|a - b| (jnp.linalg.norm of a 2-vector: sqrt(dx^2 + dy^2))."""
-    dx = ax - bx
-    dy = ay - by
-    return wp.sqrt(dx * dx + dy * dy)
 
 
 @wp.func
@@ -412,6 +391,79 @@ def heuristic_relative(w: Any, e: int, u: int, m: int, ut: int):
 
 
 @wp.func
+def heuristic_candidate(w: Any, e: int, u: int, m: int, ut: int, rng: Any, shoot: int):
+    """Whether enemy unit u (type ``ut`` as observed) sees ally m (``shoot``: and has it within
+    its attack range ``rng``)."""
+    visible, rx, ry = heuristic_relative(w, e, u, m, ut)
+    if visible and shoot != 0:
+        return wp.sqrt(rx * rx + ry * ry) < rng
+    return visible
+
+
+@wp.func
+def heuristic_scan(w: Any, e: int, u: int, ut: int, rng: Any):
+    """``(allies in range, allies seen, the closest in range (0 if none))`` of enemy unit u."""
+    zero = type(w.tps)(0.0)
+    n_shoot = int(0)
+    n_see = int(0)
+    closest = int(0)
+    closest_d = dist2d(w.map_w, w.map_h, zero, zero)
+    for m in range(w.num_allies):
+        visible, rx, ry = heuristic_relative(w, e, u, m, ut)
+        if visible:
+            n_see += 1
+            d = wp.sqrt(rx * rx + ry * ry)
+            if d < rng:
+                n_shoot += 1
+                if d < closest_d:
+                    closest_d = d
+                    closest = m
+    return n_shoot, n_see, closest
+
+
+@wp.func
+def heuristic_pick(w: Any, e: int, u: int, ut: int, rng: Any, shoot: int, n: int, key: wp.uint32, slot: int):
+    """One of the ``n`` allies that are ``heuristic_candidate``s of enemy unit u, uniformly
+    (JaxMARL's ``jax.random.choice`` with p = 1/n: a searchsorted of the cumulative sum against
+    ``total * (1 - draw)``, the draw in ``slot``)."""
+    na = w.num_allies
+    zero = type(w.tps)(0.0)
+    p = type(w.tps)(1.0) / type(w.tps)(float(n))
+    total = zero
+    for m in range(na):
+        if heuristic_candidate(w, e, u, m, ut, rng, shoot):
+            total = total + p
+    r = total * (type(w.tps)(1.0) - uniform_draw(w, e, key, slot))
+    cum = zero
+    chosen = int(-1)
+    for m in range(na):
+        if heuristic_candidate(w, e, u, m, ut, rng, shoot):
+            cum = cum + p
+            if chosen < 0 and cum >= r:
+                chosen = m
+    if chosen < 0:
+        chosen = na - 1  # searchsorted past the end (cannot happen for r <= total)
+    return chosen
+
+
+@wp.func
+def heuristic_move(vx: Any, vy: Any):
+    """The move towards (vx, vy): argmax of (0,1), (1,0), (0,-1), (-1,0) . v, first maximum."""
+    move = int(0)
+    best = vy
+    if vx > best:
+        best = vx
+        move = 1
+    if -vy > best:
+        best = -vy
+        move = 2
+    if -vx > best:
+        best = -vx
+        move = 3
+    return move
+
+
+@wp.func
 def heuristic_action(w: Any, e: int, k: int, key: wp.uint32):
     """Enemy k's action and its policy-state update (``default_target``, ``last_attacked``)."""
     u = w.num_allies + k
@@ -425,51 +477,19 @@ def heuristic_action(w: Any, e: int, k: int, key: wp.uint32):
         ox = type(w.tps)(wp.float32(w.pos[e, u, 0] / w.map_w)) * w.map_w
         oy = type(w.tps)(wp.float32(w.pos[e, u, 1] / w.map_h)) * w.map_h
     rng = w.attack_range[ut]
-    n_shoot = int(0)
-    n_see = int(0)
-    closest = int(0)
-    closest_d = dist2d(w.map_w, w.map_h, zero, zero)
-    for m in range(na):
-        visible, rx, ry = heuristic_relative(w, e, u, m, ut)
-        if visible:
-            n_see += 1
-            d = wp.sqrt(rx * rx + ry * ry)
-            if d < rng:
-                n_shoot += 1
-                if d < closest_d:
-                    closest_d = d
-                    closest = m
+    n_shoot, n_see, closest = heuristic_scan(w, e, u, ut, rng)
     last_old = w.ht_last[e, k]
     is_initial = w.ht_target[e, k, 0] == zero and w.ht_target[e, k, 1] == zero and last_old == -1
     # attack choice
     attack = closest
     if w.attack_random != 0 and n_shoot > 0:
-        p = type(w.tps)(1.0) / type(w.tps)(float(n_shoot))
-        total = zero
-        for m in range(na):
-            visible, rx, ry = heuristic_relative(w, e, u, m, ut)
-            if visible and wp.sqrt(rx * rx + ry * ry) < rng:
-                total = total + p
-        r = total * (type(w.tps)(1.0) - uniform_draw(w, e, key, 2 * k))
-        cum = zero
-        chosen = int(-1)
-        for m in range(na):
-            visible, rx, ry = heuristic_relative(w, e, u, m, ut)
-            if visible and wp.sqrt(rx * rx + ry * ry) < rng:
-                cum = cum + p
-                if chosen < 0 and cum >= r:
-                    chosen = m
-        if chosen < 0:
-            chosen = na - 1  # searchsorted past the end (cannot happen for r <= total)
-        attack = chosen
+        attack = heuristic_pick(w, e, u, ut, rng, 1, n_shoot, key, 2 * k)
     if last_old >= 0 and last_old < na:
-        visible, rx, ry = heuristic_relative(w, e, u, last_old, ut)
-        if visible and wp.sqrt(rx * rx + ry * ry) < rng:
+        if heuristic_candidate(w, e, u, last_old, ut, rng, 1):
             attack = last_old
     new_last = int(-1)
     if n_shoot > 0:
-        visible, rx, ry = heuristic_relative(w, e, u, attack, ut)
-        if visible and wp.sqrt(rx * rx + ry * ry) < rng:
+        if heuristic_candidate(w, e, u, attack, ut, rng, 1):
             new_last = attack
     w.ht_last[e, k] = new_last
     # movement target
@@ -483,40 +503,11 @@ def heuristic_action(w: Any, e: int, k: int, key: wp.uint32):
     w.ht_target[e, k, 0] = tx
     w.ht_target[e, k, 1] = ty
     if n_see > 0:
-        p = type(w.tps)(1.0) / type(w.tps)(float(n_see))
-        total = zero
-        for m in range(na):
-            visible, rx, ry = heuristic_relative(w, e, u, m, ut)
-            if visible:
-                total = total + p
-        r = total * (type(w.tps)(1.0) - uniform_draw(w, e, key, 2 * k + 1))
-        cum = zero
-        chosen = int(-1)
-        for m in range(na):
-            visible, rx, ry = heuristic_relative(w, e, u, m, ut)
-            if visible:
-                cum = cum + p
-                if chosen < 0 and cum >= r:
-                    chosen = m
-        if chosen < 0:
-            chosen = na - 1
+        chosen = heuristic_pick(w, e, u, ut, rng, 0, n_see, key, 2 * k + 1)
         visible, rx, ry = heuristic_relative(w, e, u, chosen, ut)
         tx = rx + ox
         ty = ry + oy
-    vx = tx - ox
-    vy = ty - oy
-    # argmax of (0,1), (1,0), (0,-1), (-1,0) . v, first maximum
-    move = int(0)
-    best = vy
-    if vx > best:
-        best = vx
-        move = 1
-    if -vy > best:
-        best = -vy
-        move = 2
-    if -vx > best:
-        best = -vx
-        move = 3
+    move = heuristic_move(tx - ox, ty - oy)
     if n_shoot > 0 and w.enemy_shoots != 0:
         return attack + NUM_MOVE
     return move
@@ -823,6 +814,67 @@ def step_kernel(World):
 
 
 @wp.func
+def surround_starts(w: Any, e: int, state: wp.uint32):
+    """SMACv2's surround start: one team in the centre, the other in four groups on the
+    diagonals; returns the advanced stream state (a Warp function gets it by value)."""
+    na = w.num_allies
+    F0 = type(w.tps)(0.0)
+    W = w.map_w
+    H = w.map_h
+    two = type(w.tps)(2.0)
+    four = type(w.tps)(4.0)
+    ally_inside = wp.randf(state) < 0.5
+    ts0 = type(w.tps)(wp.randf(state))
+    ts1 = type(w.tps)(wp.randf(state))
+    ts2 = type(w.tps)(wp.randf(state))
+    ts3 = type(w.tps)(wp.randf(state))
+    for i in range(w.num_units):
+        inside = (i < na) == ally_inside
+        nx = type(w.tps)(wp.randf(state)) * four - two
+        ny = type(w.tps)(wp.randf(state)) * four - two
+        if inside:
+            w.pos[e, i, 0] = W / two + nx
+            w.pos[e, i, 1] = H / two + ny
+        else:
+            g = wp.min(int(wp.randf(state) * 4.0), 3)
+            t = ts0
+            ex = F0
+            ey = F0
+            if g == 1:
+                t = ts1
+                ey = H
+            elif g == 2:
+                t = ts2
+                ex = W
+            elif g == 3:
+                t = ts3
+                ex = W
+                ey = H
+            one = type(w.tps)(1.0)
+            w.pos[e, i, 0] = t * (W / two) + (one - t) * ex + nx
+            w.pos[e, i, 1] = t * (H / two) + (one - t) * ey + ny
+    return state
+
+
+@wp.func
+def reset_units(w: Any, e: int):
+    """Every unit at full health, alive, no cooldown, no previous actions; the heuristic enemy's
+    targets cleared."""
+    F0 = type(w.tps)(0.0)
+    for i in range(w.num_units):
+        w.health[e, i] = w.max_health[w.types[e, i]]
+        w.alive[e, i] = True
+        w.cooldown[e, i] = F0
+        w.prev_move[e, i, 0] = F0
+        w.prev_move[e, i, 1] = F0
+        w.prev_attack[e, i] = 0
+    for k in range(w.num_enemies):
+        w.ht_target[e, k, 0] = F0
+        w.ht_target[e, k, 1] = F0
+        w.ht_last[e, k] = -1
+
+
+@wp.func
 def reset_world(w: Any, e: int):
     """JaxMARL's ``reset``: teams around (W/4, H/2) and (3W/4, H/2) with U(-2, 2) noise, or
     SMACv2's surround-or-reflect starts; the map's unit types or SMACv2's uniform mirrored types;
@@ -831,7 +883,6 @@ def reset_world(w: Any, e: int):
     A = w.num_units
     na = w.num_allies
     ne = w.num_enemies
-    F0 = type(w.tps)(0.0)
     W = w.map_w
     H = w.map_h
     two = type(w.tps)(2.0)
@@ -845,37 +896,7 @@ def reset_world(w: Any, e: int):
             w.pos[e, i, 1] = H / two + type(w.tps)(wp.randf(state)) * four - two
     else:
         if wp.randf(state) < 0.5:
-            # surround: one team in the centre, the other in four groups on the diagonals
-            ally_inside = wp.randf(state) < 0.5
-            ts0 = type(w.tps)(wp.randf(state))
-            ts1 = type(w.tps)(wp.randf(state))
-            ts2 = type(w.tps)(wp.randf(state))
-            ts3 = type(w.tps)(wp.randf(state))
-            for i in range(A):
-                inside = (i < na) == ally_inside
-                nx = type(w.tps)(wp.randf(state)) * four - two
-                ny = type(w.tps)(wp.randf(state)) * four - two
-                if inside:
-                    w.pos[e, i, 0] = W / two + nx
-                    w.pos[e, i, 1] = H / two + ny
-                else:
-                    g = wp.min(int(wp.randf(state) * 4.0), 3)
-                    t = ts0
-                    ex = F0
-                    ey = F0
-                    if g == 1:
-                        t = ts1
-                        ey = H
-                    elif g == 2:
-                        t = ts2
-                        ex = W
-                    elif g == 3:
-                        t = ts3
-                        ex = W
-                        ey = H
-                    one = type(w.tps)(1.0)
-                    w.pos[e, i, 0] = t * (W / two) + (one - t) * ex + nx
-                    w.pos[e, i, 1] = t * (H / two) + (one - t) * ey + ny
+            state = surround_starts(w, e, state)
         else:
             # reflect: allies anywhere on the left half, enemies mirrored (extra ones anywhere
             # on the right half)
@@ -902,17 +923,7 @@ def reset_world(w: Any, e: int):
     else:
         for i in range(A):
             w.types[e, i] = w.map_types[i]
-    for i in range(A):
-        w.health[e, i] = w.max_health[w.types[e, i]]
-        w.alive[e, i] = True
-        w.cooldown[e, i] = F0
-        w.prev_move[e, i, 0] = F0
-        w.prev_move[e, i, 1] = F0
-        w.prev_attack[e, i] = 0
-    for k in range(ne):
-        w.ht_target[e, k, 0] = F0
-        w.ht_target[e, k, 1] = F0
-        w.ht_last[e, k] = -1
+    reset_units(w, e)
     push_units_away(w, e)
 
 
@@ -948,18 +959,9 @@ def world_state_kernel(World):
     return smax_world_state
 
 
-_KERNELS: dict = {}
-
-
 def kernels(F):
     """``(smax_step, smax_observe, smax_world_state)`` for float type ``F``, in one Warp module
     (made once)."""
-    cached = _KERNELS.get(F)
-    if cached is None:
-        World = world_struct(F)
-        key = f"war_envs_smax_{F.__name__}"
-        cached = tuple(wp.kernel(func, name=f"{key}_{func.__name__}", module=key)
-                       for func in (step_kernel(World), observe_kernel(World), world_state_kernel(World)))
-        wp.get_module(key).options.update(KERNEL_MODULE_OPTIONS)
-        _KERNELS[F] = cached
-    return cached
+    World = world_struct(F)
+    return tuple(module_kernels(f"war_envs_smax_{F.__name__}", lambda: (
+        step_kernel(World), observe_kernel(World), world_state_kernel(World))).values())

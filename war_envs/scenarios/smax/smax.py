@@ -232,28 +232,7 @@ class SMAX(BatchedEnv):
     # ------------------------------------------------------------------ arguments
     def _check_args(self, map_name, enemy, attack_mode, enemy_shoots, unit_types, names, shorthands,
                     a: dict, given: set) -> None:
-        if map_name is not None:
-            if not isinstance(map_name, str):
-                raise TypeError(f"map_name: expected a str (one of {list(MAPS)}) or None, got "
-                                f"{type(map_name).__name__}")
-            if map_name not in MAPS:
-                lower = {m.lower(): m for m in MAPS}
-                close = [lower[m] for m in difflib.get_close_matches(map_name.lower(), lower, n=3)]
-                hint = f"; did you mean {close}?" if close else ""
-                raise ValueError(f"map_name: unknown map {map_name!r}; expected one of {list(MAPS)} or None{hint}")
-            spec = MAPS[map_name]
-            for name in ("num_allies", "num_enemies", "smacv2_position_generation", "smacv2_unit_type_generation"):
-                if name in given:
-                    raise ValueError(f"{name}: set by map_name={map_name!r} ({getattr(spec, name)!r}); pass "
-                                     f"map_name=None to choose it")
-            if unit_types is not None:
-                raise ValueError(f"unit_types: set by map_name={map_name!r}; pass map_name=None to choose them")
-            a.update(num_allies=spec.num_allies, num_enemies=spec.num_enemies,
-                     smacv2_position_generation=spec.smacv2_position_generation,
-                     smacv2_unit_type_generation=spec.smacv2_unit_type_generation)
-            types = spec.unit_types
-        else:
-            types = None
+        types = _map_args(map_name, unit_types, a, given)
         self.map_name = map_name
         self.enemy = enemy
         v.check_choice("enemy", enemy, ENEMIES)
@@ -265,18 +244,7 @@ class SMAX(BatchedEnv):
         c["num_enemies"] = v.check_int("num_enemies", a["num_enemies"], minimum=1)
         A = c["num_allies"] + c["num_enemies"]
         if types is None:
-            if unit_types is None:
-                types = (0,) * A
-            else:
-                if isinstance(unit_types, (str, bytes)) or not isinstance(unit_types, (Sequence, np.ndarray)):
-                    raise TypeError(f"unit_types: expected {A} ints (allies then enemies), got "
-                                    f"{type(unit_types).__name__}")
-                types = tuple(v.check_int(f"unit_types[{i}]", t, minimum=0) for i, t in enumerate(unit_types))
-                if len(types) != A:
-                    raise ValueError(f"unit_types: expected {A} types (num_allies + num_enemies), got {len(types)}")
-                bad = [t for t in types if t >= len(UNIT_TYPES)]
-                if bad:
-                    raise ValueError(f"unit_types: expected types in 0..{len(UNIT_TYPES) - 1}, got {bad[0]}")
+            types = (0,) * A if unit_types is None else _check_unit_types(unit_types, A)
         self.unit_types = tuple(int(t) for t in types)
         for key, value in (("map_width", a["map_width"]), ("map_height", a["map_height"]),
                            ("time_per_step", a["time_per_step"])):
@@ -295,24 +263,7 @@ class SMAX(BatchedEnv):
         v.check_choice("observation_type", a["observation_type"], OBSERVATION_TYPES)
         v.check_choice("action_type", a["action_type"], ACTION_TYPES)
         c["observation_type"], c["action_type"] = a["observation_type"], a["action_type"]
-        minimum = {"unit_type_velocities": 0.0, "unit_type_attacks": 0.0, "unit_type_attack_ranges": 0.0,
-                   "unit_type_sight_ranges": 1e-12, "unit_type_radiuses": 0.0, "unit_type_health": 1e-12,
-                   "unit_type_weapon_cooldowns": 1e-12}
-        for key in UNIT_TYPE_DEFAULTS:
-            value = a[key]
-            if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray, torch.Tensor)):
-                raise TypeError(f"{key}: expected {len(UNIT_TYPES)} floats (one per unit type), got "
-                                f"{type(value).__name__}")
-            values = [float(x) if isinstance(x, (np.floating, np.integer)) else x for x in list(value)]
-            if len(values) != len(UNIT_TYPES):
-                raise ValueError(f"{key}: expected {len(UNIT_TYPES)} values (one per unit type: "
-                                 f"{[n for n, _ in UNIT_TYPES]}), got {len(values)}")
-            c[key] = tuple(v.check_float(f"{key}[{i}]", x, low=minimum[key]) for i, x in enumerate(values))
-        for key, value in (("unit_type_names", names), ("unit_type_shorthands", shorthands)):
-            if isinstance(value, str) or not isinstance(value, Sequence) or not all(isinstance(s, str) for s in value):
-                raise TypeError(f"{key}: expected {len(UNIT_TYPES)} strs, got {value!r}")
-            if len(value) != len(UNIT_TYPES):
-                raise ValueError(f"{key}: expected {len(UNIT_TYPES)} names (one per unit type), got {len(value)}")
+        c.update(_check_unit_type_tables(a, names, shorthands))
         self.unit_type_names = tuple(names)
         self.unit_type_shorthands = tuple(shorthands)
         self._config = c
@@ -343,7 +294,7 @@ class SMAX(BatchedEnv):
         return gymnasium.spaces.Box(0.0, 1.0, (4,), dtype=np.float32)
 
     def _build(self) -> None:
-        F, dev = self.wp_float, self.device
+        F = self.wp_float
         na, ne, A = self.num_allies, self.num_enemies, self.num_units
         heuristic = self.enemy == "heuristic"
         n_ctrl = na if heuristic else A
@@ -367,9 +318,55 @@ class SMAX(BatchedEnv):
             ((K.NUM_SECTIONS,), wp.int32)), n_ctrl)
         self._allocate_common(n_ctrl)
 
-        np_float = wp.dtype_to_numpy(F)
         w = K.world_struct(F)()
         self._Struct = K.world_struct(F)
+        self._set_params(w, n_ctrl)
+        self.unit_positions = w.pos = self._world_array((A, 2), F)
+        self.unit_alive = w.alive = self._world_array((A,), wp.bool)
+        self.unit_health = w.health = self._world_array((A,), F)
+        self.unit_types_state = w.types = self._world_array((A,), wp.int32)
+        self.unit_weapon_cooldowns = w.cooldown = self._world_array((A,), F)
+        self.prev_movement_actions = w.prev_move = self._world_array((A, 2), F)
+        self.prev_attack_actions = w.prev_attack = self._world_array((A,), wp.int32)
+        self.enemy_default_target = w.ht_target = self._world_array((ne, 2), F)
+        self.enemy_last_attacked = w.ht_last = self._world_array((ne,), wp.int32)
+        self._wire_common(w)
+        w.action_int = self._world_array((A,), wp.int32)
+        w.action_cont = self._world_array((A, 4), F)
+        w.draws = self._world_array((draws,), F)
+        w.draws_injected = self._world_array((), wp.int32)
+        w.agent_term = self._world_array((n_ctrl,), wp.bool)
+        w.agent_trunc = self._world_array((n_ctrl,), wp.bool)
+        w.obs = self._world_array((n_ctrl, d), wp.float32)
+        w.final_obs = self._world_array((n_ctrl, d), wp.float32)
+        w.mask = self._world_array((n_ctrl, width), wp.bool)
+        w.final_mask = self._world_array((n_ctrl, width), wp.bool)
+        w.final_alive = self._world_array((n_ctrl,), wp.bool)
+        w.world_state = self._world_array((self.world_state_dim,), wp.float32)
+        w.final_world_state = self._world_array((self.world_state_dim,), wp.float32)
+        w.won = self._world_array((), F)
+        w.allies_left = self._world_array((), wp.int32)
+        w.enemies_left = self._world_array((), wp.int32)
+        w.damage = self._world_array((), F)
+        w.scratch = self._world_array((A, 2), F)
+        w.health_before = self._world_array((A,), F)
+        w.section_count = self._world_array((K.NUM_SECTIONS,), wp.int32)
+        self._w = w
+        self._shard_structs = {}
+        for name, spec in self.groups.items():
+            rows = (slice(None), slice(spec.start, spec.stop))
+            self._obs_arrays[name], self._final_obs_arrays[name] = w.obs[rows], w.final_obs[rows]
+        action = w.action_cont if self.action_type == "continuous" else w.action_int
+        self._action_view = wp.to_torch(action)[:, :n_ctrl]
+        self._step_kernel, self._observe_kernel, self._world_state_kernel = K.kernels(F)
+        self._make_views()
+
+    def _set_params(self, w, n_ctrl: int) -> None:
+        """The scenario's parameters and unit-type tables into struct ``w``."""
+        F, dev = self.wp_float, self.device
+        na, ne, A = self.num_allies, self.num_enemies, self.num_units
+        ws, d, heuristic = self.world_steps_per_env_step, self.obs_dim, self.enemy == "heuristic"
+        np_float = wp.dtype_to_numpy(F)
         params = {
             "mode": self._mode_code, "num_allies": na, "num_enemies": ne, "num_units": A, "num_agents": n_ctrl,
             "world_steps": ws, "max_steps": self.max_steps,
@@ -397,59 +394,14 @@ class SMAX(BatchedEnv):
         w.move = wp.array(K.move_table(np_float), dtype=F, device=dev)
         w.map_types = wp.array(np.asarray(self.unit_types, dtype=np.int32), dtype=wp.int32, device=dev)
 
-        self.unit_positions = w.pos = self._world_array((A, 2), F)
-        self.unit_alive = w.alive = self._world_array((A,), wp.bool)
-        self.unit_health = w.health = self._world_array((A,), F)
-        self.unit_types_state = w.types = self._world_array((A,), wp.int32)
-        self.unit_weapon_cooldowns = w.cooldown = self._world_array((A,), F)
-        self.prev_movement_actions = w.prev_move = self._world_array((A, 2), F)
-        self.prev_attack_actions = w.prev_attack = self._world_array((A,), wp.int32)
-        self.enemy_default_target = w.ht_target = self._world_array((ne, 2), F)
-        self.enemy_last_attacked = w.ht_last = self._world_array((ne,), wp.int32)
-        w.t, w.episode, w.world_seed = self._t, self._episode, self._world_seed
-        w.pending_reset, w.reset_now = self._pending_reset, self._reset_now
-        w.action_int = self._world_array((A,), wp.int32)
-        w.action_cont = self._world_array((A, 4), F)
-        w.draws = self._world_array((draws,), F)
-        w.draws_injected = self._world_array((), wp.int32)
-        w.reward, w.terminated, w.truncated = self._reward, self._terminated, self._truncated
-        w.agent_term = self._world_array((n_ctrl,), wp.bool)
-        w.agent_trunc = self._world_array((n_ctrl,), wp.bool)
-        w.obs = self._world_array((n_ctrl, d), wp.float32)
-        w.final_obs = self._world_array((n_ctrl, d), wp.float32)
-        w.mask = self._world_array((n_ctrl, width), wp.bool)
-        w.final_mask = self._world_array((n_ctrl, width), wp.bool)
-        w.final_alive = self._world_array((n_ctrl,), wp.bool)
-        w.world_state = self._world_array((self.world_state_dim,), wp.float32)
-        w.final_world_state = self._world_array((self.world_state_dim,), wp.float32)
-        w.won = self._world_array((), F)
-        w.allies_left = self._world_array((), wp.int32)
-        w.enemies_left = self._world_array((), wp.int32)
-        w.damage = self._world_array((), F)
-        w.scratch = self._world_array((A, 2), F)
-        w.health_before = self._world_array((A,), F)
-        w.section_count = self._world_array((K.NUM_SECTIONS,), wp.int32)
-        self._w = w
-        self._shard_structs = {}
-        for name, spec in self.groups.items():
-            rows = (slice(None), slice(spec.start, spec.stop))
-            self._obs_arrays[name], self._final_obs_arrays[name] = w.obs[rows], w.final_obs[rows]
-        action = w.action_cont if self.action_type == "continuous" else w.action_int
-        self._action_view = wp.to_torch(action)[:, :n_ctrl]
-        self._step_kernel, self._observe_kernel, self._world_state_kernel = K.kernels(F)
-        self._make_views()
-
     def _make_views(self) -> None:
         super()._make_views()
         w = self._w
-        term, trunc = wp.to_torch(w.agent_term), wp.to_torch(w.agent_trunc)
-        alive = wp.to_torch(w.alive)
-        final_alive = wp.to_torch(w.final_alive)
         mask = wp.to_torch(w.mask)
-        self._term = {g: term[:, s.start:s.stop] for g, s in self.groups.items()}
-        self._trunc = {g: trunc[:, s.start:s.stop] for g, s in self.groups.items()}
-        self._alive = {g: alive[:, s.start:s.stop] for g, s in self.groups.items()}
-        self._final_alive_views = {g: final_alive[:, s.start:s.stop] for g, s in self.groups.items()}
+        self._term = self._group_views(wp.to_torch(w.agent_term))
+        self._trunc = self._group_views(wp.to_torch(w.agent_trunc))
+        self._alive = self._group_views(wp.to_torch(w.alive))
+        self._final_alive_views = self._group_views(wp.to_torch(w.final_alive))
         final_mask = wp.to_torch(w.final_mask)
         self._masks, self._final_masks = {}, {}
         if self.has_action_mask:
@@ -587,8 +539,7 @@ class SMAX(BatchedEnv):
         if self.enemy == "heuristic":
             arrays["enemy_default_target"] = self.enemy_default_target
             arrays["enemy_last_attacked"] = self.enemy_last_attacked
-        arrays.update({"t": self._t, "episode": self._episode, "rng_key": self._world_seed,
-                       "pending_reset": self._pending_reset})
+        arrays.update(self._clock_state())
         return arrays
 
     def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
@@ -619,11 +570,76 @@ class SMAX(BatchedEnv):
         ``original_cam_range`` is accepted for the front ends and ignored (the map is fixed)."""
         from war_envs.scenarios.smax.render import draw_battle
 
-        self._check_open()
-        world = v.check_int("world", world, minimum=0)
-        if world >= self.num_envs:
-            raise ValueError(f"world: expected 0..{self.num_envs - 1}, got {world}")
+        world = self._checked_world(world)
         state = {k: wp.to_torch(a)[world].cpu().numpy() for k, a in self._state_arrays().items()}
         return draw_battle(state, num_allies=self.num_allies, map_size=(self.map_width, self.map_height),
                            radius=np.asarray(self.unit_type_radiuses), max_health=np.asarray(self.unit_type_health),
                            attack_range=np.asarray(self.unit_type_attack_ranges), width=width, height=height)
+
+
+def _map_args(map_name, unit_types, a: dict, given: set):
+    """``map_name``'s team sizes and starts into the arguments ``a`` (refusing those it sets
+    that were ``given``), and its unit types (``None`` without a map)."""
+    if map_name is None:
+        return None
+    if not isinstance(map_name, str):
+        raise TypeError(f"map_name: expected a str (one of {list(MAPS)}) or None, got "
+                        f"{type(map_name).__name__}")
+    if map_name not in MAPS:
+        lower = {m.lower(): m for m in MAPS}
+        close = [lower[m] for m in difflib.get_close_matches(map_name.lower(), lower, n=3)]
+        hint = f"; did you mean {close}?" if close else ""
+        raise ValueError(f"map_name: unknown map {map_name!r}; expected one of {list(MAPS)} or None{hint}")
+    spec = MAPS[map_name]
+    for name in ("num_allies", "num_enemies", "smacv2_position_generation", "smacv2_unit_type_generation"):
+        if name in given:
+            raise ValueError(f"{name}: set by map_name={map_name!r} ({getattr(spec, name)!r}); pass "
+                             f"map_name=None to choose it")
+    if unit_types is not None:
+        raise ValueError(f"unit_types: set by map_name={map_name!r}; pass map_name=None to choose them")
+    a.update(num_allies=spec.num_allies, num_enemies=spec.num_enemies,
+             smacv2_position_generation=spec.smacv2_position_generation,
+             smacv2_unit_type_generation=spec.smacv2_unit_type_generation)
+    return spec.unit_types
+
+
+def _check_unit_types(unit_types, A: int) -> tuple[int, ...]:
+    """``unit_types`` given without a map: ``A`` known unit type indices."""
+    if isinstance(unit_types, (str, bytes)) or not isinstance(unit_types, (Sequence, np.ndarray)):
+        raise TypeError(f"unit_types: expected {A} ints (allies then enemies), got "
+                        f"{type(unit_types).__name__}")
+    types = tuple(v.check_int(f"unit_types[{i}]", t, minimum=0) for i, t in enumerate(unit_types))
+    if len(types) != A:
+        raise ValueError(f"unit_types: expected {A} types (num_allies + num_enemies), got {len(types)}")
+    bad = [t for t in types if t >= len(UNIT_TYPES)]
+    if bad:
+        raise ValueError(f"unit_types: expected types in 0..{len(UNIT_TYPES) - 1}, got {bad[0]}")
+    return types
+
+
+#: the smallest value of each unit-type table
+_TABLE_MINIMUM = {"unit_type_velocities": 0.0, "unit_type_attacks": 0.0, "unit_type_attack_ranges": 0.0,
+                  "unit_type_sight_ranges": 1e-12, "unit_type_radiuses": 0.0, "unit_type_health": 1e-12,
+                  "unit_type_weapon_cooldowns": 1e-12}
+
+
+def _check_unit_type_tables(a: dict, names, shorthands) -> dict:
+    """The unit-type tables of ``a`` checked (one float per unit type each), and the names and
+    shorthands (one str per unit type)."""
+    c = {}
+    for key in UNIT_TYPE_DEFAULTS:
+        value = a[key]
+        if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray, torch.Tensor)):
+            raise TypeError(f"{key}: expected {len(UNIT_TYPES)} floats (one per unit type), got "
+                            f"{type(value).__name__}")
+        values = [float(x) if isinstance(x, (np.floating, np.integer)) else x for x in list(value)]
+        if len(values) != len(UNIT_TYPES):
+            raise ValueError(f"{key}: expected {len(UNIT_TYPES)} values (one per unit type: "
+                             f"{[n for n, _ in UNIT_TYPES]}), got {len(values)}")
+        c[key] = tuple(v.check_float(f"{key}[{i}]", x, low=_TABLE_MINIMUM[key]) for i, x in enumerate(values))
+    for key, value in (("unit_type_names", names), ("unit_type_shorthands", shorthands)):
+        if isinstance(value, str) or not isinstance(value, Sequence) or not all(isinstance(s, str) for s in value):
+            raise TypeError(f"{key}: expected {len(UNIT_TYPES)} strs, got {value!r}")
+        if len(value) != len(UNIT_TYPES):
+            raise ValueError(f"{key}: expected {len(UNIT_TYPES)} names (one per unit type), got {len(value)}")
+    return c

@@ -31,15 +31,10 @@ from typing import Any
 
 import warp as wp
 
-from war_envs.core.episode import (  # noqa: F401  (the modes are part of this module's API)
-    AUTORESET_DISABLED,
-    AUTORESET_NEXT_STEP,
-    AUTORESET_SAME_STEP,
-    KERNEL_MODULE_OPTIONS,
-    begin_pending_reset,
-    end_step,
-    start_episode,
-)
+from war_envs.core.episode import AUTORESET_DISABLED, AUTORESET_NEXT_STEP  # noqa: F401  (this module's API)
+from war_envs.core.episode import AUTORESET_SAME_STEP, KERNEL_MODULE_OPTIONS  # noqa: F401
+from war_envs.core.episode import begin_pending_reset, end_step, start_episode  # noqa: F401
+from war_envs.core.fields import module_kernels, struct_type
 
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
 
@@ -89,18 +84,9 @@ def struct_fields(F) -> dict:
     }
 
 
-_STRUCTS: dict = {}
-
-
 def world_struct(F):
     """The ``wp.struct`` type of Tag worlds in float type ``F`` (made once per process)."""
-    struct = _STRUCTS.get(F)
-    if struct is None:
-        name = f"TagWorld_{F.__name__}"
-        struct = wp.struct(type(name, (), {"__annotations__": struct_fields(F), "__module__": __name__,
-                                           "__qualname__": name}))
-        _STRUCTS[F] = struct
-    return struct
+    return struct_type(f"TagWorld_{F.__name__}", __name__, lambda: struct_fields(F))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -405,6 +391,76 @@ def write_egocentric(w: Any, out: wp.array3d(dtype=wp.float32), e: int, slot: in
     out[e, slot, base + stride + column] = wp.float32((dy * c - dx * s) / w.diagonal)
 
 
+@wp.func(inline=True)
+def observe_everyone(w: Any, out: wp.array3d(dtype=wp.float32), e: int, slot: int, i: int, stride: int, ego: int,
+                     me_alive: bool):
+    """The full observation's rows: every other agent in index order (an agent out of the game
+    sees zeros in the relative and egocentric rows, the others' type and in-game flag)."""
+    column = int(0)
+    for j in range(w.agent_pos.shape[1]):
+        if j != i:
+            if me_alive:
+                write_relative(w, out, e, slot, column, stride, i, j)
+                if w.egocentric != 0:
+                    write_egocentric(w, out, e, slot, ego, column, stride, i, j)
+            else:
+                for f in range(5):
+                    out[e, slot, f * stride + column] = wp.float32(0.0)
+                if w.egocentric != 0:
+                    out[e, slot, ego + column] = wp.float32(0.0)
+                    out[e, slot, ego + stride + column] = wp.float32(0.0)
+            out[e, slot, 5 * stride + column] = wp.float32(0.0)
+            if j < w.num_taggers:
+                out[e, slot, 5 * stride + column] = wp.float32(1.0)
+            out[e, slot, 6 * stride + column] = wp.float32(0.0)
+            if w.alive[e, j]:
+                out[e, slot, 6 * stride + column] = wp.float32(1.0)
+            column += 1
+
+
+@wp.func(inline=True)
+def observe_nearest(w: Any, out: wp.array3d(dtype=wp.float32), e: int, slot: int, i: int, ego: int,
+                    me_alive: bool):
+    """The partial observation's rows: the k nearest agents in the game, nearest first,
+    zero-padded (all zeros for an agent out of the game)."""
+    k = w.k
+    count = int(0)
+    if me_alive:
+        count = k_nearest(e, i, k, w.cells, w.cell_size, w.agent_pos, w.agent_cell, w.cell_start,
+                          w.cell_agents, w.nn_dist, w.nn_idx)
+    for column in range(k):
+        if column < count:
+            j = w.nn_idx[e, i, column]
+            write_relative(w, out, e, slot, column, k, i, j)
+            if w.egocentric != 0:
+                write_egocentric(w, out, e, slot, ego, column, k, i, j)
+            out[e, slot, 5 * k + column] = wp.float32(0.0)
+            if j < w.num_taggers:
+                out[e, slot, 5 * k + column] = wp.float32(1.0)
+            out[e, slot, 6 * k + column] = wp.float32(1.0)  # listed agents are in the game
+        else:
+            for f in range(7):
+                out[e, slot, f * k + column] = wp.float32(0.0)
+            if w.egocentric != 0:
+                out[e, slot, ego + column] = wp.float32(0.0)
+                out[e, slot, ego + k + column] = wp.float32(0.0)
+
+
+@wp.func(inline=True)
+def observe_own_state(w: Any, out: wp.array3d(dtype=wp.float32), e: int, slot: int, i: int, base: int,
+                      me_alive: bool):
+    """``observe_self``'s five values from ``base``: cos(dir), sin(dir), speed / (v_max + eps),
+    x / L, y / L (zeros for an agent out of the game)."""
+    for f in range(5):
+        out[e, slot, base + f] = wp.float32(0.0)
+    if me_alive:
+        out[e, slot, base] = wp.float32(wp.cos(w.agent_dir[e, i]))
+        out[e, slot, base + 1] = wp.float32(wp.sin(w.agent_dir[e, i]))
+        out[e, slot, base + 2] = wp.float32(w.agent_speed[e, i] / w.speed_norm)
+        out[e, slot, base + 3] = wp.float32(w.agent_pos[e, i, 0] / w.grid_length)
+        out[e, slot, base + 4] = wp.float32(w.agent_pos[e, i, 1] / w.grid_length)
+
+
 def observe_kernel(World):
     def tag_observe(
         w: World,
@@ -441,59 +497,12 @@ def observe_kernel(World):
             stride = num_agents - 1
         ego = 7 * stride + 1 + 5 * w.observe_self
         if w.full_observation != 0:
-            column = int(0)
-            for j in range(num_agents):
-                if j != i:
-                    if me_alive:
-                        write_relative(w, out, e, slot, column, stride, i, j)
-                        if w.egocentric != 0:
-                            write_egocentric(w, out, e, slot, ego, column, stride, i, j)
-                    else:
-                        for f in range(5):
-                            out[e, slot, f * stride + column] = wp.float32(0.0)
-                        if w.egocentric != 0:
-                            out[e, slot, ego + column] = wp.float32(0.0)
-                            out[e, slot, ego + stride + column] = wp.float32(0.0)
-                    out[e, slot, 5 * stride + column] = wp.float32(0.0)
-                    if j < num_taggers:
-                        out[e, slot, 5 * stride + column] = wp.float32(1.0)
-                    out[e, slot, 6 * stride + column] = wp.float32(0.0)
-                    if w.alive[e, j]:
-                        out[e, slot, 6 * stride + column] = wp.float32(1.0)
-                    column += 1
-            out[e, slot, 7 * stride] = time
+            observe_everyone(w, out, e, slot, i, stride, ego, me_alive)
         else:
-            count = int(0)
-            if me_alive:
-                count = k_nearest(e, i, k, w.cells, w.cell_size, w.agent_pos, w.agent_cell, w.cell_start,
-                                  w.cell_agents, w.nn_dist, w.nn_idx)
-            for column in range(k):
-                if column < count:
-                    j = w.nn_idx[e, i, column]
-                    write_relative(w, out, e, slot, column, k, i, j)
-                    if w.egocentric != 0:
-                        write_egocentric(w, out, e, slot, ego, column, k, i, j)
-                    out[e, slot, 5 * k + column] = wp.float32(0.0)
-                    if j < num_taggers:
-                        out[e, slot, 5 * k + column] = wp.float32(1.0)
-                    out[e, slot, 6 * k + column] = wp.float32(1.0)  # listed agents are in the game
-                else:
-                    for f in range(7):
-                        out[e, slot, f * k + column] = wp.float32(0.0)
-                    if w.egocentric != 0:
-                        out[e, slot, ego + column] = wp.float32(0.0)
-                        out[e, slot, ego + k + column] = wp.float32(0.0)
-            out[e, slot, 7 * k] = time
+            observe_nearest(w, out, e, slot, i, ego, me_alive)
+        out[e, slot, 7 * stride] = time
         if w.observe_self != 0:
-            base = 7 * stride + 1
-            for f in range(5):
-                out[e, slot, base + f] = wp.float32(0.0)
-            if me_alive:
-                out[e, slot, base] = wp.float32(wp.cos(w.agent_dir[e, i]))
-                out[e, slot, base + 1] = wp.float32(wp.sin(w.agent_dir[e, i]))
-                out[e, slot, base + 2] = wp.float32(w.agent_speed[e, i] / w.speed_norm)
-                out[e, slot, base + 3] = wp.float32(w.agent_pos[e, i, 0] / w.grid_length)
-                out[e, slot, base + 4] = wp.float32(w.agent_pos[e, i, 1] / w.grid_length)
+            observe_own_state(w, out, e, slot, i, 7 * stride + 1, me_alive)
 
     return tag_observe
 
@@ -658,20 +667,10 @@ def reset_kernel(World):
 
 _FACTORIES = (move_kernel, build_grid_kernel, observe_kernel, find_tagger_kernel, reward_done_kernel,
               copy_final_kernel, reset_kernel)
-_KERNELS: dict = {}
 
 
 def kernels(F) -> dict:
     """Tag's kernels for float type ``F`` by name (``"tag_move"`` ...), in one Warp module (made
     once per process)."""
-    cached = _KERNELS.get(F)
-    if cached is None:
-        World = world_struct(F)
-        key = f"war_envs_tag_{F.__name__}"
-        cached = {}
-        for factory in _FACTORIES:
-            func = factory(World)
-            cached[func.__name__] = wp.kernel(func, name=f"{key}_{func.__name__}", module=key)
-        wp.get_module(key).options.update(KERNEL_MODULE_OPTIONS)
-        _KERNELS[F] = cached
-    return cached
+    World = world_struct(F)
+    return module_kernels(f"war_envs_tag_{F.__name__}", lambda: [factory(World) for factory in _FACTORIES])

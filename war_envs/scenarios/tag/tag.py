@@ -11,9 +11,10 @@ import torch
 import warp as wp
 
 from war_envs.core import validation as v
-from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces, world_bytes
+from war_envs.core.batched_env import BatchedEnv, world_bytes
 from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.tag import _kernels as K
+from war_envs.scenarios.tag_shared import add_groups, check_positions, preset_args, wire_group_obs
 
 __all__ = ["Tag", "TAG_DEFAULTS", "TAG_TRAINING_PRESET", "TAG_TRAINING_RUN", "PRESETS", "tag_metrics"]
 
@@ -268,10 +269,7 @@ class Tag(BatchedEnv):
         observe_egocentric: bool = False,
         **kwargs,
     ) -> None:
-        given = {k: val for k, val in locals().items() if k in TAG_DEFAULTS and not isinstance(val, v.Default)}
-        if preset is not None:
-            v.check_choice("preset", preset, list(PRESETS))
-        args = {**TAG_DEFAULTS, **(PRESETS[preset] if preset is not None else {}), **given}
+        args = preset_args(TAG_DEFAULTS, PRESETS, preset, locals())
         self.preset = preset
         self._check_args(args)
         for key, value in self._config.items():
@@ -345,19 +343,15 @@ class Tag(BatchedEnv):
 
     # ------------------------------------------------------------------ building
     def _build(self) -> None:
-        F, dev = self.wp_float, self.device
+        F = self.wp_float
         T, R = self.num_taggers, self.num_runners
         A = T + R
-        np_float = wp.dtype_to_numpy(F)
         k = self.num_other_agents_observed
         listed = A - 1 if self.use_full_observation else k
         obs_dim = 7 * listed + 1 + (5 if self.observe_self else 0) + (2 * listed if self.observe_egocentric else 0)
         action_space = gymnasium.spaces.MultiDiscrete(
             [self.num_acceleration_levels + 1, self.num_turn_levels + 1], dtype=np.int64)
-        self.groups["tagger"] = GroupSpec("tagger", tuple(f"tagger_{i}" for i in range(T)), 0, obs_dim,
-                                          action_space, stack_group_spaces(obs_dim))
-        self.groups["runner"] = GroupSpec("runner", tuple(f"runner_{i}" for i in range(R)), T, obs_dim,
-                                          action_space, stack_group_spaces(obs_dim))
+        add_groups(self, T, tuple(f"runner_{i}" for i in range(R)), obs_dim, action_space)
 
         # neighbour grid: C x C cells over [0, L]^2
         L = self.grid_length
@@ -379,12 +373,48 @@ class Tag(BatchedEnv):
             *[((), wp.int32)] * 2, *[((A, obs_dim), wp.float32)] * 2), A)  # masks; obs, final obs
         self._allocate_common(A)
 
-        acc_table, turn_table = self.action_tables(self._config, np_float)
-        f = np.dtype(np_float).type
         w = K.world_struct(F)()
         self._Struct = K.world_struct(F)
+        self._set_params(w)
+        self._wire_common(w)
+        w.observe_mask = self._observe_mask = self._world_array((), wp.int32)
+        w.alive = self.alive = self._world_array((A,), wp.bool)
+        w.agent_pos = self.agent_pos = self._world_array((A, 2), F)
+        w.agent_speed = self.agent_speed = self._world_array((A,), F)
+        w.agent_dir = self.agent_dir = self._world_array((A,), F)
+        w.agent_acc = self.agent_acc = self._world_array((A,), F)
+        w.agent_vel = self.agent_vel = self._world_array((A, 2), F)
+        self.landmark_pos = self._world_array((0, 2), F)
+        w.action = self._world_array((A, 2), wp.int32)
+        self._action_view = wp.to_torch(w.action)
+        w.tagged_by = self._world_array((A,), wp.int32)
+        w.agent_cell = self._world_array((A,), wp.int32)
+        w.cell_start = self._world_array((num_cells + 1,), wp.int32)
+        w.cell_cursor = self._world_array((num_cells,), wp.int32)
+        w.cell_agents = self._world_array((A,), wp.int32)
+        w.nn_dist = self._world_array((A, kk), F)
+        w.nn_idx = self._world_array((A, kk), wp.int32)
+        w.agent_terminated = self._world_array((A,), wp.bool)
+        w.agent_truncated = self._world_array((A,), wp.bool)
+        w.edge_hit = self._world_array((A,), wp.int32)
+        w.tags = self._world_array((A,), wp.int32)
+        w.runners_left = self._world_array((), wp.int32)
+        w.final_alive = self._world_array((A,), wp.bool)
+        wire_group_obs(self, w, obs_dim)
+        self._metric_arrays = {"tags": w.tags, "edge_hits": w.edge_hit, "runners_left": w.runners_left}
+        self._kernels = K.kernels(F)
+        self._make_views()
+        self._observe_mask_view = wp.to_torch(self._observe_mask)
+
+    def _set_params(self, w) -> None:
+        """The game's parameters, constants (in the world's precision) and action tables into ``w``."""
+        F, dev = self.wp_float, self.device
+        np_float = wp.dtype_to_numpy(F)
+        L, k = self.grid_length, self.num_other_agents_observed
+        acc_table, turn_table = self.action_tables(self._config, np_float)
+        f = np.dtype(np_float).type
         params = {
-            "mode": self._mode_code, "num_taggers": T, "episode_length": self.episode_length,
+            "mode": self._mode_code, "num_taggers": self.num_taggers, "episode_length": self.episode_length,
             "runner_exits": int(self.runner_exits_game_after_tagged),
             "full_observation": int(self.use_full_observation), "k": k, "observe_self": int(self.observe_self),
             "egocentric": int(self.observe_egocentric), "cells": self.grid_cells,
@@ -408,55 +438,14 @@ class Tag(BatchedEnv):
         w.acceleration_table = wp.array(acc_table, dtype=F, device=dev)
         w.turn_table = wp.array(turn_table, dtype=F, device=dev)
 
-        w.world_seed, w.episode, w.t = self._world_seed, self._episode, self._t
-        w.pending_reset, w.reset_now = self._pending_reset, self._reset_now
-        w.observe_mask = self._observe_mask = self._world_array((), wp.int32)
-        w.alive = self.alive = self._world_array((A,), wp.bool)
-        w.agent_pos = self.agent_pos = self._world_array((A, 2), F)
-        w.agent_speed = self.agent_speed = self._world_array((A,), F)
-        w.agent_dir = self.agent_dir = self._world_array((A,), F)
-        w.agent_acc = self.agent_acc = self._world_array((A,), F)
-        w.agent_vel = self.agent_vel = self._world_array((A, 2), F)
-        self.landmark_pos = self._world_array((0, 2), F)
-        w.action = self._world_array((A, 2), wp.int32)
-        self._action_view = wp.to_torch(w.action)
-        w.tagged_by = self._world_array((A,), wp.int32)
-        w.agent_cell = self._world_array((A,), wp.int32)
-        w.cell_start = self._world_array((num_cells + 1,), wp.int32)
-        w.cell_cursor = self._world_array((num_cells,), wp.int32)
-        w.cell_agents = self._world_array((A,), wp.int32)
-        w.nn_dist = self._world_array((A, kk), F)
-        w.nn_idx = self._world_array((A, kk), wp.int32)
-        w.reward, w.terminated, w.truncated = self._reward, self._terminated, self._truncated
-        w.agent_terminated = self._world_array((A,), wp.bool)
-        w.agent_truncated = self._world_array((A,), wp.bool)
-        w.edge_hit = self._world_array((A,), wp.int32)
-        w.tags = self._world_array((A,), wp.int32)
-        w.runners_left = self._world_array((), wp.int32)
-        w.final_alive = self._world_array((A,), wp.bool)
-        for name, spec in self.groups.items():
-            self._obs_arrays[name] = self._world_array((spec.n_agents, obs_dim), wp.float32)
-            self._final_obs_arrays[name] = self._world_array((spec.n_agents, obs_dim), wp.float32)
-        w.tagger_obs, w.runner_obs = self._obs_arrays["tagger"], self._obs_arrays["runner"]
-        w.tagger_final_obs, w.runner_final_obs = self._final_obs_arrays["tagger"], self._final_obs_arrays["runner"]
-        self._w = w
-        self._shard_structs = {}
-        self._metric_arrays = {"tags": w.tags, "edge_hits": w.edge_hit, "runners_left": w.runners_left}
-        self._kernels = K.kernels(F)
-        self._make_views()
-        self._observe_mask_view = wp.to_torch(self._observe_mask)
-
     def _make_views(self) -> None:
         super()._make_views()
-        term, trunc = wp.to_torch(self._w.agent_terminated), wp.to_torch(self._w.agent_truncated)
-        alive = wp.to_torch(self.alive)
-        self._term = {g: term[:, s.start:s.stop] for g, s in self.groups.items()}
-        self._trunc = {g: trunc[:, s.start:s.stop] for g, s in self.groups.items()}
-        self._alive = {g: alive[:, s.start:s.stop] for g, s in self.groups.items()}
+        self._term = self._group_views(wp.to_torch(self._w.agent_terminated))
+        self._trunc = self._group_views(wp.to_torch(self._w.agent_truncated))
+        self._alive = self._group_views(wp.to_torch(self.alive))
         self._metrics = {k: wp.to_torch(a) for k, a in self._metric_arrays.items()}
         self._metrics["alive"] = self._alive
-        final_alive = wp.to_torch(self._w.final_alive)
-        self._final_alive_views = {g: final_alive[:, s.start:s.stop] for g, s in self.groups.items()}
+        self._final_alive_views = self._group_views(wp.to_torch(self._w.final_alive))
 
     def _step_info(self) -> dict:
         info = super()._step_info()
@@ -563,22 +552,13 @@ class Tag(BatchedEnv):
             "agent_acc": self.agent_acc,
             "alive": self.alive,
             "landmark_pos": self.landmark_pos,
-            "t": self._t,
-            "episode": self._episode,
-            "rng_key": self._world_seed,
-            "pending_reset": self._pending_reset,
+            **self._clock_state(),
         }
 
     def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
         if not tensor.numel():
             return
-        if key == "pending_reset" and int(tensor.max()) > 1:
-            raise ValueError("state['pending_reset']: expected 0 or 1")
-        if key == "agent_pos":
-            lo, hi = float(tensor.min()), float(tensor.max())
-            if lo < 0 or hi > self.grid_length:
-                raise ValueError(f"state['agent_pos']: expected positions in [0, grid_length="
-                                 f"{self.grid_length}], got values in [{lo}, {hi}]")
+        check_positions(key, tensor, self.grid_length, "positions")
         if key == "alive" and not bool(tensor[:, :self.num_taggers].all()):
             raise ValueError("state['alive']: taggers never leave the game (expected True for "
                              f"agents 0..{self.num_taggers - 1})")
@@ -591,10 +571,7 @@ class Tag(BatchedEnv):
         ``original_cam_range`` is accepted for the front ends and ignored (the arena is fixed)."""
         from war_envs.render import render_circles
 
-        self._check_open()
-        world = v.check_int("world", world, minimum=0)
-        if world >= self.num_envs:
-            raise ValueError(f"world: expected 0..{self.num_envs - 1}, got {world}")
+        world = self._checked_world(world)
         half = self.grid_length / 2
         pos = (self.agent_pos.numpy()[world].astype(np.float64) - half) / half
         alive = self.alive.numpy()[world]

@@ -23,15 +23,10 @@ from typing import Any
 
 import warp as wp
 
-from war_envs.core.episode import (  # noqa: F401  (the modes are part of this module's API)
-    AUTORESET_DISABLED,
-    AUTORESET_NEXT_STEP,
-    AUTORESET_SAME_STEP,
-    KERNEL_MODULE_OPTIONS,
-    begin_pending_reset,
-    end_step,
-    start_episode,
-)
+from war_envs.core.episode import AUTORESET_DISABLED, AUTORESET_NEXT_STEP  # noqa: F401  (this module's API)
+from war_envs.core.episode import AUTORESET_SAME_STEP, KERNEL_MODULE_OPTIONS  # noqa: F401
+from war_envs.core.episode import begin_pending_reset, end_step, start_episode  # noqa: F401
+from war_envs.core.fields import module_kernels, struct_type
 
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
 
@@ -69,18 +64,9 @@ def struct_fields(F) -> dict:
     }
 
 
-_STRUCTS: dict = {}
-
-
 def world_struct(F):
     """The ``wp.struct`` type of TagGridWorld worlds with rewards in ``F`` (made once per process)."""
-    struct = _STRUCTS.get(F)
-    if struct is None:
-        name = f"TagGridWorld_{F.__name__}"
-        struct = wp.struct(type(name, (), {"__annotations__": struct_fields(F), "__module__": __name__,
-                                           "__qualname__": name}))
-        _STRUCTS[F] = struct
-    return struct
+    return struct_type(f"TagGridWorld_{F.__name__}", __name__, lambda: struct_fields(F))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -307,20 +293,10 @@ def reset_kernel(World, F):
 
 
 _FACTORIES = (move_kernel, reward_done_kernel, observe_kernel, reset_kernel)
-_KERNELS: dict = {}
 
 
 def kernels(F) -> dict:
     """TagGridWorld's kernels for reward type ``F`` by name (``"grid_move"`` ...), in one Warp
     module (made once per process)."""
-    cached = _KERNELS.get(F)
-    if cached is None:
-        World = world_struct(F)
-        key = f"war_envs_tag_gridworld_{F.__name__}"
-        cached = {}
-        for factory in _FACTORIES:
-            func = factory(World, F)
-            cached[func.__name__] = wp.kernel(func, name=f"{key}_{func.__name__}", module=key)
-        wp.get_module(key).options.update(KERNEL_MODULE_OPTIONS)
-        _KERNELS[F] = cached
-    return cached
+    World = world_struct(F)
+    return module_kernels(f"war_envs_tag_gridworld_{F.__name__}", lambda: [factory(World, F) for factory in _FACTORIES])

@@ -8,9 +8,10 @@ import torch
 import warp as wp
 
 from war_envs.core import validation as v
-from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces, world_bytes
+from war_envs.core.batched_env import BatchedEnv, world_bytes
 from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.tag_gridworld import _kernels as K
+from war_envs.scenarios.tag_shared import add_groups, check_positions, preset_args, wire_group_obs
 
 __all__ = ["TagGridWorld", "TAG_GRIDWORLD_DEFAULTS", "TAG_GRIDWORLD_TRAINING_PRESET", "PRESETS",
            "MAX_GRID_LENGTH", "ACTION_NAMES"]
@@ -212,11 +213,7 @@ class TagGridWorld(BatchedEnv):
         random_start: bool = v.Default(True),
         **kwargs,
     ) -> None:
-        given = {k: val for k, val in locals().items()
-                 if k in TAG_GRIDWORLD_DEFAULTS and not isinstance(val, v.Default)}
-        if preset is not None:
-            v.check_choice("preset", preset, list(PRESETS))
-        args = {**TAG_GRIDWORLD_DEFAULTS, **(PRESETS[preset] if preset is not None else {}), **given}
+        args = preset_args(TAG_GRIDWORLD_DEFAULTS, PRESETS, preset, locals())
         self.preset = preset
         self._check_args(args, random_start)
         for key, value in self._config.items():
@@ -282,10 +279,7 @@ class TagGridWorld(BatchedEnv):
         A = T + 1
         L = self.grid_length
         obs_dim = 4 * A + 1 if self.use_full_observation else 6
-        space = gymnasium.spaces.Discrete(K.NUM_ACTIONS)
-        self.groups["tagger"] = GroupSpec("tagger", tuple(f"tagger_{i}" for i in range(T)), 0, obs_dim,
-                                          space, stack_group_spaces(obs_dim))
-        self.groups["runner"] = GroupSpec("runner", ("runner_0",), T, obs_dim, space, stack_group_spaces(obs_dim))
+        add_groups(self, T, ("runner_0",), obs_dim, gymnasium.spaces.Discrete(K.NUM_ACTIONS))
 
         # every per-world buffer allocated below: refuse a batch that cannot fit before allocating
         self._check_allocation(self._common_world_bytes(A) + world_bytes(
@@ -312,22 +306,14 @@ class TagGridWorld(BatchedEnv):
         w.start_x = wp.array(start_x, dtype=wp.int32, device=dev)
         w.start_y = wp.array(start_y, dtype=wp.int32, device=dev)
 
-        w.world_seed, w.episode, w.t = self._world_seed, self._episode, self._t
-        w.pending_reset, w.reset_now = self._pending_reset, self._reset_now
+        self._wire_common(w)
         w.agent_pos = self.agent_pos = self._world_array((A, 2), wp.int32)
         w.action = self._world_array((A,), wp.int32)
         self._action_view = wp.to_torch(w.action)
-        w.reward, w.terminated, w.truncated = self._reward, self._terminated, self._truncated
         w.wall_hits = self._world_array((A,), wp.int32)
         w.tagged = self._world_array((), wp.int32)
         w.taggers_on_runner = self._world_array((), wp.int32)
-        for name, spec in self.groups.items():
-            self._obs_arrays[name] = self._world_array((spec.n_agents, obs_dim), wp.float32)
-            self._final_obs_arrays[name] = self._world_array((spec.n_agents, obs_dim), wp.float32)
-        w.tagger_obs, w.runner_obs = self._obs_arrays["tagger"], self._obs_arrays["runner"]
-        w.tagger_final_obs, w.runner_final_obs = self._final_obs_arrays["tagger"], self._final_obs_arrays["runner"]
-        self._w = w
-        self._shard_structs = {}
+        wire_group_obs(self, w, obs_dim)
         self._kernels = K.kernels(F)
         self._metrics = {name: wp.to_torch(getattr(w, name)) for name in ("wall_hits", "tagged", "taggers_on_runner")}
         self._make_views()
@@ -356,24 +342,11 @@ class TagGridWorld(BatchedEnv):
 
     # ------------------------------------------------------------------ state
     def _state_arrays(self) -> dict[str, wp.array]:
-        return {
-            "agent_pos": self.agent_pos,
-            "t": self._t,
-            "episode": self._episode,
-            "rng_key": self._world_seed,
-            "pending_reset": self._pending_reset,
-        }
+        return {"agent_pos": self.agent_pos, **self._clock_state()}
 
     def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
-        if not tensor.numel():
-            return
-        if key == "pending_reset" and int(tensor.max()) > 1:
-            raise ValueError("state['pending_reset']: expected 0 or 1")
-        if key == "agent_pos":
-            lo, hi = int(tensor.min()), int(tensor.max())
-            if lo < 0 or hi > self.grid_length:
-                raise ValueError(f"state['agent_pos']: expected cells in [0, grid_length={self.grid_length}], "
-                                 f"got values in [{lo}, {hi}]")
+        if tensor.numel():
+            check_positions(key, tensor, self.grid_length, "cells", int)
 
     # ------------------------------------------------------------------ rendering
     def render_frame(self, world: int = 0, *, width: int = 700, height: int = 700,
@@ -382,10 +355,7 @@ class TagGridWorld(BatchedEnv):
         (``y`` up), taggers red, the runner green on top (drawn smaller on a tagger's cell:
         a tag).  ``original_cam_range`` is accepted for the front ends and ignored (the grid is
         fixed)."""
-        self._check_open()
-        world = v.check_int("world", world, minimum=0)
-        if world >= self.num_envs:
-            raise ValueError(f"world: expected 0..{self.num_envs - 1}, got {world}")
+        world = self._checked_world(world)
         width = v.check_int("width", width, minimum=1)
         height = v.check_int("height", height, minimum=1)
         pos = self.agent_pos.numpy()[world]

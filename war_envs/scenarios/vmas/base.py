@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 
 import gymnasium
 import numpy as np
@@ -35,10 +34,10 @@ import torch
 import warp as wp
 
 from war_envs.core import validation as v
-from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces, world_bytes
-from war_envs.core.fields import ROLES, Field, info_clearer, warp_dtype
+from war_envs.core.fields import info_clearer, kernel_module_name
 from war_envs.core.fields import world_struct as _world_struct
 from war_envs.core.runtime import capture_guard
+from war_envs.core.struct_world import StructWorldEnv
 from war_envs.scenarios.vmas import geometry as G
 from war_envs.scenarios.vmas import world as W
 
@@ -255,7 +254,7 @@ def _none(value) -> float:
     return -1.0 if value is None else float(value)
 
 
-class VmasBase(BatchedEnv):
+class VmasBase(StructWorldEnv):
     """Shared machinery of the VMAS scenarios.  See the scenario classes for documentation."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
@@ -269,6 +268,7 @@ class VmasBase(BatchedEnv):
     clear_info = None
     process_action = None
     pre_step = None
+    required_functions = ("reset_world", "reward_world", "observe_agent")
 
     def __init__(self, *, num_envs: int = 1, device="cpu", seed: int | None = None,
                  precision: str = "float32", autoreset_mode=None, num_threads: int | None = None,
@@ -290,58 +290,52 @@ class VmasBase(BatchedEnv):
     def _layout(self) -> Layout:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} must implement _layout")
 
-    def _obs_dim(self, group: str) -> int:  # pragma: no cover - abstract
-        raise TypeError(f"{type(self).__name__} must implement _obs_dim")
-
-    def _fields(self) -> dict[str, Field]:
-        return {}
-
     # ------------------------------------------------------------------ building
     def _build(self) -> None:
-        lay, F, dev = self.layout, self.wp_float, self.device
+        lay, F = self.layout, self.wp_float
         cls = type(self)
-        for fn in ("reset_world", "reward_world", "observe_agent"):
-            if getattr(cls, fn) is None:
-                raise TypeError(f"{cls.__name__} must set {fn} (a Warp function)")
+        self._require_functions()
         agents = lay.agents
         num_agents, num_bodies, K = len(agents), len(lay.bodies), lay.action_size
-        start = 0
-        for name, members in lay.groups:
-            bodies = agents[start:start + len(members)]
-            space = agent_action_space(bodies[0], K, self.continuous_actions)
-            if any(agent_action_space(b, K, self.continuous_actions) != space for b in bodies):
-                raise ValueError(f"Layout.groups: the agents of group {name!r} must share one action space")
-            dim = self._obs_dim(name)
-            self.groups[name] = GroupSpec(name=name, agents=tuple(members), start=start, obs_dim=dim,
-                                          action_space=space, observation_space=stack_group_spaces(dim))
-            start += len(members)
-        fields = self._fields()
-        for name, f in fields.items():
-            if f.role not in ROLES or f.dtype not in ("float", "int", "bool"):
-                raise ValueError(f"{cls.__name__}._fields[{name!r}]: role must be one of {ROLES} and dtype "
-                                 f"'float', 'int' or 'bool', got {f.role!r}, {f.dtype!r}")
+        self._add_groups(lay.groups, [agent_action_space(b, K, self.continuous_actions) for b in agents])
+        fields = self._checked_fields()
         obs_dim = max(s.obs_dim for s in self.groups.values())
         # pos, vel, force; rot_dir; rot, ang_vel, torque; placed
         buffers = [((num_bodies, 2), F)] * 3 + [((num_bodies, 3), F)] + [((num_bodies,), F)] * 3
         buffers += [((num_bodies,), wp.int32)]
         buffers += [((num_agents,), wp.int32), ((num_agents, K), wp.float32), ((num_agents, K), wp.float32)]
         buffers += [((num_agents, obs_dim), wp.float32)] * 2
-        buffers += [(f.shape, warp_dtype(f.dtype, F)) for f in fields.values() if f.role not in ("param", "const")]
-        self._check_allocation(self._common_world_bytes(num_agents) + world_bytes(*buffers), num_agents)
-        self._allocate_common(num_agents)
-
-        def array(values, dtype):
-            return wp.array(np.asarray(values, dtype=wp.dtype_to_numpy(dtype)), dtype=dtype, device=dev)
-
-        def ints(flags):
-            return array([int(x) for x in flags], wp.int32)
-
+        self._allocate_worlds(num_agents, buffers, fields)
         Struct = _world_struct(cls, F, W.shared_fields(F), fields, "VMAS world")
         w = Struct()
-        bodies = lay.bodies
+        self._set_world_params(w)
+        self._set_bodies(w)
+        self._set_lidars(w)
+        w.pos = self.pos = self._world_array((num_bodies, 2), F)
+        w.vel = self.vel = self._world_array((num_bodies, 2), F)
+        w.rot = self.rot = self._world_array((num_bodies,), F)
+        w.ang_vel = self.ang_vel = self._world_array((num_bodies,), F)
+        w.force = self._world_array((num_bodies, 2), F)
+        w.torque = self._world_array((num_bodies,), F)
+        w.rot_dir = self._world_array((num_bodies, 3), F)
+        w.rot_dir.fill_(float("nan"))  # no direction worked out yet (world.current_direction)
+        w.placed = self._world_array((num_bodies,), wp.int32)
+        w.u = self._world_array((num_agents, K), wp.float32)
+        self._finish_struct(w, Struct, fields, num_agents, K, obs_dim)
+        clear_info = cls.clear_info if cls.clear_info is not None else info_clearer(fields)
+        process_action = cls.process_action if cls.process_action is not None else W.no_action_processing
+        pre_step = cls.pre_step if cls.pre_step is not None else W.no_pre_step
+        self._physics, self._reward_done, self._observe = W.world_kernels(
+            Struct, kernel_module_name("vmas", cls, F), cls.reset_world, cls.reward_world, cls.observe_agent,
+            clear_info, process_action, pre_step)
+        self._make_views()
+
+    def _set_world_params(self, w) -> None:
+        """The world's parameters (VMAS's ``World(...)`` arguments) into struct ``w``."""
+        lay = self.layout
         w.mode, w.max_cycles = self._mode_code, self.max_cycles
         w.continuous, w.clamp_actions = int(self.continuous_actions), int(self.clamp_actions)
-        w.substeps, w.n_landmarks, w.action_size = lay.substeps, lay.n_landmarks, K
+        w.substeps, w.n_landmarks, w.action_size = lay.substeps, lay.n_landmarks, lay.action_size
         w.has_gravity = int(any(g != 0.0 for g in lay.gravity))
         w.dt, w.sub_dt = lay.dt, lay.dt / lay.substeps
         w.collision_force, w.contact_margin = lay.collision_force, lay.contact_margin
@@ -349,6 +343,11 @@ class VmasBase(BatchedEnv):
         w.gravity_x, w.gravity_y = (float(np.float32(g)) for g in lay.gravity)
         w.x_semidim, w.y_semidim = _none(lay.x_semidim), _none(lay.y_semidim)
         w.line_min_dist = G.LINE_MIN_DIST
+
+    def _set_bodies(self, w) -> None:
+        """Every body's constants, the contact pairs and the agents' action limits into ``w``."""
+        lay, F, array, ints = self.layout, self.wp_float, self._array, self._ints
+        bodies, agents, K = lay.bodies, lay.agents, lay.action_size
         w.shape = ints([_SHAPES[b.shape] for b in bodies])
         w.radius = array([b.radius for b in bodies], F)
         w.length = array([b.length for b in bodies], F)
@@ -373,7 +372,8 @@ class VmasBase(BatchedEnv):
         w.pair_reach_sq = array([pair_reach_squared(bodies[a], bodies[b], F) for a, b, _ in pairs], F)
         w.dynamic_bodies = ints([i for i, b in enumerate(bodies) if b.movable or b.rotatable])
         w.shaped_bodies = ints([i for i, b in enumerate(bodies) if b.shape != "sphere"])
-        w.u_range = array([np.broadcast_to(np.asarray(b.u_range, dtype=np.float32), (K,)) for b in agents], wp.float32)
+        w.u_range = array([np.broadcast_to(np.asarray(b.u_range, dtype=np.float32), (K,))
+                           for b in agents], wp.float32)
         w.u_multiplier = array([np.broadcast_to(np.asarray(b.u_multiplier, dtype=np.float32), (K,))
                                 for b in agents], wp.float32)
         w.max_f = array([_none(b.max_f) for b in agents], F)
@@ -381,7 +381,11 @@ class VmasBase(BatchedEnv):
         w.script_row = ints([scripted.index(b.name) if b.scripted else -1 for b in bodies])
         w.script_u = self._world_array((max(len(scripted), 1), 2), wp.float32)
         w.f_range = array([_none(b.f_range) for b in agents], F)
-        agent_names = [b.name for b in agents]
+
+    def _set_lidars(self, w) -> None:
+        """The lidars' agents, ranges, rays and what they see into struct ``w``."""
+        lay, F, array, ints = self.layout, self.wp_float, self._array, self._ints
+        agent_names = [b.name for b in lay.agents]
         lidars = lay.lidars
         angles = [lid.angles() for lid in lidars]
         starts = np.cumsum([0] + [len(a) for a in angles])[:-1]
@@ -390,67 +394,15 @@ class VmasBase(BatchedEnv):
         w.lidar_start = ints(list(starts) or [0])
         w.lidar_rays = ints([lid.n_rays for lid in lidars] or [0])
         w.lidar_angles = array(np.concatenate(angles) if angles else [0.0], wp.float32)
-        w.lidar_sees = array([[int(b.name in lid.sees) for b in bodies] for lid in lidars] or [[0] * num_bodies],
-                             wp.int32)
+        w.lidar_sees = array([[int(b.name in lid.sees) for b in lay.bodies] for lid in lidars]
+                             or [[0] * len(lay.bodies)], wp.int32)
         w.lidar_last = self._world_array((max(int(sum(len(a) for a in angles)), 1),), F)
-        w.world_seed, w.episode, w.t = self._world_seed, self._episode, self._t
-        w.pending_reset, w.reset_now = self._pending_reset, self._reset_now
-        w.pos = self.pos = self._world_array((num_bodies, 2), F)
-        w.vel = self.vel = self._world_array((num_bodies, 2), F)
-        w.rot = self.rot = self._world_array((num_bodies,), F)
-        w.ang_vel = self.ang_vel = self._world_array((num_bodies,), F)
-        w.force = self._world_array((num_bodies, 2), F)
-        w.torque = self._world_array((num_bodies,), F)
-        w.rot_dir = self._world_array((num_bodies, 3), F)
-        w.rot_dir.fill_(float("nan"))  # no direction worked out yet (world.current_direction)
-        w.placed = self._world_array((num_bodies,), wp.int32)
-        w.action_discrete = self._world_array((num_agents,), wp.int32)
-        w.action_continuous = self._world_array((num_agents, K), wp.float32)
-        w.u = self._world_array((num_agents, K), wp.float32)
-        w.reward, w.terminated, w.truncated = self._reward, self._terminated, self._truncated
-        w.obs = self._world_array((num_agents, obs_dim), wp.float32)
-        w.final_obs = self._world_array((num_agents, obs_dim), wp.float32)
-        self._scenario_state, self._info = {}, {}
-        for name, f in fields.items():
-            dtype = warp_dtype(f.dtype, F)
-            if f.role == "param":
-                setattr(w, name, f.value)
-            elif f.role == "const":
-                setattr(w, name, array(f.value if f.value else [0], dtype))
-            else:
-                value = self._world_array(f.shape, dtype)
-                setattr(w, name, value)
-                if f.role == "state":
-                    self._scenario_state[name] = value
-                elif f.role == "info":
-                    self._info[name] = value
-        self._w, self._Struct = w, Struct
-        self._shard_structs = {}
-        self._action_view = wp.to_torch(w.action_continuous if self.continuous_actions else w.action_discrete)
-        for name, spec in self.groups.items():
-            rows = (slice(None), slice(spec.start, spec.stop), slice(0, spec.obs_dim))
-            self._obs_arrays[name], self._final_obs_arrays[name] = w.obs[rows], w.final_obs[rows]
-        self._metric_arrays = self._info
-        self._metrics = {k: wp.to_torch(a) for k, a in self._info.items()}
-        module = re.sub(r"\W", "_", f"war_envs_vmas_{cls.__module__}_{cls.__name__}_{F.__name__}")
-        clear_info = cls.clear_info if cls.clear_info is not None else info_clearer(fields)
-        process_action = cls.process_action if cls.process_action is not None else W.no_action_processing
-        pre_step = cls.pre_step if cls.pre_step is not None else W.no_pre_step
-        self._physics, self._reward_done, self._observe = W.world_kernels(
-            Struct, module, cls.reset_world, cls.reward_world, cls.observe_agent, clear_info, process_action,
-            pre_step)
-        self._make_views()
 
-    def _state_arrays(self) -> dict[str, wp.array]:
-        arrays = {"pos": self.pos, "vel": self.vel, "rot": self.rot, "ang_vel": self.ang_vel}
-        arrays.update(self._scenario_state)
-        arrays.update({"t": self._t, "episode": self._episode, "rng_key": self._world_seed,
-                       "pending_reset": self._pending_reset})
-        return arrays
+    def _family_state(self) -> dict[str, wp.array]:
+        return {"pos": self.pos, "vel": self.vel, "rot": self.rot, "ang_vel": self.ang_vel}
 
     def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
-        if key == "pending_reset" and tensor.numel() and int(tensor.max()) > 1:
-            raise ValueError("state['pending_reset']: expected 0 or 1")
+        super()._check_state_value(key, tensor)
         if key in ("pos", "vel", "rot", "ang_vel") and tensor.numel() and not bool(torch.isfinite(tensor).all()):
             raise ValueError(f"state[{key!r}]: expected finite values")
 
@@ -494,8 +446,5 @@ class VmasBase(BatchedEnv):
         rotation, in its colour, and every lidar's rays (no display needed)."""
         from war_envs.scenarios.vmas.render import render_world
 
-        self._check_open()
-        world = v.check_int("world", world, minimum=0)
-        if world >= self.num_envs:
-            raise ValueError(f"world: expected 0..{self.num_envs - 1}, got {world}")
+        world = self._checked_world(world)
         return render_world(self, world, width=width, height=height)

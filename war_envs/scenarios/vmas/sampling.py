@@ -307,10 +307,7 @@ class Sampling(VmasBase):
         lidar rays (``war_envs.scenarios.vmas.render``'s drawing)."""
         from war_envs.scenarios.vmas import render as RD
 
-        self._check_open()
-        world = v.check_int("world", world, minimum=0)
-        if world >= self.num_envs:
-            raise ValueError(f"world: expected 0..{self.num_envs - 1}, got {world}")
+        world = self._checked_world(world)
         state = self.get_state()
         pos = state["pos"][world].double().numpy()
         locs = state["locs"][world].double().numpy()

@@ -54,16 +54,13 @@ from typing import Any
 
 import warp as wp
 
-from war_envs.core.episode import (  # noqa: F401  (the modes are part of this module's API)
-    AUTORESET_DISABLED,
-    AUTORESET_NEXT_STEP,
-    AUTORESET_SAME_STEP,
-    KERNEL_MODULE_OPTIONS,
-    begin_pending_reset,
-    end_step,
-    start_episode,
+from war_envs.core.episode import AUTORESET_DISABLED, AUTORESET_NEXT_STEP  # noqa: F401  (this module's API)
+from war_envs.core.episode import AUTORESET_SAME_STEP, KERNEL_MODULE_OPTIONS  # noqa: F401
+from war_envs.core.episode import begin_pending_reset, end_step, start_episode  # noqa: F401
+from war_envs.core.fields import (
+    module_kernels,
+    no_info,  # noqa: F401  (scenarios' clear_info)
 )
-from war_envs.core.fields import no_info  # noqa: F401  (scenarios' clear_info)
 from war_envs.scenarios.vmas import geometry as G
 
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
@@ -557,6 +554,100 @@ def distance_at_most(w: Any, e: int, a: int, b: int, gap: Any):
 
 
 @wp.func(inline=True)
+def push_pair(w: Any, e: int, a: int, b: int, f_a: Any, arm_a: Any, f_b: Any, arm_b: Any, torque_b: int):
+    """Forces ``f_a``, ``f_b`` on bodies a and b, with their torques about arms ``arm_a``,
+    ``arm_b`` (b's only where ``torque_b``: a sphere takes none)."""
+    add_force(w, e, a, f_a)
+    add_torque(w, e, a, G.compute_torque(f_a, arm_a))
+    add_force(w, e, b, f_b)
+    if torque_b != 0:
+        add_torque(w, e, b, G.compute_torque(f_b, arm_b))
+
+
+@wp.func(inline=True)
+def sphere_sphere_contact(w: Any, e: int, a: int, b: int, pa: Any, pb: Any):
+    dist_min = w.radius[a] + w.radius[b]
+    if distance(pa, pb) > dist_min:  # the force is exactly zero there
+        return
+    f = G.constraint_force(pa, pb, dist_min, w.collision_force, w.contact_margin, False)
+    add_force(w, e, a, f)
+    add_force(w, e, b, -f)
+
+
+@wp.func(inline=True)
+def line_sphere_contact(w: Any, e: int, a: int, b: int, pa: Any, pb: Any):
+    lmd = w.line_min_dist
+    rv = direction(w, e, a)
+    if G.clear_of_line(pa, rv, pb, w.radius[b] + lmd):  # the repulsion below is exactly zero
+        return
+    closest = G.closest_point_line_dir(pa, rv, w.length[a], pb, True)
+    if G.repulsion_vanishes(pb, closest, w.radius[b] + lmd):
+        return
+    f_sphere = G.constraint_force(pb, closest, w.radius[b] + lmd, w.collision_force, w.contact_margin, False)
+    push_pair(w, e, a, b, -f_sphere, closest - pa, f_sphere, closest - pa, 0)
+
+
+@wp.func(inline=True)
+def line_line_contact(w: Any, e: int, a: int, b: int, pa: Any, pb: Any):
+    lmd = w.line_min_dist
+    point_a, point_b = G.closest_points_line_line_dir(pa, direction(w, e, a), w.length[a],
+                                                      pb, direction(w, e, b), w.length[b])
+    if G.repulsion_vanishes(point_a, point_b, lmd):
+        return
+    f_a = G.constraint_force(point_a, point_b, lmd, w.collision_force, w.contact_margin, False)
+    push_pair(w, e, a, b, f_a, point_a - pa, -f_a, point_b - pb, 1)
+
+
+@wp.func(inline=True)
+def box_sphere_contact(w: Any, e: int, a: int, b: int, pa: Any, pb: Any):
+    lmd = w.line_min_dist
+    closest = G.closest_point_box(pa, w.rot[e, a], w.width[a], w.length[a], pb)
+    inner = closest
+    d = type(w.dt)(0.0)
+    if w.hollow[a] == 0:
+        inner, d = G.inner_point_box(pb, closest, pa)
+    if G.repulsion_vanishes(pb, inner, w.radius[b] + lmd + d):
+        return
+    f_sphere = G.constraint_force(pb, inner, w.radius[b] + lmd + d, w.collision_force, w.contact_margin, False)
+    push_pair(w, e, a, b, -f_sphere, closest - pa, f_sphere, closest - pa, 0)
+
+
+@wp.func(inline=True)
+def box_line_contact(w: Any, e: int, a: int, b: int, pa: Any, pb: Any):
+    lmd = w.line_min_dist
+    point_box, point_line = G.closest_line_box(pa, w.rot[e, a], w.width[a], w.length[a], pb, w.rot[e, b],
+                                               w.length[b])
+    inner = point_box
+    d = type(w.dt)(0.0)
+    if w.hollow[a] == 0:
+        inner, d = G.inner_point_box(point_line, point_box, pa)
+    if G.repulsion_vanishes(inner, point_line, lmd + d):
+        return
+    f_box = G.constraint_force(inner, point_line, lmd + d, w.collision_force, w.contact_margin, False)
+    push_pair(w, e, a, b, f_box, point_box - pa, -f_box, point_line - pb, 1)
+
+
+@wp.func(inline=True)
+def box_box_contact(w: Any, e: int, a: int, b: int, pa: Any, pb: Any):
+    zero = type(w.dt)(0.0)
+    point_a, point_b = G.closest_box_box(pa, w.rot[e, a], w.width[a], w.length[a], pb, w.rot[e, b],
+                                         w.width[b], w.length[b])
+    inner_a = point_a
+    d_a = zero
+    if w.hollow[a] == 0:
+        inner_a, d_a = G.inner_point_box(point_b, point_a, pa)
+    inner_b = point_b
+    d_b = zero
+    if w.hollow[b] == 0:
+        inner_b, d_b = G.inner_point_box(point_a, point_b, pb)
+    if G.repulsion_vanishes(inner_a, inner_b, d_a + d_b + w.line_min_dist):
+        return
+    f_a = G.constraint_force(inner_a, inner_b, d_a + d_b + w.line_min_dist, w.collision_force, w.contact_margin,
+                             False)
+    push_pair(w, e, a, b, f_a, point_a - pa, -f_a, point_b - pb, 1)
+
+
+@wp.func(inline=True)
 def pair_contact(w: Any, e: int, k: int):
     """The contact force (and torques) of pair k in world e, added to both bodies (VMAS's
     ``_<kind>_vectorized_collision`` for one pair)."""
@@ -565,89 +656,21 @@ def pair_contact(w: Any, e: int, k: int):
     pa = position(w, e, a)
     pb = position(w, e, b)
     kind = w.pair_kind[k]
-    zero = type(w.dt)(0.0)
-    lmd = w.line_min_dist
     c = pa - pb
     if not (c[0] * c[0] + c[1] * c[1] <= w.pair_reach_sq[k]):  # within_contact_reach: the force
         return                                                 # is exactly zero beyond
     if kind == SPHERE_SPHERE:
-        dist_min = w.radius[a] + w.radius[b]
-        if distance(pa, pb) > dist_min:  # the force is exactly zero there
-            return
-        f = G.constraint_force(pa, pb, dist_min, w.collision_force, w.contact_margin, False)
-        add_force(w, e, a, f)
-        add_force(w, e, b, -f)
+        sphere_sphere_contact(w, e, a, b, pa, pb)
     elif kind == LINE_SPHERE:
-        rv = direction(w, e, a)
-        if G.clear_of_line(pa, rv, pb, w.radius[b] + lmd):  # the repulsion below is exactly zero
-            return
-        closest = G.closest_point_line_dir(pa, rv, w.length[a], pb, True)
-        if G.repulsion_vanishes(pb, closest, w.radius[b] + lmd):
-            return
-        f_sphere = G.constraint_force(pb, closest, w.radius[b] + lmd, w.collision_force, w.contact_margin, False)
-        f_line = -f_sphere
-        add_force(w, e, a, f_line)
-        add_torque(w, e, a, G.compute_torque(f_line, closest - pa))
-        add_force(w, e, b, f_sphere)
+        line_sphere_contact(w, e, a, b, pa, pb)
     elif kind == LINE_LINE:
-        point_a, point_b = G.closest_points_line_line_dir(pa, direction(w, e, a), w.length[a],
-                                                          pb, direction(w, e, b), w.length[b])
-        if G.repulsion_vanishes(point_a, point_b, lmd):
-            return
-        f_a = G.constraint_force(point_a, point_b, lmd, w.collision_force, w.contact_margin, False)
-        f_b = -f_a
-        add_force(w, e, a, f_a)
-        add_torque(w, e, a, G.compute_torque(f_a, point_a - pa))
-        add_force(w, e, b, f_b)
-        add_torque(w, e, b, G.compute_torque(f_b, point_b - pb))
+        line_line_contact(w, e, a, b, pa, pb)
     elif kind == BOX_SPHERE:
-        closest = G.closest_point_box(pa, w.rot[e, a], w.width[a], w.length[a], pb)
-        inner = closest
-        d = zero
-        if w.hollow[a] == 0:
-            inner, d = G.inner_point_box(pb, closest, pa)
-        if G.repulsion_vanishes(pb, inner, w.radius[b] + lmd + d):
-            return
-        f_sphere = G.constraint_force(pb, inner, w.radius[b] + lmd + d, w.collision_force, w.contact_margin,
-                                      False)
-        f_box = -f_sphere
-        add_force(w, e, a, f_box)
-        add_torque(w, e, a, G.compute_torque(f_box, closest - pa))
-        add_force(w, e, b, f_sphere)
+        box_sphere_contact(w, e, a, b, pa, pb)
     elif kind == BOX_LINE:
-        point_box, point_line = G.closest_line_box(pa, w.rot[e, a], w.width[a], w.length[a], pb, w.rot[e, b],
-                                                   w.length[b])
-        inner = point_box
-        d = zero
-        if w.hollow[a] == 0:
-            inner, d = G.inner_point_box(point_line, point_box, pa)
-        if G.repulsion_vanishes(inner, point_line, lmd + d):
-            return
-        f_box = G.constraint_force(inner, point_line, lmd + d, w.collision_force, w.contact_margin, False)
-        f_line = -f_box
-        add_force(w, e, a, f_box)
-        add_torque(w, e, a, G.compute_torque(f_box, point_box - pa))
-        add_force(w, e, b, f_line)
-        add_torque(w, e, b, G.compute_torque(f_line, point_line - pb))
+        box_line_contact(w, e, a, b, pa, pb)
     else:
-        point_a, point_b = G.closest_box_box(pa, w.rot[e, a], w.width[a], w.length[a], pb, w.rot[e, b],
-                                             w.width[b], w.length[b])
-        inner_a = point_a
-        d_a = zero
-        if w.hollow[a] == 0:
-            inner_a, d_a = G.inner_point_box(point_b, point_a, pa)
-        inner_b = point_b
-        d_b = zero
-        if w.hollow[b] == 0:
-            inner_b, d_b = G.inner_point_box(point_a, point_b, pb)
-        if G.repulsion_vanishes(inner_a, inner_b, d_a + d_b + lmd):
-            return
-        f_a = G.constraint_force(inner_a, inner_b, d_a + d_b + lmd, w.collision_force, w.contact_margin, False)
-        f_b = -f_a
-        add_force(w, e, a, f_a)
-        add_torque(w, e, a, G.compute_torque(f_a, point_a - pa))
-        add_force(w, e, b, f_b)
-        add_torque(w, e, b, G.compute_torque(f_b, point_b - pb))
+        box_box_contact(w, e, a, b, pa, pb)
 
 
 @wp.func(inline=True)
@@ -810,22 +833,12 @@ def observe_kernel(World, reset, observe):
     return observe_world
 
 
-_KERNELS: dict = {}
-
-
 def world_kernels(World, key: str, reset, reward, observe, clear_info, process_action, pre_step):
     """The physics, reward/done and observe kernels of one scenario and struct type, in one Warp
     module named ``key`` (built once per process).
 
     Each thread runs ``chunk`` consecutive worlds (``war_envs.core.batched_env.world_chunk``:
     every world of the launch in one thread on the CPU, one world a thread on a GPU)."""
-    cached = _KERNELS.get(key)
-    if cached is not None:
-        return cached
-    kernels = tuple(
-        wp.kernel(func, name=f"{key}_{func.__name__}", module=key)
-        for func in (physics_kernel(World, process_action, pre_step), reward_done_kernel(World, reward, clear_info),
-                     observe_kernel(World, reset, observe)))
-    wp.get_module(key).options.update(KERNEL_MODULE_OPTIONS)
-    _KERNELS[key] = kernels
-    return kernels
+    return tuple(module_kernels(key, lambda: (
+        physics_kernel(World, process_action, pre_step), reward_done_kernel(World, reward, clear_info),
+        observe_kernel(World, reset, observe))).values())
