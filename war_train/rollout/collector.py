@@ -261,6 +261,20 @@ class BehaviourPolicy:
 
 
 # ----------------------------------------------------------------------------- collector
+#: what a decision stores of itself (``_Pending``'s fields; ``avail`` and ``alive`` aside)
+_DECISION_FIELDS = ("obs", "state", "actions", "logp", "values", "traj", "draft", "episode_start", "actor_h",
+                    "critic_h")
+
+
+class _RowDecision:
+    """A storage row seen as ``_Pending``: where a decision is written with direct rows."""
+
+    def __init__(self, row: dict) -> None:
+        for name in _DECISION_FIELDS:
+            setattr(self, name, row[name])
+        self.avail, self.alive = row["action_mask"], row["alive"]
+
+
 class _Pending:
     """What the policy said at each world's last decision of a group: its inputs, its sample
     (``actions``, as stored for learning; the env action it maps to is the ``WarEnv``'s held
@@ -335,7 +349,7 @@ class Collector:
                  draft_groups=(), world_offset: int = 0, stats=None, seed: int | None = None,
                  env_time: bool = True, lane_threads: dict | None = None, frames: dict | None = None,
                  hidden_size: dict | None = None, branch_free: bool | None = None, window_steps: int = 16,
-                 world_state: bool = False, bootstrap_truncation: bool = True) -> None:
+                 world_state: bool = False, bootstrap_truncation: bool = True, direct_rows: bool = False) -> None:
         self.war = WarEnv(env, schedule, gamma=gamma, trusted=True)   # (the policy samples from the spaces and masks)
         self.env = env
         #: the critics' input (``world_state``: ``critic_input="world"``)
@@ -370,10 +384,18 @@ class Collector:
             raise ValueError("branch_free: the host-sync-free rollout settles its declared costs once per window, "
                              "on a virtual clock; real costs are paid step by step (cost_mode='virtual')")
         self.war.host_checks = not self.branch_free
+        #: under an every-step schedule, decisions are written straight into the row their
+        #: transition closes in (the decision's own: k = 1), not through ``pending``
+        self.direct_rows = v.check_bool("direct_rows", direct_rows)
+        if self.direct_rows and self.draft_groups:
+            raise ValueError("direct_rows: needs every group deciding at every step; drafts act between decisions")
+        self._direct = False
         self._every = Selection.every_world(self.E, self.device)   # (every world: plain copies)
         self.cost_models = cost_models if cost_models is not None else {}
         self._lane_pools = _lane_pools(lane_threads, lanes)
         self.world_offset = int(world_offset)
+        #: (global world index) * 2**32: trajectory ids add each world's episode number
+        self._world_ids = (torch.arange(self.E, device=self.device) + self.world_offset) * 2 ** 32
         self.stats = stats
         self.env_time = bool(env_time)
         obs = self.war.reset(seed=seed)
@@ -485,11 +507,11 @@ class Collector:
             terminated, truncated = self._agent_flags[group]
         p, m = self.pending[group], self.war.macro[group]
         r = self._store.row(group, row)
-        for name in ("obs", "state", "actions", "logp", "values", "traj", "draft", "episode_start", "actor_h",
-                     "critic_h"):
-            sel.put_from(r[name], getattr(p, name))
-        sel.put_from(r["action_mask"], p.avail)
-        sel.put_from(r["alive"], p.alive)
+        if not self._direct:   # (direct rows: the decision wrote them into this row already)
+            for name in _DECISION_FIELDS:
+                sel.put_from(r[name], getattr(p, name))
+            sel.put_from(r["action_mask"], p.avail)
+            sel.put_from(r["alive"], p.alive)
         for name, source in (("rewards", m.reward), ("k", m.k), ("version", m.version), ("start", m.start)):
             sel.put_from(r[name], source)
         sel.put(r["next_values"], next_values)
@@ -504,8 +526,8 @@ class Collector:
               hidden=None) -> None:
         """A decision of ``group`` in worlds ``sel`` (the policy's outputs: rows as ``sel.rows``
         says); ``hidden``: a recurrent group's ``((actor_h, critic_h, starts) before, (actor_h,
-        critic_h) after)``."""
-        p = self.pending[group]
+        critic_h) after)``: written into ``pending``, or with direct rows into this step's row."""
+        p = _RowDecision(self._store.row(group, self._row)) if self._direct else self.pending[group]
         if hidden is not None:
             before, after = hidden
             for dst, src in zip((p.actor_h, p.critic_h, p.episode_start), before):
@@ -523,8 +545,9 @@ class Collector:
             sel.put_from(p.avail, self.avail[group])
         if self.can_leave:
             sel.put_from(p.alive, self.alive[group])
-        worlds = torch.arange(self.E, device=self.device) + self.world_offset
-        sel.put_from(p.traj, worlds * (2 ** 32) + self.war.ep_id)
+        elif self._direct:
+            sel.put(p.alive, True)
+        sel.put_from(p.traj, self._world_ids + self.war.ep_id)
         sel.put(p.draft, draft)
         self.war.decide(group, sel, self.policy.to_env(group, actions))
 
@@ -533,6 +556,9 @@ class Collector:
         """Start a window whose decisions use behaviour policy ``version``."""
         self.war.set_version(int(version))
         self._store.clear()
+        self._direct = self.direct_rows and all(k <= 1.0 for k in self.schedule.interval.values())
+        # (every world decides at every step of the every-step schedule: nothing for the wrapper to check)
+        self.war.host_checks = not (self.branch_free or self._direct)
         self._window_open = True
         self._window_start = self.t
         self._closed = 0
@@ -583,7 +609,7 @@ class Collector:
         """One env step: decisions (or holds, or drafts) of every group, then the world moves."""
         if not self._window_open:
             raise RuntimeError("step: call begin_window() first")
-        r = self.t - self._window_start
+        r = self._row = self.t - self._window_start
         self._store.append()
         self._starts = self.episode_starts()
         # who decides: at a window's first step only worlds without an action in force (the
@@ -712,9 +738,11 @@ class Collector:
         self._deferred = []
         self._closed = int(self._closed)
 
-    def end_window(self, reason: str | None = None, preempted: bool = False) -> WindowBatch:
+    def end_window(self, reason: str | None = None, preempted: bool = False, copy: bool = True) -> WindowBatch:
         """Close the transitions that end at the boundary (bootstrap with the current critic) and
-        return the window; macro-steps still running carry over to the next window."""
+        return the window; macro-steps still running carry over to the next window.  ``copy=False``:
+        the window's tensors are views of the storage, valid until the next ``begin_window`` (an
+        owner that learns from a window before collecting the next)."""
         if not self._window_open:
             raise RuntimeError("end_window: call begin_window() first")
         T = self.window_steps
@@ -731,7 +759,7 @@ class Collector:
                     rows = slice(None) if bool(ending.all()) else ending
                     self._close(g, self._selection(ending), T - 1,
                                 self._value(g, rows, self.state, self.seen[g], starts))
-            batch = GroupTransitions(**self._store.take(g))
+            batch = GroupTransitions(**self._store.take(g, copy=copy))
             _mark_fragment_ends(batch)
             batches[g] = batch
         out = WindowBatch(groups=batches, steps=T, num_envs=self.E, clock_seconds=self.elapsed,
@@ -887,6 +915,9 @@ class Collector:
         number — the world part is the holder's), episode step counters and ids, and the global
         step ``t``.  ``import_worlds`` on another collector of the same scenario continues them
         exactly (``war_train.war.rounds``' work stealing)."""
+        if self.direct_rows:
+            raise RuntimeError("export_worlds: a collector with direct_rows keeps its decisions in its rows; "
+                               "moving worlds needs direct_rows=False")
         idx = torch.as_tensor(worlds, dtype=torch.long, device=self.device)
         env_state = self.env.get_state()
         return {"t": self.t,
@@ -943,6 +974,8 @@ class Collector:
         the move happened before its first step."""
         if lead not in (0, 1):
             raise ValueError(f"lead: expected 0 or 1, got {lead!r}")
+        if self.direct_rows:
+            raise RuntimeError("continue_window: moving worlds needs direct_rows=False")
         self.begin_window(version)
         self._window_start = self.t - lead
         for _ in range(lead):

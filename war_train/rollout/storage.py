@@ -22,6 +22,7 @@ class RolloutStorage:
         self.layouts, self.device = layouts, device   # group -> field -> (per-row shape, dtype)
         self.cap, self.n = 0, 0
         self.buffers: dict[str, dict[str, torch.Tensor]] = {g: {} for g in layouts}
+        self._rows: dict[str, list] = {g: [] for g in layouts}   # row views, made once per capacity
         self._grow(capacity)
 
     def _grow(self, cap: int) -> None:
@@ -32,6 +33,7 @@ class RolloutStorage:
                     new[:self.cap] = self.buffers[g][name]
                 self.buffers[g][name] = new
         self.cap = cap
+        self._rows = {g: [None] * cap for g in self.layouts}
 
     def clear(self) -> None:
         for fields in self.buffers.values():
@@ -47,8 +49,14 @@ class RolloutStorage:
 
     def row(self, group: str, i: int) -> dict[str, torch.Tensor]:
         """Row ``i`` of ``group``'s buffers (views: writes go into the storage)."""
-        return {name: buf[i] for name, buf in self.buffers[group].items()}
+        rows = self._rows[group]
+        if rows[i] is None:
+            rows[i] = {name: buf[i] for name, buf in self.buffers[group].items()}
+        return rows[i]
 
-    def take(self, group: str) -> dict[str, torch.Tensor]:
-        """``group``'s rows in use, field by field, copied out (the storage is reused by the next window)."""
+    def take(self, group: str, copy: bool = True) -> dict[str, torch.Tensor]:
+        """``group``'s rows in use, field by field: copied out (the storage is reused by the next
+        window), or with ``copy=False`` views, valid until the next ``clear``."""
+        if not copy:
+            return {name: buf[:self.n] for name, buf in self.buffers[group].items()}
         return {name: buf[:self.n].clone() for name, buf in self.buffers[group].items()}

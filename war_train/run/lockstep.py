@@ -152,7 +152,7 @@ class LockstepMode:
                                    frames={g: p.frames for g, p in policies.items()},
                                    hidden_size={g: p.hidden_size for g, p in policies.items() if p.recurrent},
                                    window_steps=self.cap, world_state=cfg.critic_input == "world",
-                                   bootstrap_truncation=cfg.bootstrap_truncation)
+                                   bootstrap_truncation=cfg.bootstrap_truncation, direct_rows=True)
         self.update_idx, self.env_steps = 0, 0
         self.checkpoint = None   # the last complete checkpoint (the resumed one, then each one written)
         self.timer = PhaseTimer(cfg.profile, device)
@@ -182,7 +182,7 @@ class LockstepMode:
             if dist.stop_collecting(t):
                 break
             c.step()
-        window = c.end_window("steps")
+        window = c.end_window("steps", copy=False)   # (learned from before the next window)
         timer.split("policy", window.env_seconds)
         _, batch_steps = dist.end_rollout(self.env.num_envs)   # env steps of all ranks
         self.env_steps += batch_steps
