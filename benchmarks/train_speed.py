@@ -104,7 +104,10 @@ def wallclock(tree: str, preset: str, worlds: int, updates: int, warmup: int, de
 def _wallclock_worker(job: dict) -> None:
     sys.path.insert(0, job["tree"])
     import war_envs
-    from war_train.run.loop import train
+    try:
+        from war_train.run.loop import train
+    except ImportError:   # (a tree from before war_train's rooms)
+        from war_train.loop import train
     from war_train.presets import preset_config
 
     kw = dict(num_envs=job["worlds"], device=job["device"], torch_threads=job["threads"], **job["overrides"])

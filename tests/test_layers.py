@@ -111,7 +111,7 @@ def test_no_function_is_longer_than_80_lines(package):
 #: room -> the rooms it may import (besides the shared modules at the top of ``war_train``:
 #: config, seeding, checkpoint, stopping, and the preset data); the adapters and ``run`` may import
 #: any room
-ROOMS = {"learn": set(), "rollout": {"learn"}, "war": {"learn", "rollout"}}
+ROOMS = {"learn": set(), "rollout": {"learn"}, "plan": {"learn", "rollout"}, "war": {"learn", "rollout", "plan"}}
 SHARED = ("war_train.config", "war_train.seeding", "war_train.checkpoint", "war_train.stopping")
 
 
@@ -121,7 +121,8 @@ def room(module: str) -> str | None:
 
 
 def test_the_rooms_import_only_downward():
-    """``learn`` imports no ``rollout``/``war``/``run``; ``rollout`` no ``war``/``run``; ``war`` no
+    """``learn`` imports no ``rollout``/``plan``/``war``/``run``; ``rollout`` no ``plan``/``war``/
+    ``run`` (a planner reaches the collector as a policy); ``plan`` no ``war``/``run``; ``war`` no
     ``run``; the shared modules none of the rooms."""
     g = graph()
     bad = []

@@ -333,6 +333,10 @@ class Collector:
     real (torch's kernels release the GIL).  The policy must then draw each lane's samples from a
     generator of its own so that the draws do not depend on the threads' order.
     ``window_steps``: the rows a window's storage holds before it first grows (``RolloutStorage``).
+    ``direct_rows``: in windows under the every-step schedule (lock-step), a decision is written
+    straight into the storage row its transition closes in (k = 1: the decision's own row) instead
+    of through the pending decisions and a copy at its close — the same transitions, fewer copies
+    (lock-step's mode sets it); a collector with it cannot move worlds (work stealing).
     ``branch_free`` (default: on a non-CPU device): the rollout never reads a device value on
     the host (the property a CUDA rollout needs, ``tests/test_host_sync.py``): every lane's policy
     is called on every world each step and its outputs are kept where the lane decides
