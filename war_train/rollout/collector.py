@@ -363,18 +363,7 @@ class Collector:
         self.groups = self.war.groups
         self.E = env.num_envs
         self.device = self.war.device
-        self.draft_groups = tuple(draft_groups)
-        for g in self.draft_groups:
-            if g not in self.groups:
-                raise ValueError(f"draft_groups: unknown group {g!r}; groups: {list(self.groups)}")
-        self.hidden_size = {g: v.check_int(f"hidden_size[{g!r}]", (hidden_size or {}).get(g, 0), minimum=0)
-                            for g in self.groups}
-        unknown = sorted(set(hidden_size or {}) - set(self.groups))
-        recurrent_drafts = [g for g in self.draft_groups if self.hidden_size[g]]
-        if unknown or recurrent_drafts:
-            raise ValueError(f"hidden_size: unknown groups {unknown}" if unknown else
-                             f"draft_groups: group {recurrent_drafts[0]!r} is recurrent; draft policies are "
-                             f"feed-forward (use fill='hold')")
+        self.draft_groups, self.hidden_size = self._check_groups(draft_groups, hidden_size)
         lanes = {g: s.n_agents for g, s in self.groups.items()}
         lanes.update({g + DRAFT: self.groups[g].n_agents for g in self.draft_groups})
         self.lanes = lanes
@@ -393,7 +382,7 @@ class Collector:
         self.direct_rows = v.check_bool("direct_rows", direct_rows)
         if self.direct_rows and self.draft_groups:
             raise ValueError("direct_rows: needs every group deciding at every step; drafts act between decisions")
-        self._direct = False
+        self._direct, self._finished = False, None
         self._every = Selection.every_world(self.E, self.device)   # (every world: plain copies)
         self.cost_models = cost_models if cost_models is not None else {}
         self._lane_pools = _lane_pools(lane_threads, lanes)
@@ -402,17 +391,41 @@ class Collector:
         self._world_ids = (torch.arange(self.E, device=self.device) + self.world_offset) * 2 ** 32
         self.stats = stats
         self.env_time = bool(env_time)
+        #: V(final state) of truncated episodes computed (False: a truncation ends the return, as
+        #: ``TrainConfig.bootstrap_truncation=False`` learns it; next values 0 there)
+        self.bootstrap_truncation = bool(bootstrap_truncation)
+        self.frames = {g: v.check_int(f"frames[{g!r}]", (frames or {}).get(g, 1), minimum=1) for g in self.groups}
+        self._reset_worlds(env, seed)
+        self._store = RolloutStorage({g: self._row_layout(g) for g in self.groups}, self.device,
+                                    capacity=v.check_int("window_steps", window_steps, minimum=1))
+        self._window_open = False
+
+    def _check_groups(self, draft_groups, hidden_size) -> tuple[tuple, dict]:
+        """``(draft groups, {group: GRU size}}``, checked against the env's groups."""
+        draft_groups = tuple(draft_groups)
+        for g in draft_groups:
+            if g not in self.groups:
+                raise ValueError(f"draft_groups: unknown group {g!r}; groups: {list(self.groups)}")
+        sizes = {g: v.check_int(f"hidden_size[{g!r}]", (hidden_size or {}).get(g, 0), minimum=0) for g in self.groups}
+        unknown = sorted(set(hidden_size or {}) - set(self.groups))
+        recurrent_drafts = [g for g in draft_groups if sizes[g]]
+        if unknown or recurrent_drafts:
+            raise ValueError(f"hidden_size: unknown groups {unknown}" if unknown else
+                             f"draft_groups: group {recurrent_drafts[0]!r} is recurrent; draft policies are "
+                             f"feed-forward (use fill='hold')")
+        return draft_groups, sizes
+
+    def _reset_worlds(self, env, seed) -> None:
+        """Reset every world (``seed``) and set up what the collector carries from step to step:
+        observations, critic inputs, frame stacks, available actions, who is in the game, the last
+        step's flags, the pending decisions and the GRU states."""
         obs = self.war.reset(seed=seed)
         self.obs = {g: o.clone() for g, o in obs.items()}
         self.state = self.critic.current(self.obs)
-        self.frames = {g: v.check_int(f"frames[{g!r}]", (frames or {}).get(g, 1), minimum=1) for g in self.groups}
         #: what the policy sees of each group: the observations, or the frame stacks ``[E, n, F·d]``
         self.seen = {g: self._push(g, None, self.obs[g], torch.ones(self.E, dtype=torch.bool, device=self.device))
                      for g in self.groups}
         self.masked = bool(env.has_action_mask)
-        #: V(final state) of truncated episodes computed (False: a truncation ends the return, as
-        #: ``TrainConfig.bootstrap_truncation=False`` learns it; next values 0 there)
-        self.bootstrap_truncation = bool(bootstrap_truncation)
         #: bool [E, n, A] available actions at the current observations ([E, n, 0] without masks)
         self.avail = (first_action_mask(env) if self.masked else
                       {g: torch.zeros(self.E, s.n_agents, 0, dtype=torch.bool, device=self.device)
@@ -432,9 +445,6 @@ class Collector:
         #: recurrent groups' GRU states ``[actor [E, n, H], critic [E, H]]`` after their last decision
         self.hidden = {g: [self.pending[g].actor_h.clone(), self.pending[g].critic_h.clone()]
                        for g in self.groups if self.hidden_size[g]}
-        self._store = RolloutStorage({g: self._row_layout(g) for g in self.groups}, self.device,
-                                    capacity=v.check_int("window_steps", window_steps, minimum=1))
-        self._window_open = False
 
     @property
     def schedule(self) -> Schedule:
@@ -523,7 +533,8 @@ class Collector:
         sel.put_from(r["terminated"], terminated)
         sel.put_from(r["truncated"], truncated)
         self.war.release(group, sel)
-        closed = sel.mask.sum() * self.groups[group].n_agents
+        n = self.groups[group].n_agents
+        closed = self.E * n if sel.every else sel.mask.sum() * n
         self._closed = self._closed + (closed if self.branch_free else int(closed))
 
     def _open(self, group: str, sel: Selection, obs, state, actions, logp, values, draft: bool,
@@ -559,8 +570,10 @@ class Collector:
     def begin_window(self, version: int = 0) -> None:
         """Start a window whose decisions use behaviour policy ``version``."""
         self.war.set_version(int(version))
-        self._store.clear()
         self._direct = self.direct_rows and all(k <= 1.0 for k in self.schedule.interval.values())
+        # (direct rows: every field of every row is written each window, but the fragment ends)
+        self._store.clear(only=("fragment_end",) if self._direct else None)
+        self._finished = None   # (direct rows: the last step's finished worlds, closed with the next decision)
         # (every world decides at every step of the every-step schedule: nothing for the wrapper to check)
         self.war.host_checks = not (self.branch_free or self._direct)
         self._window_open = True
@@ -641,7 +654,11 @@ class Collector:
         for (lane, g, mask, is_draft, idx), (obs_g, state, actions, logp, values, hidden, seconds) in zip(todo, results):
             measured[lane] = seconds
             closing = mask & self.war.macro[g].active
-            if self.branch_free:
+            if self._direct:   # (every world decides: the whole previous row closes at once)
+                if r > 0:
+                    self._close(g, self._every, r - 1, self._with_finished(g, values))
+                sel = self._every
+            elif self.branch_free:
                 self._close(g, Selection(closing, "all"), r - 1, values)
                 sel = Selection(mask, "all")
             else:
@@ -650,6 +667,7 @@ class Collector:
                     self._close(g, self._selection(closing), r - 1, nv)
                 sel = self._every if isinstance(idx, slice) else Selection(mask)
             self._open(g, sel, obs_g, state, actions, logp, values, is_draft, hidden)
+        self._finished = None
         if not self.branch_free:
             self._settle_calls(calls, token, measured)
 
@@ -673,37 +691,49 @@ class Collector:
 
     def _close_finished(self, r: int, done: torch.Tensor, info: dict) -> None:
         """Every world had an action in force: the finished ones all close at row ``r``,
-        bootstrapped with V(final state) where the episode was truncated, 0 where it terminated."""
-        trunc_w = self.war.last_truncated
-        if not self.bootstrap_truncation:   # (nothing to bootstrap: every finished episode closes with 0)
-            if self.branch_free or bool(done.any()):
-                for g in self.groups:
-                    self._close(g, Selection(done, "all") if self.branch_free else self._selection(done), r, 0.0)
+        bootstrapped with V(final state) where the episode was truncated, 0 where it terminated.
+        With direct rows their close is folded into the whole row's at the next decision (or the
+        window's end): ``_finished`` keeps what it needs."""
+        nv = self._final_values(done, info)
+        if nv is None:
             return
-        if self.branch_free:   # V(final state) of every world (whether any world truncated is a host read)
-            final_obs = info["final_obs"]
-            final_state = self.critic.final(info)
-            no_start = torch.zeros(self.E, dtype=torch.bool, device=self.device)
-            for g in self.groups:
-                seen = self._push(g, self.seen[g], final_obs[g], no_start)
-                v_final = self._value(g, slice(None), final_state, seen, no_start)
-                self._close(g, Selection(done, "all"), r, torch.where(trunc_w[:, None], v_final, 0.0))
+        if self._direct:
+            self._finished = (done, nv)
             return
-        if not bool(done.any()):
-            return
-        trunc_idx = trunc_w.nonzero().flatten()
-        final_state = None
-        if len(trunc_idx):
-            final_obs = info["final_obs"]
-            final_state = self.critic.final(info)
-            no_start = torch.zeros(self.E, dtype=torch.bool, device=self.device)
         for g in self.groups:
-            nv = torch.zeros_like(self.pending[g].values)
-            if final_state is not None:
-                seen = self._push(g, self.seen[g], final_obs[g], no_start)
-                nv[trunc_idx] = self._value(g, trunc_idx, final_state, seen, no_start)
-            sel = self._selection(done)
-            self._close(g, sel, r, nv if sel.every else nv[done])
+            sel = Selection(done, "all") if self.branch_free else self._selection(done)
+            self._close(g, sel, r, nv[g] if sel.rows == "all" else nv[g][done])
+
+    def _with_finished(self, group: str, next_values: torch.Tensor) -> torch.Tensor:
+        """``next_values`` of every world, the last step's finished worlds' own where they finished."""
+        if self._finished is None:
+            return next_values
+        done, nv = self._finished
+        return torch.where(done[:, None], nv[group], next_values)
+
+    def _final_values(self, done: torch.Tensor, info: dict) -> dict | None:
+        """Per group ``[E, n]``: V(final state) where the last step truncated the episode, 0 elsewhere
+        (0 everywhere without ``bootstrap_truncation``); None when no world finished (the CPU's
+        shortcut).  On every world where the rollout must not branch (or with direct rows, as
+        lock-step always computed it), on the truncated worlds otherwise."""
+        if not self.branch_free and not bool(done.any()):
+            return None
+        zeros = {g: torch.zeros_like(self.pending[g].values) for g in self.groups}
+        trunc_w = self.war.last_truncated
+        if not self.bootstrap_truncation or (not self.branch_free and not bool(trunc_w.any())):
+            return zeros
+        final_obs, final_state = info["final_obs"], self.critic.final(info)
+        no_start = torch.zeros(self.E, dtype=torch.bool, device=self.device)
+        every = self.branch_free or self._direct
+        rows = slice(None) if every else trunc_w.nonzero().flatten()
+        for g in self.groups:
+            seen = self._push(g, self.seen[g], final_obs[g], no_start)
+            v_final = self._value(g, rows, final_state, seen, no_start)
+            if every:
+                zeros[g] = torch.where(trunc_w[:, None], v_final, 0.0)
+            else:
+                zeros[g][rows] = v_final
+        return zeros
 
     def _settle_calls(self, calls: dict, token, measured: dict) -> None:
         """One step's policy calls on the clock, the cost models and the counters (``calls[lane]``:
@@ -756,7 +786,10 @@ class Collector:
             if T > 0:
                 ending = self.war.macro[g].active & (self.war.schedule_says(g) | (g in self.draft_groups))
                 starts = self.episode_starts()   # (the next decision's: a GRU bootstraps from there)
-                if self.branch_free:
+                if self._direct:   # (the whole last row: V after it, or the finished worlds' own)
+                    nv = self._value(g, slice(None), self.state, self.seen[g], starts)
+                    self._close(g, self._every, T - 1, self._with_finished(g, nv))
+                elif self.branch_free:
                     nv = self._value(g, slice(None), self.state, self.seen[g], starts)
                     self._close(g, Selection(ending, "all"), T - 1, nv)
                 elif bool(ending.any()):
@@ -771,6 +804,7 @@ class Collector:
                           calls=dict(self._calls), reason=reason, preempted=preempted,
                           step_calls=self._step_calls, step_env_seconds=self._step_env)
         self._window_open = False
+        self._finished = None
         return out
 
     def collect(self, trigger: Trigger, version: int = 0) -> WindowBatch:

@@ -35,10 +35,13 @@ class RolloutStorage:
         self.cap = cap
         self._rows = {g: [None] * cap for g in self.layouts}
 
-    def clear(self) -> None:
+    def clear(self, only=None) -> None:
+        """No rows in use; the used rows zeroed (``only``: just these fields, where every row of
+        the others is written again before it is read)."""
         for fields in self.buffers.values():
-            for buf in fields.values():
-                buf[:self.n].zero_()
+            for name, buf in fields.items():
+                if only is None or name in only:
+                    buf[:self.n].zero_()
         self.n = 0
 
     def append(self) -> None:
