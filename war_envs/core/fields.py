@@ -2,6 +2,9 @@
 whose kernels read one ``wp.struct`` per world batch (MPE, VMAS): the family's shared fields plus
 the scenario's own, one struct type per scenario and float type (``world_struct``), and the
 generated ``clear_info`` that zeroes a scenario's per-step info fields (``info_clearer``).
+Every family's world struct and kernels are made once per process here: ``struct_type`` (the
+``wp.struct`` cache) and ``module_kernels`` (one Warp module of kernels per scenario, float
+type and family, named by ``kernel_module_name`` for the struct families).
 
 A field's role says what it is: ``param`` (a scalar), ``const`` (a 1-D array shared by every
 world), ``state`` (per world, in ``get_state``/``set_state``), ``info`` (per world, in ``step``'s
