@@ -276,18 +276,26 @@ class WarEnv:
                 missing = (~m.active).nonzero().flatten().tolist()
                 raise RuntimeError(f"advance: group {g!r} has no action in force in worlds {missing[:8]}"
                                    f"{' ...' if len(missing) > 8 else ''}; call decide() there first")
-        t0 = time.perf_counter()
-        obs, rew, term, trunc, info = self.env.step({g: m.held for g, m in self.macro.items()}, trusted=self.trusted)
-        self.last_env_seconds = time.perf_counter() - t0
-        term_w, trunc_w = (f.clone() for f in self.env.world_flags())   # (agents may leave before the episode ends)
-        self.last_truncated = trunc_w
-        done = term_w | trunc_w
+        obs, rew, term, trunc, info, done = self.advance_every({g: m.held for g, m in self.macro.items()})
         for g, m in self.macro.items():
             m.reward += m.gpow * rew[g]
             m.gpow *= self.gamma
             m.k += 1
         for m in self.macro.values():
             m.active &= ~done
+        return obs, rew, term, trunc, info, done
+
+    def advance_every(self, actions: dict[str, torch.Tensor]):
+        """One env step in which every group decides in every world (the every-step schedule:
+        lock-step): ``actions[group]`` go to the env as they are and no macro-step is held or
+        accounted (each would be one step long; nothing is in force afterwards).  The episode
+        clocks, the global step and ``last_truncated`` advance as ``advance``'s; returns the same."""
+        t0 = time.perf_counter()
+        obs, rew, term, trunc, info = self.env.step(actions, trusted=self.trusted)
+        self.last_env_seconds = time.perf_counter() - t0
+        term_w, trunc_w = (f.clone() for f in self.env.world_flags())   # (agents may leave before the episode ends)
+        self.last_truncated = trunc_w
+        done = term_w | trunc_w
         self.ep_step = torch.where(done, 0, self.ep_step + 1)
         self.ep_id += done
         self.t += 1

@@ -382,7 +382,7 @@ class Collector:
         self.direct_rows = v.check_bool("direct_rows", direct_rows)
         if self.direct_rows and self.draft_groups:
             raise ValueError("direct_rows: needs every group deciding at every step; drafts act between decisions")
-        self._direct, self._finished = False, None
+        self._direct, self._finished, self._env_actions = False, None, {}
         self._every = Selection.every_world(self.E, self.device)   # (every world: plain copies)
         self.cost_models = cost_models if cost_models is not None else {}
         self._lane_pools = _lane_pools(lane_threads, lanes)
@@ -513,19 +513,25 @@ class Collector:
         return self._every if bool(mask.all()) else Selection(mask, "selected")
 
     def _close(self, group: str, sel: Selection, row: int, next_values: torch.Tensor,
-               terminated=None, truncated=None) -> None:
+               terminated=None, truncated=None, release: bool = True) -> None:
         """End the macro-steps of ``group`` in worlds ``sel`` into ``row`` (``next_values``: rows as
         ``sel.rows`` says), with the agents' flags of their last step (``terminated`` /
-        ``truncated`` ``[E, n]``; default: the last env step's)."""
+        ``truncated`` ``[E, n]``; default: the last env step's).  ``release=False``: every world
+        decides again at once (no need to mark the macro-steps ended)."""
         if terminated is None:
             terminated, truncated = self._agent_flags[group]
         p, m = self.pending[group], self.war.macro[group]
         r = self._store.row(group, row)
-        if not self._direct:   # (direct rows: the decision wrote them into this row already)
-            for name in _DECISION_FIELDS:
-                sel.put_from(r[name], getattr(p, name))
-            sel.put_from(r["action_mask"], p.avail)
-            sel.put_from(r["alive"], p.alive)
+        if self._direct:   # (the decision and its env step wrote the rest of this row; constants: the window's end)
+            r["next_values"].copy_(next_values)
+            if release:
+                self.war.release(group, sel)
+            self._closed = self._closed + self.E * self.groups[group].n_agents
+            return
+        for name in _DECISION_FIELDS:
+            sel.put_from(r[name], getattr(p, name))
+        sel.put_from(r["action_mask"], p.avail)
+        sel.put_from(r["alive"], p.alive)
         for name, source in (("rewards", m.reward), ("k", m.k), ("version", m.version), ("start", m.start)):
             sel.put_from(r[name], source)
         sel.put(r["next_values"], next_values)
@@ -560,9 +566,10 @@ class Collector:
             sel.put_from(p.avail, self.avail[group])
         if self.can_leave:
             sel.put_from(p.alive, self.alive[group])
-        elif self._direct:
-            sel.put(p.alive, True)
         sel.put_from(p.traj, self._world_ids + self.war.ep_id)
+        if self._direct:   # (every world decides: the env gets the actions as they are, nothing is held)
+            self._env_actions[group] = self.policy.to_env(group, actions)
+            return
         sel.put(p.draft, draft)
         self.war.decide(group, sel, self.policy.to_env(group, actions))
 
@@ -622,6 +629,7 @@ class Collector:
             actions, logp, values = self.policy.act(group, obs_g, state, avail)
         return obs_g, state, actions, logp, values, hidden, time.perf_counter() - t0
 
+    @torch.no_grad()
     def step(self) -> None:
         """One env step: decisions (or holds, or drafts) of every group, then the world moves."""
         if not self._window_open:
@@ -656,7 +664,7 @@ class Collector:
             closing = mask & self.war.macro[g].active
             if self._direct:   # (every world decides: the whole previous row closes at once)
                 if r > 0:
-                    self._close(g, self._every, r - 1, self._with_finished(g, values))
+                    self._close(g, self._every, r - 1, self._with_finished(g, values), release=False)
                 sel = self._every
             elif self.branch_free:
                 self._close(g, Selection(closing, "all"), r - 1, values)
@@ -671,7 +679,15 @@ class Collector:
         if not self.branch_free:
             self._settle_calls(calls, token, measured)
 
-        next_obs, rew, term, trunc, info, done = self.war.advance()
+        if self._direct:   # (the step's rewards and flags go straight into this row)
+            next_obs, rew, term, trunc, info, done = self.war.advance_every(self._env_actions)
+            for g in self.groups:
+                row = self._store.row(g, r)
+                for name, source in (("rewards", rew[g]), ("terminated", term[g]), ("truncated", trunc[g])):
+                    row[name].copy_(source)
+        else:
+            next_obs, rew, term, trunc, info, done = self.war.advance()
+            self._agent_flags = {g: (term[g].clone(), trunc[g].clone()) for g in self.groups}
         env_s = self.war.last_env_seconds
         if self.branch_free:
             self._deferred.append((calls, measured, env_s))
@@ -679,7 +695,6 @@ class Collector:
             self._settle_env(env_s)
         if self.stats is not None:
             self.stats.step(rew, info, done)
-        self._agent_flags = {g: (term[g].clone(), trunc[g].clone()) for g in self.groups}
         self._close_finished(r, done, info)
         self.obs = {g: next_obs[g].clone() for g in self.groups}
         self.state = self.critic.current(self.obs)
@@ -772,6 +787,7 @@ class Collector:
         self._deferred = []
         self._closed = int(self._closed)
 
+    @torch.no_grad()
     def end_window(self, reason: str | None = None, preempted: bool = False, copy: bool = True) -> WindowBatch:
         """Close the transitions that end at the boundary (bootstrap with the current critic) and
         return the window; macro-steps still running carry over to the next window.  ``copy=False``:
@@ -796,6 +812,8 @@ class Collector:
                     rows = slice(None) if bool(ending.all()) else ending
                     self._close(g, self._selection(ending), T - 1,
                                 self._value(g, rows, self.state, self.seen[g], starts))
+            if self._direct and T > 0:
+                self._window_constants(g, T)
             batch = GroupTransitions(**self._store.take(g, copy=copy))
             _mark_fragment_ends(batch)
             batches[g] = batch
@@ -806,6 +824,19 @@ class Collector:
         self._window_open = False
         self._finished = None
         return out
+
+    def _window_constants(self, group: str, T: int) -> None:
+        """Direct rows: the fields every transition of the window shares or counts off, written
+        once — one-step macro-steps of this window's version, each decided at its own row's step,
+        none a draft's, every agent in the game where nobody leaves."""
+        bufs = self._store.buffers[group]
+        bufs["k"][:T] = 1
+        bufs["valid"][:T] = True
+        bufs["version"][:T] = self.war.version
+        bufs["start"][:T] = torch.arange(self._window_start, self._window_start + T, device=self.device)[:, None]
+        bufs["draft"][:T] = False
+        if not self.can_leave:
+            bufs["alive"][:T] = True
 
     def collect(self, trigger: Trigger, version: int = 0) -> WindowBatch:
         """One whole window: step until ``trigger`` fires."""
