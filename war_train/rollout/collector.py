@@ -641,7 +641,8 @@ class Collector:
         # others' boundary decisions were closed by end_window; a re-planned schedule waits a step)
         plan = []
         for g in self.groups:
-            dec = ~self.war.macro[g].active if r == 0 else self.decides_now(g)
+            dec = (self._every.mask if self._direct else   # (every world decides at every step)
+                   ~self.war.macro[g].active if r == 0 else self.decides_now(g))
             plan.append((g, g, dec, False))
             if g in self.draft_groups:
                 plan.append((g + DRAFT, g, ~dec, True))
@@ -649,7 +650,7 @@ class Collector:
             calls = {lane: mask.sum() for lane, _, mask, _ in plan}
             todo = [(lane, g, mask, is_draft, slice(None)) for lane, g, mask, is_draft in plan]
         else:
-            calls = {lane: int(mask.sum()) for lane, _, mask, _ in plan}
+            calls = {lane: self.E if self._direct else int(mask.sum()) for lane, _, mask, _ in plan}
             token = self.cost.begin(calls)
             todo = [(lane, g, mask, is_draft, slice(None) if calls[lane] == self.E else mask)
                     for lane, g, mask, is_draft in plan if calls[lane] > 0]
@@ -661,12 +662,13 @@ class Collector:
         measured = {}
         for (lane, g, mask, is_draft, idx), (obs_g, state, actions, logp, values, hidden, seconds) in zip(todo, results):
             measured[lane] = seconds
-            closing = mask & self.war.macro[g].active
             if self._direct:   # (every world decides: the whole previous row closes at once)
                 if r > 0:
                     self._close(g, self._every, r - 1, self._with_finished(g, values), release=False)
-                sel = self._every
-            elif self.branch_free:
+                self._open(g, self._every, obs_g, state, actions, logp, values, is_draft, hidden)
+                continue
+            closing = mask & self.war.macro[g].active
+            if self.branch_free:
                 self._close(g, Selection(closing, "all"), r - 1, values)
                 sel = Selection(mask, "all")
             else:
