@@ -243,33 +243,27 @@ class _Layout:
     def joint_actions(self, action) -> dict[str, np.ndarray]:
         """One world's ``{agent: action}`` -> ``{group: [1, n_g(, d)]}``; every check runs before
         anything is written, and each error names the agent, the expected and the actual value."""
-        v.check_keys("action", action, self.names)
-        per_agent = {}
-        for name, g, _ in self.agents:
-            space = self.groups[g].action_space
-            label = f"action[{name!r}]"
-            if isinstance(space, gymnasium.spaces.Discrete):
-                per_agent[name] = _check_discrete(label, action[name], space, ())
-            elif isinstance(space, gymnasium.spaces.MultiDiscrete):
-                per_agent[name] = _check_multi_discrete(label, action[name], space, ())
-            else:
-                per_agent[name] = _check_box(label, action[name], space, ())
-        return self._stack(per_agent, world_axis=False)
+        return self._checked_actions("action", action, ())
 
     def vector_actions(self, actions, num_envs: int) -> dict[str, np.ndarray]:
         """``{agent: [W] | [W, d]}`` -> ``{group: [W, n_g(, d)]}`` (validated first)."""
-        v.check_keys("actions", actions, self.names)
+        return self._checked_actions("actions", actions, (num_envs,))
+
+    def _checked_actions(self, what: str, actions, batch: tuple) -> dict[str, np.ndarray]:
+        """``{agent: action}`` (argument ``what``; each of shape ``batch`` + the space's) checked
+        against the agent's action space, then stacked per group (a world axis where ``batch``)."""
+        v.check_keys(what, actions, self.names)
         per_agent = {}
         for name, g, _ in self.agents:
             space = self.groups[g].action_space
-            label = f"actions[{name!r}]"
+            label = f"{what}[{name!r}]"
             if isinstance(space, gymnasium.spaces.Discrete):
-                per_agent[name] = _check_discrete(label, actions[name], space, (num_envs,))
+                per_agent[name] = _check_discrete(label, actions[name], space, batch)
             elif isinstance(space, gymnasium.spaces.MultiDiscrete):
-                per_agent[name] = _check_multi_discrete(label, actions[name], space, (num_envs,))
+                per_agent[name] = _check_multi_discrete(label, actions[name], space, batch)
             else:
-                per_agent[name] = _check_box(label, actions[name], space, (num_envs,))
-        return self._stack(per_agent, world_axis=True)
+                per_agent[name] = _check_box(label, actions[name], space, batch)
+        return self._stack(per_agent, world_axis=bool(batch))
 
     def _stack(self, per_agent: dict[str, np.ndarray], world_axis: bool) -> dict[str, np.ndarray]:
         out = {}

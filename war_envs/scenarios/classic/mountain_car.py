@@ -69,6 +69,26 @@ def as_compared(x: Any, is_float32: bool):
 
 
 @wp.func
+def add_clipped(x: Any, dx: Any, stored32: bool, low: Any, high: Any):
+    """``np.clip(x + dx, low, high)`` as Gymnasium computes it: the sum in float32 where the
+    state is stored (``stored32``), each bound compared as NumPy compares it; returns the value
+    and whether it is a float32 (False once a bound, a Python float, replaced it)."""
+    y = x
+    if stored32:
+        y = as_float32(x + as_float32(dx))
+    else:
+        y = x + dx
+    y32 = stored32
+    if y > as_compared(high, y32):
+        y = high
+        y32 = False
+    if y < as_compared(low, y32):
+        y = low
+        y32 = False
+    return y, y32
+
+
+@wp.func
 def continuous_step(w: Any, e: int):
     """``Continuous_MountainCarEnv.step`` with Gymnasium's arithmetic: force = the action
     clipped to [-1, 1]; velocity += force power - 0.0025 cos(3 position), clipped to
@@ -93,28 +113,8 @@ def continuous_step(w: Any, e: int):
         dv = wp.min(wp.max(given, type(position)(-1.0)), type(position)(1.0)) * w.power - slope
     else:  # np.float32 arithmetic
         dv = as_float32(as_float32(given * as_float32(w.power)) - as_float32(slope))
-    v32 = stored32
-    if stored32:
-        velocity = as_float32(velocity + as_float32(dv))
-    else:
-        velocity = velocity + dv
-    if velocity > as_compared(w.max_speed, v32):
-        velocity = w.max_speed
-        v32 = False
-    if velocity < as_compared(-w.max_speed, v32):
-        velocity = -w.max_speed
-        v32 = False
-    p32 = stored32
-    if stored32:
-        position = as_float32(position + as_float32(velocity))
-    else:
-        position = position + velocity
-    if position > as_compared(w.max_position, p32):
-        position = w.max_position
-        p32 = False
-    if position < as_compared(w.min_position, p32):
-        position = w.min_position
-        p32 = False
+    velocity, v32 = add_clipped(velocity, dv, stored32, -w.max_speed, w.max_speed)
+    position, p32 = add_clipped(position, velocity, stored32, w.min_position, w.max_position)
     if position == as_compared(w.min_position, p32) and velocity < type(position)(0.0):
         velocity = type(position)(0.0)
         v32 = False

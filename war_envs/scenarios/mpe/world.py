@@ -40,6 +40,7 @@ from war_envs.core.episode import AUTORESET_DISABLED, AUTORESET_NEXT_STEP  # noq
 from war_envs.core.episode import AUTORESET_SAME_STEP, KERNEL_MODULE_OPTIONS  # noqa: F401
 from war_envs.core.episode import begin_pending_reset, end_step, start_episode  # noqa: F401
 from war_envs.core.fields import module_kernels
+from war_envs.core.reward_done import reward_done_world
 from war_envs.core.warp_math import distance  # noqa: F401  (scenarios' W.distance)
 from war_envs.core.fields import no_info  # noqa: F401  (scenarios' clear_info)
 
@@ -450,18 +451,10 @@ def reward_done_kernel(World, reward, clear_info):
     """One world: the episode protocol (``war_envs.core.episode``) around the scenario's
     ``reward(w, e) -> terminal`` (which writes ``w.reward[e, :]`` and the scenario's info)."""
 
+    one_world = reward_done_world(reward, clear_info, finish_step)
+
     def reward_done(w: World):
-        e = wp.tid()
-        if w.pending_reset[e] != 0:
-            w.pending_reset[e] = 0
-            zero = type(w.dt)(0.0)
-            for i in range(w.reward.shape[1]):
-                w.reward[e, i] = zero
-            clear_info(w, e)
-            begin_pending_reset(e, w.terminated, w.truncated, w.reset_now)
-            return
-        terminal = reward(w, e)
-        finish_step(w, e, terminal)
+        one_world(w, wp.tid())
 
     return reward_done
 

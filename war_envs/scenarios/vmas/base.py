@@ -35,6 +35,7 @@ import warp as wp
 
 from war_envs.core import validation as v
 from war_envs.core.fields import info_clearer, kernel_module_name
+from war_envs.core.scenario import EpisodeMetric
 from war_envs.core.fields import world_struct as _world_struct
 from war_envs.core.runtime import capture_guard
 from war_envs.core.struct_world import StructWorldEnv
@@ -252,6 +253,15 @@ def pair_reach_squared(a: Body, b: Body, F) -> float:
 
 def _none(value) -> float:
     return -1.0 if value is None else float(value)
+
+
+def _reached_goals(info: dict) -> torch.Tensor:
+    return info["reached_goals"]
+
+
+def reached_goals_metric(doc: str = "1 if every agent reached its goal (VMAS's done) during the episode"):
+    """The ``success`` metric of a scenario with info ``reached_goals`` (``W.record_reached``)."""
+    return EpisodeMetric("success", doc, _reached_goals, "any")
 
 
 class VmasBase(StructWorldEnv):

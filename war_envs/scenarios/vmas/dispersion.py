@@ -90,10 +90,7 @@ def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     o = W.write_vec(out, e, i, o, W.velocity(w, e, b))
     for k in range(w.n_landmarks):
         o = W.write_vec(out, e, i, o, W.position(w, e, k) - p)
-        flag = wp.float32(0.0)
-        if w.eaten[e, k]:
-            flag = wp.float32(1.0)
-        o = W.write_value(out, e, i, o, flag)
+        o = W.write_flag(out, e, i, o, w.eaten[e, k])
 
 
 def _fraction(info: dict) -> torch.Tensor:

@@ -369,6 +369,21 @@ def closest_points_line_line(pos_a: Any, rot_a: Any, len_a: Any, pos_b: Any, rot
 
 
 @wp.func
+def _closer_pair(p1: Any, p2: Any, min_distance: Any, q1: Any, q2: Any):
+    """(q1, q2, |q1 - q2|) if ``|q1 - q2| < min_distance``, else (p1, p2, min_distance): one
+    candidate of ``closest_points_line_line_dir``."""
+    r1 = p1
+    r2 = p2
+    r = min_distance
+    d = vector_norm(q1 - q2)
+    if d < min_distance:
+        r1 = q1
+        r2 = q2
+        r = d
+    return r1, r2, r
+
+
+@wp.func
 def closest_points_line_line_dir(pos_a: Any, rv_a: Any, len_a: Any, pos_b: Any, rv_b: Any, len_b: Any):
     """``closest_points_line_line`` given the lines' directions ``rv = (cos rot, sin rot)``."""
     a1, a2 = line_extrema_dir(pos_a, rv_a, len_a)
@@ -383,26 +398,10 @@ def closest_points_line_line_dir(pos_a: Any, rv_a: Any, len_a: Any, pos_b: Any, 
     p1 = _inf_vec(pos_a)
     p2 = _inf_vec(pos_a)
     min_distance = type(len_a)(wp.inf)
-    d = vector_norm(a1 - a1_on_b)
-    if d < min_distance:
-        p1 = a1
-        p2 = a1_on_b
-        min_distance = d
-    d = vector_norm(a2 - a2_on_b)
-    if d < min_distance:
-        p1 = a2
-        p2 = a2_on_b
-        min_distance = d
-    d = vector_norm(b1_on_a - b1)
-    if d < min_distance:
-        p1 = b1_on_a
-        p2 = b1
-        min_distance = d
-    d = vector_norm(b2_on_a - b2)
-    if d < min_distance:
-        p1 = b2_on_a
-        p2 = b2
-        min_distance = d
+    p1, p2, min_distance = _closer_pair(p1, p2, min_distance, a1, a1_on_b)
+    p1, p2, min_distance = _closer_pair(p1, p2, min_distance, a2, a2_on_b)
+    p1, p2, min_distance = _closer_pair(p1, p2, min_distance, b1_on_a, b1)
+    p1, p2, min_distance = _closer_pair(p1, p2, min_distance, b2_on_a, b2)
     if d_i == type(d_i)(0.0):
         p1 = point_i
         p2 = point_i
@@ -503,11 +502,7 @@ def closest_line_box(box_pos: Any, box_rot: Any, box_width: Any, box_length: Any
         side_pos, side_rot, side_length = box_side(box_pos, box_rot, box_width, box_length, i)
         p_box, p_line = closest_points_line_line(side_pos, side_rot, side_length,
                                                  line_pos, line_rot, line_length)
-        d = vector_norm(p_box - p_line)
-        if d < distance:
-            point_box = p_box
-            point_line = p_line
-            distance = d
+        point_box, point_line, distance = _closer_pair(point_box, point_line, distance, p_box, p_line)
     return point_box, point_line
 
 
@@ -523,19 +518,11 @@ def closest_box_box(pos_a: Any, rot_a: Any, width_a: Any, length_a: Any,
     for i in range(4):
         side_pos, side_rot, side_length = box_side(pos_a, rot_a, width_a, length_a, i)
         p_b, p_a = closest_line_box(pos_b, rot_b, width_b, length_b, side_pos, side_rot, side_length)
-        d = vector_norm(p_a - p_b)
-        if d < distance:
-            point_a = p_a
-            point_b = p_b
-            distance = d
+        point_a, point_b, distance = _closer_pair(point_a, point_b, distance, p_a, p_b)
     for i in range(4):
         side_pos, side_rot, side_length = box_side(pos_b, rot_b, width_b, length_b, i)
         p_a, p_b = closest_line_box(pos_a, rot_a, width_a, length_a, side_pos, side_rot, side_length)
-        d = vector_norm(p_a - p_b)
-        if d < distance:
-            point_a = p_a
-            point_b = p_b
-            distance = d
+        point_a, point_b, distance = _closer_pair(point_a, point_b, distance, p_a, p_b)
     return point_a, point_b
 
 

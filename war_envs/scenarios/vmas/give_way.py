@@ -7,15 +7,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import torch
 import warp as wp
 
 from war_envs.core import validation as v
 from war_envs.core.fields import Field, const, info, param, state
-from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.vmas import geometry as G
 from war_envs.scenarios.vmas import world as W
-from war_envs.scenarios.vmas.base import COLORS, Body, Layout, VmasBase, check_positive
+from war_envs.scenarios.vmas.base import COLORS, Body, Layout, VmasBase, check_positive, reached_goals_metric
 
 #: VMAS's map (``spawn_map``): metres, computed in Python floats as VMAS does
 SCENARIO_LENGTH = 5
@@ -159,9 +157,7 @@ def reward_world(w: Any, e: int):
         w.agent_collision_rew[e, i] = agent_coll
         w.obstacle_collision_rew[e, i] = obstacle
         w.reward[e, i] = (((pos_rew + obstacle) + agent_coll) + energy) + final
-    w.reached_goals[e] = F0
-    if reached:
-        w.reached_goals[e] = type(F0)(1.0)
+    W.record_reached(w, e, reached)
     return reached and w.done_on_completion != 0
 
 
@@ -185,10 +181,6 @@ def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
         for k in range(o):
             noise = W.uniform(wp.randf(rng), -w.obs_noise, w.obs_noise)
             out[e, i, k] = wp.float32(type(noise)(out[e, i, k]) + noise)
-
-
-def _reached(info: dict) -> torch.Tensor:
-    return info["reached_goals"]
 
 
 class GiveWay(VmasBase):
@@ -241,10 +233,7 @@ class GiveWay(VmasBase):
     env_id = "GiveWay-v0"
     vmas_scenario = "give_way"
     per_agent_metrics = ("pos_rew", "final_rew", "energy_rew", "agent_collision_rew", "obstacle_collision_rew")
-    episode_metrics = (
-        EpisodeMetric("success", "1 if both agents were on their goals at once during the episode", _reached,
-                      "any"),
-    )
+    episode_metrics = (reached_goals_metric("1 if both agents were on their goals at once during the episode"),)
     progress_metric = "success"
 
     reset_world = reset_world

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
 import warp as wp
 
 from war_envs.core import validation as v
 from war_envs.core.fields import Field, info, param, state
-from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.vmas import world as W
-from war_envs.scenarios.vmas.base import Body, Layout, Lidar, VmasBase, check_positive
+from war_envs.scenarios.vmas.base import Body, Layout, Lidar, VmasBase, check_positive, reached_goals_metric
 
 #: VMAS's navigation colours (the first seven agents; further ones are drawn at random there)
 KNOWN_COLORS = [(0.22, 0.49, 0.72), (1.00, 0.50, 0), (0.30, 0.69, 0.29), (0.97, 0.51, 0.75),
@@ -93,9 +91,7 @@ def reward_world(w: Any, e: int):
         w.pos_rew[e, i] = pos_rew
         w.final_rew[e, i] = final
         w.reward[e, i] = pos_rew + final + w.agent_collisions[e, i]
-    w.reached_goals[e] = zero
-    if done:
-        w.reached_goals[e] = type(zero)(1.0)
+    W.record_reached(w, e, done)
     return done
 
 
@@ -115,10 +111,6 @@ def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
         o = W.write_vec(out, e, i, o, p - W.position(w, e, i))
     if w.collisions != 0:
         o = W.write_lidar(out, e, i, o, w, i)
-
-
-def _reached(info: dict) -> torch.Tensor:
-    return info["reached_goals"]
 
 
 class Navigation(VmasBase):
@@ -151,10 +143,7 @@ class Navigation(VmasBase):
     env_id = "Navigation-v0"
     vmas_scenario = "navigation"
     per_agent_metrics = ("pos_rew", "final_rew", "agent_collisions")
-    episode_metrics = (
-        EpisodeMetric("success", "1 if every agent reached its goal (VMAS's done) during the episode", _reached,
-                      "any"),
-    )
+    episode_metrics = (reached_goals_metric(),)
     progress_metric = "success"
 
     reset_world = reset_world

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
 import warp as wp
 
 from war_envs.core import validation as v
 from war_envs.core.fields import Field, const, info, param, state
-from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.vmas import world as W
-from war_envs.scenarios.vmas.base import COLORS, Body, Layout, VmasBase
+from war_envs.scenarios.vmas.base import COLORS, Body, Layout, VmasBase, reached_goals_metric
 
 N_AGENTS = 5
 AGENT_RADIUS = 0.03333
@@ -127,9 +125,7 @@ def reward_world(w: Any, e: int):
         if w.shared_reward != 0:
             shared = rew
         w.reward[e, i] = rew
-    w.reached_goals[e] = F0
-    if done:
-        w.reached_goals[e] = type(F0)(1.0)
+    W.record_reached(w, e, done)
     return done
 
 
@@ -145,10 +141,6 @@ def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
     o = W.write_vec(out, e, i, o, W.position(w, e, i) - p)
     for k in range(w.n_passages):
         o = W.write_vec(out, e, i, o, W.position(w, e, n + k) - p)
-
-
-def _reached(info: dict) -> torch.Tensor:
-    return info["reached_goals"]
 
 
 class Passage(VmasBase):
@@ -181,10 +173,7 @@ class Passage(VmasBase):
 
     env_id = "Passage-v0"
     vmas_scenario = "passage"
-    episode_metrics = (
-        EpisodeMetric("success", "1 if every agent reached its goal (VMAS's done) during the episode", _reached,
-                      "any"),
-    )
+    episode_metrics = (reached_goals_metric(),)
     progress_metric = "success"
 
     reset_world = reset_world

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
 import warp as wp
 
 from war_envs.core import validation as v
 from war_envs.core.fields import Field, info, param, state
-from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.vmas import world as W
-from war_envs.scenarios.vmas.base import COLORS, Body, Layout, VmasBase, check_positive
+from war_envs.scenarios.vmas.base import COLORS, Body, Layout, VmasBase, check_positive, reached_goals_metric
 
 SHAPING_FACTOR = 100
 WORLD_SEMIDIM = 1
@@ -70,9 +68,7 @@ def reward_world(w: Any, e: int):
     for i in range(n):
         w.reward[e, i] = rew
     w.packages_on_goal[e] = count
-    w.reached_goals[e] = zero
-    if done:
-        w.reached_goals[e] = type(zero)(1.0)
+    W.record_reached(w, e, done)
     return done
 
 
@@ -90,14 +86,7 @@ def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
         o = W.write_vec(out, e, i, o, q - goal)
         o = W.write_vec(out, e, i, o, q - p)
         o = W.write_vec(out, e, i, o, W.velocity(w, e, 1 + k))
-        flag = wp.float32(0.0)
-        if w.on_goal[e, k]:
-            flag = wp.float32(1.0)
-        o = W.write_value(out, e, i, o, flag)
-
-
-def _reached(info: dict) -> torch.Tensor:
-    return info["reached_goals"]
+        o = W.write_flag(out, e, i, o, w.on_goal[e, k])
 
 
 class Transport(VmasBase):
@@ -138,10 +127,7 @@ class Transport(VmasBase):
 
     env_id = "Transport-v0"
     vmas_scenario = "transport"
-    episode_metrics = (
-        EpisodeMetric("success", "1 if every package was on the goal (VMAS's done) during the episode", _reached,
-                      "any"),
-    )
+    episode_metrics = (reached_goals_metric("1 if every package was on the goal (VMAS's done) during the episode"),)
     progress_metric = "success"
 
     reset_world = reset_world

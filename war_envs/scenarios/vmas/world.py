@@ -61,6 +61,7 @@ from war_envs.core.fields import (
     module_kernels,
     no_info,  # noqa: F401  (scenarios' clear_info)
 )
+from war_envs.core.reward_done import reward_done_world
 from war_envs.scenarios.vmas import geometry as G
 
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
@@ -441,6 +442,23 @@ def write_value(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, value
     return o + 1
 
 
+@wp.func
+def write_flag(out: wp.array3d(dtype=wp.float32), e: int, i: int, o: int, flag: bool):
+    """A bool as 1.0 / 0.0 into agent i's row at offset o; returns o + 1."""
+    value = wp.float32(0.0)
+    if flag:
+        value = wp.float32(1.0)
+    return write_value(out, e, i, o, value)
+
+
+@wp.func(inline=True)
+def record_reached(w: Any, e: int, done: bool):
+    """Info ``reached_goals[e]``: 1.0 where ``done`` (VMAS's done) holds, else 0.0."""
+    w.reached_goals[e] = type(w.dt)(0.0)
+    if done:
+        w.reached_goals[e] = type(w.dt)(1.0)
+
+
 @wp.func(inline=True)
 def no_action_processing(w: Any, e: int, i: int):
     """A scenario without ``process_action``."""
@@ -780,19 +798,12 @@ def reward_done_kernel(World, reward, clear_info):
     (``war_envs.core.episode``) around the scenario's ``reward(w, e) -> terminal`` (which writes
     ``w.reward[e, :]``, the scenario's info, and returns VMAS's ``done()``)."""
 
+    one_world = reward_done_world(reward, clear_info, finish_step)
+
     def reward_done(w: World, chunk: int):
         first = wp.tid() * chunk
         for e in range(first, wp.min(first + chunk, w.pending_reset.shape[0])):
-            if w.pending_reset[e] != 0:
-                w.pending_reset[e] = 0
-                zero = type(w.dt)(0.0)
-                for i in range(w.reward.shape[1]):
-                    w.reward[e, i] = zero
-                clear_info(w, e)
-                begin_pending_reset(e, w.terminated, w.truncated, w.reset_now)
-            else:
-                terminal = reward(w, e)
-                finish_step(w, e, terminal)
+            one_world(w, e)
 
     return reward_done
 
