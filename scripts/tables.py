@@ -296,16 +296,23 @@ def train_speed(records: list[dict]) -> str:
 
 
 def train_before_after(records: list[dict]) -> str:
-    """Before / after a change: medians and ranges of alternating runs, and their ratio."""
-    (r,) = records
-    before, after = r["before_env_steps_per_s"], r["after_env_steps_per_s"]
-
+    """Before / after a change: medians and ranges of alternating runs, and their ratio (one
+    configuration: a sentence; several: a table)."""
     def span(xs):
         return f"{min(xs) / 1e3:.1f}–{max(xs) / 1e3:.1f} k"
 
-    return (f"before {kilo(statistics.median(before))} env-steps/s (runs {span(before)}), after "
-            f"{kilo(statistics.median(after))} ({span(after)}), ratio {r['after_over_before']:.3f} "
-            f"({len(before)} runs each, {r['date'][:10]}).")
+    if len(records) == 1:
+        (r,) = records
+        before, after = r["before_env_steps_per_s"], r["after_env_steps_per_s"]
+        return (f"before {kilo(statistics.median(before))} env-steps/s (runs {span(before)}), after "
+                f"{kilo(statistics.median(after))} ({span(after)}), ratio {r['after_over_before']:.3f} "
+                f"({len(before)} runs each, {r['date'][:10]}).")
+    rows = [[r["scenario"], str(r["worlds"]),
+             f"{kilo(statistics.median(r['before_env_steps_per_s']))} ({span(r['before_env_steps_per_s'])})",
+             f"{kilo(statistics.median(r['after_env_steps_per_s']))} ({span(r['after_env_steps_per_s'])})",
+             f"**{r['after_over_before']:.3f}**", str(len(r["before_env_steps_per_s"]))] for r in records]
+    return table(["scenario", "worlds", "before env-steps/s (runs)", "after env-steps/s (runs)", "after / before",
+                  "runs each"], ["l", "r", "r", "r", "r", "r"], rows)
 
 
 def _learning_table(records, header, columns, bold=()):
