@@ -1,5 +1,8 @@
 """Degenerate equivalence (docs/war.md): with equal costs and no timeout, WAR batches, losses and
-gradients are lock-step MAPPO's for the same seed."""
+gradients are lock-step MAPPO's for the same seed.  Both modes collect with the one collector
+(``war_train.rollout.collector``) and build their batches with ``war_train.rollout.batches``: these
+tests hold it to one result under two schedules (lock-step's every-step schedule with its rows
+written directly, WAR's through the pending decisions)."""
 
 import pytest
 import torch
