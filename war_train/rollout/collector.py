@@ -513,21 +513,18 @@ class Collector:
         return self._every if bool(mask.all()) else Selection(mask, "selected")
 
     def _close(self, group: str, sel: Selection, row: int, next_values: torch.Tensor,
-               terminated=None, truncated=None, release: bool = True) -> None:
+               terminated=None, truncated=None) -> None:
         """End the macro-steps of ``group`` in worlds ``sel`` into ``row`` (``next_values``: rows as
         ``sel.rows`` says), with the agents' flags of their last step (``terminated`` /
-        ``truncated`` ``[E, n]``; default: the last env step's).  ``release=False``: every world
-        decides again at once (no need to mark the macro-steps ended)."""
+        ``truncated`` ``[E, n]``; default: the last env step's)."""
+        r = self._store.row(group, row)
+        if self._direct:   # (the decision and its env step wrote the rest of this row, and held nothing;
+            r["next_values"].copy_(next_values)   # the window's constants come at its end)
+            self._closed = self._closed + self.E * self.groups[group].n_agents
+            return
         if terminated is None:
             terminated, truncated = self._agent_flags[group]
         p, m = self.pending[group], self.war.macro[group]
-        r = self._store.row(group, row)
-        if self._direct:   # (the decision and its env step wrote the rest of this row; constants: the window's end)
-            r["next_values"].copy_(next_values)
-            if release:
-                self.war.release(group, sel)
-            self._closed = self._closed + self.E * self.groups[group].n_agents
-            return
         for name in _DECISION_FIELDS:
             sel.put_from(r[name], getattr(p, name))
         sel.put_from(r["action_mask"], p.avail)
@@ -664,7 +661,7 @@ class Collector:
             measured[lane] = seconds
             if self._direct:   # (every world decides: the whole previous row closes at once)
                 if r > 0:
-                    self._close(g, self._every, r - 1, self._with_finished(g, values), release=False)
+                    self._close(g, self._every, r - 1, self._with_finished(g, values))
                 self._open(g, self._every, obs_g, state, actions, logp, values, is_draft, hidden)
                 continue
             closing = mask & self.war.macro[g].active
@@ -735,10 +732,10 @@ class Collector:
         lock-step always computed it), on the truncated worlds otherwise."""
         if not self.branch_free and not bool(done.any()):
             return None
-        zeros = {g: torch.zeros_like(self.pending[g].values) for g in self.groups}
+        nv = {g: torch.zeros_like(self.pending[g].values) for g in self.groups}
         trunc_w = self.war.last_truncated
         if not self.bootstrap_truncation or (not self.branch_free and not bool(trunc_w.any())):
-            return zeros
+            return nv
         final_obs, final_state = info["final_obs"], self.critic.final(info)
         no_start = torch.zeros(self.E, dtype=torch.bool, device=self.device)
         every = self.branch_free or self._direct
@@ -747,10 +744,10 @@ class Collector:
             seen = self._push(g, self.seen[g], final_obs[g], no_start)
             v_final = self._value(g, rows, final_state, seen, no_start)
             if every:
-                zeros[g] = torch.where(trunc_w[:, None], v_final, 0.0)
+                nv[g] = torch.where(trunc_w[:, None], v_final, 0.0)
             else:
-                zeros[g][rows] = v_final
-        return zeros
+                nv[g][rows] = v_final
+        return nv
 
     def _settle_calls(self, calls: dict, token, measured: dict) -> None:
         """One step's policy calls on the clock, the cost models and the counters (``calls[lane]``:
