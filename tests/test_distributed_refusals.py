@@ -127,6 +127,34 @@ def test_a_war_checkpoint_of_one_rank_is_refused_on_two(trained, tmp_path):
                                  "ranks")
 
 
+_LEAVE_SCRIPT = """
+import os, sys, torch
+from war_train.learn import distributed
+assert "torch._dynamo" not in sys.modules, "the check needs torch._dynamo first imported inside the run"
+with distributed.launch("cpu") as dist:
+    torch.optim.Adam(torch.nn.Linear(2, 2).parameters())   # (imports torch._dynamo)
+    dist.agree(lambda: None, main_only=True)
+threads = [open(f"/proc/self/task/{t}/comm").read().strip() for t in os.listdir("/proc/self/task")]
+print("gloo threads left:", sorted(t for t in threads if "gloo" in t))
+"""
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self/task").is_dir(), reason="reads the threads from /proc")
+def test_leaving_the_process_group_stops_its_threads(tmp_path):
+    # a group left alive past ``launch`` (torch._dynamo holding references to it) keeps its gloo
+    # threads into interpreter exit, where one still releasing a collective's tensors aborts the
+    # rank after its run has ended (exit -6, "terminate called without an active exception")
+    port, procs = free_port(), []
+    for rank in range(2):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port), OMP_NUM_THREADS="1")
+        procs.append(subprocess.Popen([sys.executable, "-c", _LEAVE_SCRIPT], cwd=ROOT, env=env, text=True,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    outs = [p.communicate(timeout=LIMIT_S) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert [out.strip().splitlines()[-1] for out, _ in outs] == ["gloo threads left: []"] * 2, outs
+
+
 class _Unpicklable(ValueError):
     def __init__(self, what, why):   # (pickle calls it with one argument: the copy fails)
         super().__init__(f"{what}: {why}")

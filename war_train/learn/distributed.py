@@ -695,6 +695,13 @@ def init_from_env(device: str = "cpu", *, backend: str | None = None, step_cost=
             raise ValueError(f"device: rank {env['rank']} needs cuda:{env['local_rank']} but "
                              f"{torch.cuda.device_count()} CUDA devices are visible")
         torch.cuda.set_device(env["local_rank"])
+    # torch._dynamo (which torch.optim imports) takes references to the default process group
+    # that exists when it is first imported, so destroy_process_group() would leave the group and
+    # its gloo threads alive into interpreter exit, where a thread still releasing the tensors of
+    # the last collective aborts the process ("terminate called without an active exception")
+    # after the run has ended; imported before the group exists, it keeps none.
+    import torch._dynamo as _  # noqa: F401  (``import torch._dynamo`` would make ``torch`` local here)
+
     timeout = datetime.timedelta(seconds=timeout_s)
     store, rank, world_size = next(dist.rendezvous("env://", timeout=timeout))
     dist.init_process_group(backend, store=store, rank=rank, world_size=world_size, timeout=timeout)
