@@ -228,7 +228,7 @@ def test_planning_worlds_copy_the_real_worlds_and_never_touch_them(env_id):
         real.step(random_actions(real, gen))
     state, obs, flags = snapshot(real)
     with PlanningWorlds(env_id, capacity=12, seed=123) as plan:
-        rows = plan.load(real, [1, 3], copies=5)
+        rows = plan.load(real, [1, 3], copies=5, redraw=None)
         assert rows.shape == (2, 5) and torch.equal(rows.flatten(), torch.arange(10))
         start = plan.env.get_state()
         for i, world in enumerate([1, 3]):
@@ -257,7 +257,7 @@ def test_a_finished_planning_world_stays_done_with_zero_reward():
     real.reset()
     gen = torch.Generator().manual_seed(1)
     with PlanningWorlds("Spread-v0", capacity=3, seed=0, max_cycles=3) as plan:
-        plan.load(real, [0], copies=2)
+        plan.load(real, [0], copies=2, redraw=None)
         dones, rewards = [], []
         for _ in range(6):
             _, reward, done = plan.step(random_actions(plan.env, gen))
@@ -301,7 +301,7 @@ def test_a_search_in_planning_worlds_leaves_the_real_worlds_unchanged():
     real.step(random_actions(real, torch.Generator().manual_seed(2)))
     state, obs, flags = snapshot(real)
     with PlanningWorlds("Spread-v0", capacity=2, seed=0, max_cycles=4) as plan:
-        rows = plan.load(real, [0, 2], copies=1).flatten()
+        rows = plan.load(real, [0, 2], copies=1, redraw=None).flatten()
         root = {k: v[rows] for k, v in plan.env.get_state().items()}
         out = puct_search(SpreadAgentZero(plan), root, simulations=12, depth=5, gamma=0.99)
     assert (out.visits.sum(-1) == 12).all() and ((out.action >= 0) & (out.action < 5)).all()
@@ -321,15 +321,15 @@ def test_planning_worlds_refuse_bad_arguments():
         with pytest.raises(RuntimeError, match=r"nothing loaded; call load"):
             plan.step(random_actions(plan.env, torch.Generator()))
         with pytest.raises(ValueError, match=r"copies: 2 worlds x 5 copies = 10 planning worlds, more than capacity=6"):
-            plan.load(real, [1, 3], copies=5)
+            plan.load(real, [1, 3], copies=5, redraw=None)
         with pytest.raises(ValueError, match=r"worlds: expected distinct real worlds"):
-            plan.load(real, [1, 1], copies=2)
+            plan.load(real, [1, 1], copies=2, redraw=None)
         with pytest.raises(ValueError, match=r"worlds: expected indices in \[0, 3\]"):
-            plan.load(real, [4], copies=1)
+            plan.load(real, [4], copies=1, redraw=None)
         with pytest.raises(ValueError, match=r"copies: expected an int >= 1"):
-            plan.load(real, [0], copies=0)
+            plan.load(real, [0], copies=0, redraw=None)
         with pytest.raises(ValueError, match=r"real_env: expected an env like the planning env"):
-            plan.load(other, [0], copies=1)
+            plan.load(other, [0], copies=1, redraw=None)
     with pytest.raises(ValueError, match=r"env_kwargs: num_envs and autoreset_mode are PlanningWorlds' own"):
         PlanningWorlds("Spread-v0", capacity=2, num_envs=3)
     with pytest.raises(ValueError, match=r"capacity: expected an int >= 1"):

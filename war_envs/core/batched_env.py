@@ -211,6 +211,9 @@ class BatchedEnv:
     #: whether the kernels clip Box actions into the space, as the reference does (the validated
     #: step then takes any finite float32 value; NaN and inf are still refused)
     clips_actions: bool = False
+    #: state entries holding random draws already made that no agent has seen yet (the world's
+    #: stream key ``rng_key`` is always such an entry); ``redraw_private_future`` re-draws them
+    private_future: tuple[str, ...] = ()
 
     @classmethod
     def evaluation_variants(cls, env_kwargs: dict) -> dict[str, dict]:
@@ -626,12 +629,25 @@ class BatchedEnv:
     def state_keys(self) -> tuple[str, ...]:
         return tuple(self._state_arrays())
 
-    def set_state(self, state: Mapping[str, torch.Tensor], worlds=None) -> dict[str, torch.Tensor]:
+    def set_state(self, state: Mapping[str, torch.Tensor], worlds=None, *, trusted: bool = False
+                  ) -> dict[str, torch.Tensor]:
         """Write (some of) ``get_state()``'s tensors back into ``worlds`` (all if None) and
         recompute observations.  Every tensor is checked (keys, shape, dtype, device, finite)
-        before anything is written, so a bad call leaves every world untouched."""
+        before anything is written, so a bad call leaves every world untouched.
+
+        ``trusted=True`` (a planner writing back states that ``get_state`` gave it): no checks
+        and no host synchronization; ``worlds`` must then be None or an int64 index tensor on
+        the env's device, and the tensors what ``get_state`` returns for those rows."""
         self._check_open()
         arrays = self._state_arrays()
+        if trusted:
+            for key, tensor in state.items():
+                target = wp.to_torch(arrays[key])
+                if worlds is None:
+                    target.copy_(tensor)
+                else:
+                    target[worlds] = tensor
+            return self._state_set()
         if not isinstance(state, Mapping):
             raise TypeError(f"state: expected a dict with keys from {list(arrays)}, got {type(state).__name__}")
         unknown = [k for k in state if k not in arrays]
@@ -666,11 +682,41 @@ class BatchedEnv:
                 target.copy_(tensor)
             else:
                 target[index] = tensor.to(target.dtype)
+        return self._state_set()
+
+    def _state_set(self) -> dict[str, torch.Tensor]:
+        """After state was written: derived state, observations; the env is stepped from it."""
         self._state_written()
         self._reset_now_view.zero_()
         self._observe_now()
         self._needs_reset = False
         return self._obs
+
+    def redraw_private_future(self, worlds, generator: torch.Generator) -> None:
+        """Re-draw, in ``worlds`` (an index or bool mask; None: every world), the random draws
+        already in the state that no agent has seen (``private_future``, and the stream key
+        ``rng_key`` that every later draw comes from: the next start, in-episode noise) from
+        ``generator`` (a ``torch.Generator`` on the env's device), consistently with what the
+        agents have seen so far: the worlds then continue as a sample of what could follow
+        their past, not as the future the originals hold.  A planner does this to its copies
+        of real worlds so that it does not peek.  Observations are unchanged."""
+        self._check_open()
+        if not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator: expected a torch.Generator, got {type(generator).__name__}")
+        if generator.device != self.torch_device:
+            raise ValueError(f"generator: expected a generator on the env's device {self.torch_device}, got "
+                             f"{generator.device}")
+        index = self._check_world_index("worlds", worlds)
+        if index is None:
+            index = torch.arange(self.num_envs, device=self.torch_device)
+        key = wp.to_torch(self._world_seed)
+        key[index] = torch.randint(0, 2**31 - 1, (index.numel(),), generator=generator, device=self.torch_device,
+                                   dtype=key.dtype)
+        self._redraw_private_future(index, generator)
+
+    def _redraw_private_future(self, worlds: torch.Tensor, generator: torch.Generator) -> None:
+        """A scenario with ``private_future`` entries re-draws them here in ``worlds`` (an int64
+        index on the env's device), from ``generator`` (none by default)."""
 
     def clone_worlds(self, src, dst) -> None:
         """Copy worlds ``src`` onto worlds ``dst`` (index sequences of equal length): physics,

@@ -72,6 +72,20 @@ nothing else (no probing for optional attributes, no tables keyed by scenario id
     (e.g. off when the scenario is built with ``strict_actions=True``); front ends that check
     actions themselves read it.
 
+``private_future: tuple[str, ...] = ()`` and ``_redraw_private_future(worlds, generator)``
+    The state entries that hold random draws already made but not yet seen by any agent: what
+    the world will do, decided in advance (Relay-v0's goal schedule: the times of the switches
+    to come and the goals they switch to).  ``get_state`` hands them out with the rest, so a
+    copy of a world (``clone_worlds``, a planner's ``set_state``) would replay that future
+    exactly: a planner searching in such copies would *peek*.  ``redraw_private_future(worlds,
+    generator)`` re-draws them from a fresh stream, consistently with what the agents have seen
+    (the goal in force stays; the time of the next switch is drawn after the present step): it
+    always re-draws the world's stream key ``rng_key`` (from which every later draw comes: the
+    next start, in-episode noise), and calls the scenario's ``_redraw_private_future(worlds,
+    generator)`` for its declared entries.  A scenario whose reset draws a schedule into its
+    state declares the entries and overrides that method (vectorised torch on the env's
+    device, from ``generator`` only); the default declares none.
+
 ``evaluation_variants(env_kwargs) -> {name: kwargs}`` (classmethod, default ``{}``)
     Other start distributions an evaluation should also play: each entry's kwargs override the
     run's ``env_kwargs`` (``war_envs.make(id, **{**env_kwargs, **kwargs})``).  Variants equal to

@@ -7,8 +7,11 @@ copies the state of real worlds ``worlds`` (``w`` of them) into the first ``w * 
 worlds, copy ``c`` of ``worlds[i]`` in row ``i * copies + c`` (``rows[i, c]``), through the
 public state interface: ``real_env.get_state()`` (a copy of every real world's state: physics,
 clock, episode counter, random stream) and ``planning_env.set_state(rows' state, worlds=...)``.
-The real env is only read: its state, observations and flags are never written.  A copy replays
-its source exactly (same random stream), so copies given the same actions stay equal.
+The real env is only read: its state, observations and flags are never written.  With
+``redraw=None`` a copy replays its source exactly (same random stream, same schedule), so copies
+given the same actions stay equal; with a generator, each copy's private future (what the world
+drew in advance that no agent has seen: ``BatchedEnv.private_future`` and the stream key) is
+re-drawn, as an honest planner needs.
 
 **Episode ends.**  The planning env runs with autoreset ``DISABLED``: a finished planning world is
 not reset into a new episode (whose random start would mean nothing to the search), and
@@ -43,7 +46,7 @@ class PlanningWorlds:
     ``env(num_envs=capacity, autoreset_mode=AutoresetMode.DISABLED)`` that returns a
     ``BatchedEnv``.  ``capacity`` is the most planning worlds one ``load`` may fill.
 
-    - ``load(real_env, worlds, copies) -> rows [w, copies]``: copies of the real worlds, in
+    - ``load(real_env, worlds, copies, redraw=generator | None) -> rows [w, copies]``: copies of the real worlds, in
       the planning rows ``rows`` (int64, on the env's device).  Refused (``ValueError``) for
       another scenario, device or precision, more than ``capacity`` copies, or worlds out of
       range or repeated.
@@ -89,9 +92,13 @@ class PlanningWorlds:
     def done(self) -> torch.Tensor:
         return self._done.clone()
 
-    def load(self, real_env: BatchedEnv, worlds, copies: int) -> torch.Tensor:
+    def load(self, real_env: BatchedEnv, worlds, copies: int, *, redraw: torch.Generator | None) -> torch.Tensor:
         """Copy real worlds ``worlds`` ``copies`` times each into the planning worlds; returns
-        ``rows [w, copies]``.  ``real_env`` is only read (``get_state``)."""
+        ``rows [w, copies]``.  ``real_env`` is only read (``get_state``).  ``redraw``: a
+        generator on the env's device from which every copy's private future is re-drawn
+        (``BatchedEnv.redraw_private_future``: the copies then do not know the world's future
+        random draws, and copies of one world differ from one another); None keeps the
+        originals' future (copies replay their world exactly: a planner given them *peeks*)."""
         self._check_real(real_env)
         copies = check_int("copies", copies, minimum=1)
         index = as_tensor("worlds", worlds, self.device)
@@ -111,6 +118,8 @@ class PlanningWorlds:
         state = {key: tensor[source] for key, tensor in real_env.get_state().items()}
         rows = torch.arange(n, device=self.device)
         self.env.set_state(state, worlds=rows)
+        if redraw is not None:
+            self.env.redraw_private_future(rows, redraw)
         self._done.fill_(True)
         pending = state.get("pending_reset")
         self._done[:n] = pending != 0 if pending is not None else False

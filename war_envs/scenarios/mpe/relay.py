@@ -230,7 +230,11 @@ class Relay(MPEBase):
     [E, M + 1]`` (int: the goal of each stretch, landmark indices 0 … L−1).  Every random choice
     of a reset, the goal schedule included, is in the state: ``set_state`` of a saved state
     replays the episode exactly.  ``current_goal()``: the goal of the step about to be taken,
-    per world.
+    per world.  The schedule after the present step is **private future** (``private_future =
+    ("switch_time", "goal_sequence")``): no agent has seen it, and ``redraw_private_future``
+    re-draws it (the goals said so far and the one in force stay; the next switch is drawn
+    uniformly over the holds that end after the present step, every later one as at a reset),
+    which a planner's copies of a world do so as not to peek.
 
     **Arguments**: ``num_sentries=9``, ``num_landmarks=8`` (≥ 3), ``min_goal_steps=10``,
     ``max_goal_steps=20`` (the goal's hold range, ``1 ≤ min ≤ max``), ``max_goal_jump=2``
@@ -251,6 +255,7 @@ class Relay(MPEBase):
     reward_world = relay_reward
     observe_agent = relay_observe
     landmark_index_states = ("goal_sequence",)
+    private_future = ("switch_time", "goal_sequence")
     episode_metrics = RELAY_METRICS
     progress_metric = "goal_dist"
 
@@ -311,6 +316,36 @@ class Relay(MPEBase):
             "goal": info("int"), "goal_dist": info("float"), "on_goal": info("float"),
             "goal_switched": info("int"),
         }
+
+    def _redraw_private_future(self, worlds: torch.Tensor, generator: torch.Generator) -> None:
+        """The goal schedule after the present step, re-drawn as the reset draws it: the goals
+        said so far and the one in force stay; the next switch comes after ``h`` steps of the
+        stretch in force, h ~ U{min…max} given that it has not come yet (uniform over the holds
+        that end after the present step), every later one as at a reset."""
+        arrays = self._state_arrays()
+        switch, goals = wp.to_torch(arrays["switch_time"]), wp.to_torch(arrays["goal_sequence"])
+        s, g = switch[worlds].long(), goals[worlds].long()
+        t = wp.to_torch(arrays["t"])[worlds].long()
+        n, dev = worlds.numel(), worlds.device
+        lo, hi, L, J = self.min_goal_steps, self.max_goal_steps, self.num_landmarks_arg, self.max_goal_jump
+        begun = (s <= t.unsqueeze(1)).sum(1)   # switches already made: goal g[begun] is in force
+        prev = torch.where(begun > 0, s.gather(1, (begun - 1).clamp_min(0).unsqueeze(1))[:, 0], torch.zeros_like(t))
+
+        def uniform_int(low: torch.Tensor, high: int) -> torch.Tensor:   # U{low … high}, per row
+            u = torch.rand(n, generator=generator, device=dev, dtype=torch.float64)
+            return low + (u * (high - low + 1)).long().clamp_max(high - low)
+
+        for m in range(s.shape[1]):
+            future = m >= begun
+            low = torch.where(m == begun, (t - prev + 1).clamp_min(lo), torch.full_like(t, lo))
+            time = prev + uniform_int(low, hi)
+            s[:, m] = torch.where(future, time, s[:, m])
+            prev = s[:, m]
+            jump = uniform_int(torch.ones_like(t), J)
+            sign = torch.randint(0, 2, (n,), generator=generator, device=dev) * 2 - 1
+            g[:, m + 1] = torch.where(future, (g[:, m] + sign * jump) % L, g[:, m + 1])
+        switch[worlds] = s.to(switch.dtype)
+        goals[worlds] = g.to(goals.dtype)
 
     def current_goal(self) -> np.ndarray:
         """Per world, the goal landmark of the step about to be taken (what the commander sees)."""
