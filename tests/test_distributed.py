@@ -43,6 +43,10 @@ JOBS = {
                         num_minibatches=2, rollout_length=20), 1, 0),
     # 1 update, checkpoint (rank 0 gathers every rank's worlds), resume on 2 ranks for a 2nd
     "spread_resume": (dict(num_minibatches=3, rollout_length=20, checkpoint_every=1), 1, 2),
+    # Relay-v0's commander decides by search on each rank's worlds; checkpoint, resume on 2 ranks
+    "relay_planner": (dict(scenario="Relay-v0", env_kwargs={"num_sentries": 2}, planner="commander",
+                           planner_simulations=4, planner_depth=2, num_minibatches=2, rollout_length=20,
+                           checkpoint_every=1), 1, 2),
     # policy selection after each of 3 updates: rank 0 selects, the other ranks keep training's networks
     "spread_select": (dict(num_minibatches=2, rollout_length=20, select_every=1, select_episodes=30), 3, 0),
 }
@@ -193,6 +197,16 @@ def test_rank0_writes_one_checkpoint_of_all_worlds_and_resume_is_exact(two_ranks
     cont = single("spread_resume", 3, run_dir=run, resume=run)
     assert first["update"] == 2
     assert max_param_diff(summary(three)["params"], summary(cont)["params"]) <= RUN_TOL
+
+
+def test_a_planning_group_trains_data_parallel_and_resumes(two_ranks):
+    out, ranks = two_ranks
+    ckpt = load_checkpoint(out / "relay_planner")
+    planners = ckpt["distributed"]["planners"]   # each rank's planner stream, kept apart
+    assert len(planners) == 2 and not torch.equal(planners[0]["generator"], planners[1]["generator"])
+    for r in ranks:   # the same networks on every rank: update 1, then update 2 after resuming
+        assert [row["update"] for row in r["relay_planner"]["history"]] == [1, 2]
+        assert max_param_diff(ranks[0]["relay_planner"]["params"], r["relay_planner"]["params"]) == 0
 
 
 def check_straggler_rollouts(rollouts, rows, T, min_frac=0.25, cap=None):

@@ -81,7 +81,9 @@ VARIANTS = {"mlp": {}, "gru": {"use_gru": True},
             "multidiscrete_masked": {"scenario": "Tag-v0", "env_kwargs": SMALL_TAG},
             "local_critic": {"scenario": "Tag-v0", "env_kwargs": SMALL_TAG, "critic_input": "local"},
             "gru_masked": {"scenario": "Tag-v0", "env_kwargs": SMALL_TAG, "use_gru": True},
-            "frame_stack": {"scenario": "Tag-v0", "env_kwargs": SMALL_TAG, "frame_stack": 3, "critic_input": "local"}}
+            "frame_stack": {"scenario": "Tag-v0", "env_kwargs": SMALL_TAG, "frame_stack": 3, "critic_input": "local"},
+            "planner": {"scenario": "Relay-v0", "env_kwargs": {"num_sentries": 2}, "planner": "commander",
+                        "planner_simulations": 4, "planner_depth": 2}}
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
@@ -124,6 +126,8 @@ def test_stop_and_resume_is_exact(tmp_path, variant):
             else:
                 assert torch.equal(left, right), (key, g)
     assert torch.equal(ca["generator"], cb["generator"])
+    if "planner" in ca:   # (the planner's stream: re-drawn futures and sampled actions)
+        assert torch.equal(ca["planner"]["generator"], cb["planner"]["generator"])
 
 
 def test_stop_from_progress_fn_then_resume(tmp_path):

@@ -141,6 +141,17 @@ class TrainConfig:
     dist_rank_weights: str = _f("samples", "straggler modes: 'samples' (every transition weighs the same) or "
                                            "'balanced' (each rank keeps its lock-step share, as DD-PPO's average)")
 
+    # ---------------------------------------------------------------- planner
+    planner: str = _f("", "a group of one agent (Discrete actions) that decides by a PUCT search over copies of its "
+                          "worlds, their hidden future re-drawn: its actor is the prior, its critic the leaf "
+                          "value, the other groups act with their policies inside; it learns by PPO on the "
+                          "search's actions, the visit distribution their behaviour probability "
+                          "(war_train.plan; '': none)")
+    planner_simulations: int = _f(16, "planner: simulations per decision (each one batched env step over the "
+                                      "deciding worlds)")
+    planner_depth: int = _f(4, "planner: the most steps one simulation looks ahead")
+    planner_c_puct: float = _f(1.25, "planner: PUCT weight of the prior against the (min-max normalised) Q")
+
     # ---------------------------------------------------------------- run outputs
     checkpoint_every: int = _f(20, "write a checkpoint every N updates (0: only at the end)")
     eval_episodes: int = _f(100, "episodes of the final greedy evaluation (0: skip)")
@@ -206,7 +217,8 @@ class TrainConfig:
 
     def _validate_numbers(self) -> None:
         positive_int = ("num_envs", "rollout_length", "total_env_steps", "torch_threads", "epochs",
-                        "num_minibatches", "hidden_size", "num_layers", "frame_stack", "select_episodes")
+                        "num_minibatches", "hidden_size", "num_layers", "frame_stack", "select_episodes",
+                        "planner_simulations", "planner_depth")
         for name in positive_int:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -215,7 +227,8 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name}: expected an integer >= 0, got {value!r}")
-        for name in ("lr", "critic_lr", "adam_eps", "huber_delta", "value_norm_beta", "policy_gain"):
+        for name in ("lr", "critic_lr", "adam_eps", "huber_delta", "value_norm_beta", "policy_gain",
+                     "planner_c_puct"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
                 raise ValueError(f"{name}: expected a number > 0, got {value!r}")

@@ -24,7 +24,7 @@ import numpy as np
 __all__ = ["STREAMS", "restart_seed", "run_world_seeds"]
 
 STREAMS = {"train": 0x7472_6169_6E00, "eval": 0x6576_616C_0000,
-           "select": 0x7365_6C65_6374}   # "train", "eval", "select" as tags
+           "select": 0x7365_6C65_6374, "plan": 0x706C_616E_0000}   # "train", "eval", "select", "plan" as tags
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 

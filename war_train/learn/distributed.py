@@ -586,6 +586,8 @@ class DataParallel(Local):
         """Every rank's worlds concatenated in world order (rank 0 gets the payload, others None)."""
         mine = {k: _map_tensors(payload[k], lambda t: t.detach().cpu()) for k in self._PER_WORLD if k in payload}
         mine["generator"] = payload["generator"]
+        if "planner" in payload:   # (each rank's planner has a stream of its own)
+            mine["planner"] = payload["planner"]
         parts = self._gather_object(mine)
         if not self.is_main:
             return None
@@ -594,7 +596,8 @@ class DataParallel(Local):
             if k in payload:
                 out[k] = _concat([p[k] for p in parts])
         out["distributed"] = {"world_size": self.world_size, "straggler": self.mode,
-                              "generators": [p["generator"] for p in parts]}
+                              "generators": [p["generator"] for p in parts],
+                              **({"planners": [p["planner"] for p in parts]} if "planner" in payload else {})}
         return out
 
     def local_checkpoint(self, ckpt: dict) -> dict:
@@ -603,6 +606,12 @@ class DataParallel(Local):
         for k in self._PER_WORLD:
             if k in ckpt:
                 out[k] = _map_tensors(ckpt[k], lambda t: t[self.lo:self.hi])
+        # a planner's stream continues on as many ranks as wrote it; on another number of ranks
+        # each rank's planner keeps the stream it starts with (its worlds are other ones)
+        planners = ckpt.get("distributed", {}).get("planners")
+        out.pop("planner", None)
+        if planners is not None and len(planners) == self.world_size:
+            out["planner"] = planners[self.rank]
         if self.mode != "off":
             saved = ckpt.get("distributed", {})
             if saved.get("world_size") != self.world_size:

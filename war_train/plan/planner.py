@@ -190,3 +190,20 @@ def policy_model(policies: dict, vnorm: dict, group: str, *, critic_world: bool)
         return {g: p.act(obs[g], mask=m.get(g))[0] for g, p in policies.items() if g != group}
 
     return evaluate, act_others
+
+
+def build_planner(cfg, env: BatchedEnv, policies: dict, vnorm: dict, seed: int, make_env) -> Planner | None:
+    """The planner ``cfg`` asks for (``TrainConfig.planner``; None when it names no group) over
+    ``env``'s worlds: the group's policy and critic (``policies``, ``vnorm``) guide the search,
+    the other groups' policies act inside it; ``make_env(num_envs=, autoreset_mode=)`` builds its
+    planning worlds (``war_train.rollout.envs.planning_env_factory``); ``seed`` its stream."""
+    if not cfg.planner:
+        return None
+    check_plannable(env, cfg.planner)
+    if cfg.use_gru or cfg.frame_stack > 1:
+        raise ValueError("planner: the search evaluates feed-forward policies on single observations; "
+                         "use_gru and frame_stack > 1 are not supported with a planner")
+    evaluate, act_others = policy_model(policies, vnorm, cfg.planner, critic_world=cfg.critic_input == "world")
+    return Planner(make_env, env.num_envs, cfg.planner, evaluate=evaluate, act_others=act_others,
+                   simulations=cfg.planner_simulations, depth=cfg.planner_depth, c_puct=cfg.planner_c_puct,
+                   gamma=cfg.gamma, seed=seed)

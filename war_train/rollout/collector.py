@@ -218,17 +218,26 @@ class BehaviourPolicy:
     head's own draw by default; lock-step under torchrun passes its reducer's (``dist.sample``:
     every rank's noise drawn, this rank's rows kept, so that ranks sample what one process would).
     ``lane_gens``: a generator per lane called concurrently (the draws then do not depend on the
-    threads' order)."""
+    threads' order).  ``planners``: ``{group: Planner}``: that group's actions are a search's
+    over copies of the collector's deciding worlds (``env`` and ``worlds``: the collector's env
+    and its index of them), their log-probability the visit distribution's
+    (``war_train.plan.planner``)."""
 
     def __init__(self, policies, gen: torch.Generator, drafts: dict | None = None, lane_gens: dict | None = None,
-                 sample=None) -> None:
+                 sample=None, planners: dict | None = None) -> None:
         self.policies, self.gen, self.drafts = policies, gen, drafts or {}
         self.lane_gens = lane_gens or {}
         self.sample = _draw if sample is None else sample
+        self.planners = planners or {}
 
     @torch.no_grad()
-    def act(self, group, obs, state, avail=None, hidden=None):
+    def act(self, group, obs, state, avail=None, hidden=None, worlds=None, env=None):
         p = self.policies[group]
+        if group in self.planners:   # (feed-forward: the planner refuses recurrent policies)
+            index = (torch.arange(env.num_envs, device=obs.device) if isinstance(worlds, slice)
+                     else worlds.nonzero().flatten())
+            decision = self.planners[group].decide(env, index)
+            return decision.actions.unsqueeze(1), decision.logp.unsqueeze(1), p.value(state, obs)[0]
         gen = self.lane_gens.get(group, self.gen)
         if hidden is not None:   # ((actor_h, critic_h, starts): one GRU step of actor and critic)
             actor_h, critic_h, starts = hidden
@@ -622,6 +631,8 @@ class Collector:
             before = (self.hidden[group][0][idx], self.hidden[group][1][idx], self._starts[idx])
             actions, logp, values, after = self.policy.act(group, obs_g, state, avail, hidden=before)
             hidden = (before, after)
+        elif group in self.policy.planners:
+            actions, logp, values = self.policy.act(group, obs_g, state, avail, worlds=idx, env=self.env)
         else:
             actions, logp, values = self.policy.act(group, obs_g, state, avail)
         return obs_g, state, actions, logp, values, hidden, time.perf_counter() - t0

@@ -49,6 +49,13 @@ def make_guest_env(config: TrainConfig, n: int):
     return _make(config, num_envs=n, device=config.device)
 
 
+def planning_env_factory(config: TrainConfig, device: str):
+    """``make(num_envs=, autoreset_mode=)``: the run's scenario on ``device`` as a planner's
+    worlds (``war_train.plan.worlds.PlanningWorlds``; their state is copied in from real worlds)."""
+    return lambda num_envs, autoreset_mode: _make(config, num_envs=num_envs, device=device,
+                                                  autoreset_mode=autoreset_mode)
+
+
 def make_probe_env(config: TrainConfig, dist=None):
     """One world of the run's scenario on this rank's device (checks its arguments)."""
     dist = distributed.Local() if dist is None else dist

@@ -55,6 +55,8 @@ from war_train.learn.ppo import Learner
 from war_train.seeding import run_world_seeds
 from war_train.stopping import NonFiniteTraining, non_finite
 from war_train.rollout.collector import BehaviourPolicy, Collector, WindowBatch
+from war_train.rollout.envs import planning_env_factory
+from war_train.plan.planner import build_planner
 
 __all__ = ["LockstepMode", "PHASES"]
 
@@ -146,7 +148,13 @@ class LockstepMode:
         # are the run's worlds r·E/K … (their streams derived from the run's seed: different seeds
         # share no world, war_train.seeding)
         worlds = dist.worlds(cfg.num_envs)
-        behaviour = BehaviourPolicy(policies, self.learner.generator, sample=dist.sample)
+        # a planning group decides by search in worlds of its own (its stream: the run's "plan"
+        # stream of this rank's first world)
+        self.planner = build_planner(cfg, env, policies, self.learner.vnorm,
+                                     int(run_world_seeds(cfg.seed, range(worlds.start, worlds.start + 1), "plan")[0]),
+                                     planning_env_factory(cfg, str(device)))
+        planners = {cfg.planner: self.planner} if self.planner is not None else None
+        behaviour = BehaviourPolicy(policies, self.learner.generator, sample=dist.sample, planners=planners)
         self.collector = Collector(env, behaviour, gamma=cfg.gamma, world_offset=worlds.start, stats=self.stats,
                                    seed=run_world_seeds(cfg.seed, worlds, "train"), env_time=False,
                                    frames={g: p.frames for g, p in policies.items()},
@@ -236,6 +244,7 @@ class LockstepMode:
             **self.learner.state_dict(),
             **self.collector.boundary_state(),
             "episode_stats": self.stats.state_dict(),
+            **({"planner": self.planner.state_dict()} if self.planner is not None else {}),
         }
         return self.dist.gather_checkpoint(payload)   # every rank's worlds, to rank 0
 
@@ -246,10 +255,14 @@ class LockstepMode:
         self.learner.load_state_dict(ckpt)
         self.collector.load_boundary_state(ckpt)
         self.stats.load_state_dict(ckpt["episode_stats"])
+        if self.planner is not None and "planner" in ckpt:   # (see DataParallel.local_checkpoint)
+            self.planner.load_state_dict(ckpt["planner"])
         self.update_idx, self.env_steps = int(ckpt["update"]), int(ckpt["env_steps"])
 
     def close(self) -> None:
         self.collector.close()
+        if self.planner is not None:
+            self.planner.close()
         if self.owns_env:
             self.env.close()
 

@@ -69,7 +69,8 @@ from war_train.learn import distributed
 from war_train.rollout.batches import group_batch
 from war_train.config import TrainConfig, config_to_dict
 from war_train.learn.distributions import Categorical
-from war_train.rollout.envs import make_guest_env, make_worker_envs
+from war_train.rollout.envs import make_guest_env, make_worker_envs, planning_env_factory
+from war_train.plan.planner import build_planner
 from war_train.learn.step import Batches
 from war_train.rollout.metrics import EpisodeStats, counters, finished_episodes, metric_columns
 from war_train.learn.networks import Actor
@@ -235,7 +236,13 @@ class WarMode:
         # concurrent lanes sample from generators of their own (forked from the run's), so the
         # draws do not depend on which thread runs first
         lane_gens = {lane: _fork(self.gen) for lane in self.lanes} if lane_threads else None
-        self.behaviour = BehaviourPolicy(self.policies, self.gen, self.drafts, lane_gens)
+        # a planning group decides by search in worlds of its own (one planner: the workers take turns)
+        self.planner = build_planner(cfg, self.envs[0], self.policies, self.learner.vnorm,
+                                     int(run_world_seeds(cfg.seed, range(self.worlds.start, self.worlds.start + 1),
+                                                         "plan")[0]),
+                                     planning_env_factory(cfg, str(self.device)))
+        self.behaviour = BehaviourPolicy(self.policies, self.gen, self.drafts, lane_gens,
+                                         planners={cfg.planner: self.planner} if self.planner is not None else None)
         # the host-sync-free rollout (the collector's default on a GPU) settles costs once per
         # window: one worker whose windows end after a number of steps, on a virtual clock
         stepwise = (war.workers == 1 and not war.batch_transitions and not war.max_wait and not self.real
@@ -494,7 +501,8 @@ class WarMode:
                 "draft_opts": {g: o.state_dict() for g, o in self.draft_opt.items()},
                 "in_flight": None if self._in_flight is None else _round_state(self._in_flight),
                 "learn_generator": None if self.gen_learn is self.gen else self.gen_learn.get_state(),
-                "lane_generators": {lane: g.get_state() for lane, g in self.behaviour.lane_gens.items()}}
+                "lane_generators": {lane: g.get_state() for lane, g in self.behaviour.lane_gens.items()},
+                **({"planner": self.planner.state_dict()} if self.planner is not None else {})}
 
     def load_state_dict(self, state: dict) -> None:
         """Restore ``state_dict()`` into this trainer (built with the same configs): the next
@@ -525,6 +533,8 @@ class WarMode:
             self.gen_learn.set_state(state["learn_generator"])
         for lane, g in self.behaviour.lane_gens.items():
             g.set_state(state["lane_generators"][lane])
+        if self.planner is not None:
+            self.planner.load_state_dict(state["planner"])
 
     def checkpoint_payload(self, wall_s: float) -> dict | None:
         """The run's checkpoint: ``state_dict()`` plus config, WAR config, env signature, ``wall_s``.
@@ -556,12 +566,19 @@ class WarMode:
     def close(self) -> None:
         for c in getattr(self, "collectors", ()):   # (none yet when set-up refused the envs)
             c.close()
+        if getattr(self, "planner", None) is not None:
+            self.planner.close()
         if self._own_envs:
             for e in self.envs:
                 e.close()
 
 
 def _refuse_unsupported(cfg: TrainConfig, war: WarConfig, dist) -> None:
+    if cfg.planner and (war.arm in ("overlap", "steal") or war.fill == "draft"):
+        raise ValueError(f"planner: a planning group is supported under the arms sync, war and ddppo with "
+                         f"fill='hold' (the overlap arm collects with a snapshot of the networks, stealing moves "
+                         f"worlds between envs, a draft acts between decisions), got arm={war.arm!r}, "
+                         f"fill={war.fill!r}")
     if cfg.use_gru and war.fill == "draft":
         raise ValueError("fill: draft policies are feed-forward and a GRU steps only at its group's own "
                          "decisions; use fill='hold' with use_gru=True")
