@@ -5,6 +5,8 @@ simulations and concentrate on the best action as they grow; the planning worlds
 exactly the real worlds' states and leave the real env bitwise unchanged; bad arguments are
 refused with clear errors."""
 
+import math
+
 import pytest
 import torch
 
@@ -338,3 +340,18 @@ def test_planning_worlds_refuse_bad_arguments():
         PlanningWorlds(lambda num_envs, autoreset_mode: war_envs.make("Spread-v0", num_envs=num_envs), capacity=2)
     real.close()
     other.close()
+
+
+def test_the_improved_policy_is_gumbel_muzeros_hand_computed():
+    # q̄ = (q - min) / (max - min) over the legal actions; σ = (50 + max N) · 0.1 · q̄; softmax(log prior + σ)
+    out = SearchResult(visits=torch.tensor([[1, 2, 1, 0]]), q=torch.tensor([[0.0, 1.0, 0.5, 9.0]], dtype=torch.float64),
+                       policy=torch.tensor([[0.25, 0.5, 0.25, 0.0]], dtype=torch.float64), action=torch.tensor([1]),
+                       value=torch.tensor([0.6], dtype=torch.float64),
+                       prior=torch.tensor([[0.2, 0.3, 0.5, 0.0]], dtype=torch.float64))
+    sigma = [0.0, 5.2, 2.6]
+    weights = [p * math.exp(s) for p, s in zip([0.2, 0.3, 0.5], sigma)]
+    expected = torch.tensor([[w / sum(weights) for w in weights] + [0.0]], dtype=torch.float64)
+    assert torch.allclose(out.improved_policy(), expected, rtol=1e-12, atol=0)
+    flat = SearchResult(visits=out.visits, q=torch.zeros(1, 4, dtype=torch.float64), policy=out.policy,
+                        action=out.action, value=out.value, prior=out.prior)
+    assert torch.allclose(flat.improved_policy(), out.prior)   # equal Q: the prior itself

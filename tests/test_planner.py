@@ -137,7 +137,7 @@ def test_the_planner_leaves_the_real_worlds_bitwise_unchanged():
     planner = scripted_planner(6, peek=False, simulations=10, depth=3)
     out = planner.decide(env, torch.tensor([0, 2, 5]))
     assert out.actions.shape == (3,) and (out.search.visits.sum(1) == 10).all()
-    assert torch.allclose(out.logp.exp(), out.search.policy.gather(1, out.actions[:, None])[:, 0].float())
+    assert torch.allclose(out.logp.exp(), out.policy.gather(1, out.actions[:, None])[:, 0].float())
     for key, tensor in env.get_state().items():
         assert torch.equal(tensor, state[key]), key
     for g in obs:
@@ -191,7 +191,7 @@ def test_the_planner_with_a_trainers_policies():
     planner = Planner(lambda num_envs, autoreset_mode: relay(num_envs, autoreset_mode=autoreset_mode), 5,
                       "commander", evaluate=evaluate, act_others=act_others, simulations=8, depth=3)
     out = planner.decide(env, torch.tensor([1, 4]), greedy=True)
-    assert torch.equal(out.actions, out.search.action)
+    assert torch.equal(out.actions, out.policy.argmax(1))
 
 
 def test_only_a_group_of_one_discrete_agent_is_planned():
@@ -205,3 +205,25 @@ def test_only_a_group_of_one_discrete_agent_is_planned():
     with pytest.raises(ValueError, match=r"acts in Box"):
         check_plannable(box, "commander")
     assert AutoresetMode.DISABLED  # (the planning env's mode; imported for the factories above)
+
+
+def test_a_run_with_a_planner_evaluates_it_beside_the_raw_policies(tmp_path):
+    import json
+
+    from war_train.run.cli import main
+
+    run = tmp_path / "run"
+    args = ["train", "Relay-v0", "--preset", "smoke", "--num-envs", "8", "--total-steps", "200", "--planner", "commander",
+            "--planner-simulations", "4", "--planner-depth", "2", "--env-kwargs", '{"num_sentries": 2}',
+            "--eval-episodes", "6", "--no-gif", "--no-progress", "--run-dir", str(run)]
+    assert main(args) == 0
+    results = json.loads((run / "eval.json").read_text())["results"]
+    assert {"greedy", "plan"} <= set(results)   # the raw policies, and the commander by its search
+    assert main(["eval", str(run), "--episodes", "4", "--no-planner", "--json", str(tmp_path / "raw.json")]) == 0
+    raw = json.loads((tmp_path / "raw.json").read_text())["results"]
+    assert "greedy" in raw and "plan" not in raw
+    assert main(["eval", str(run), "--episodes", "4", "--json", str(tmp_path / "plan.json")]) == 0
+    assert "plan" in json.loads((tmp_path / "plan.json").read_text())["results"]
+    pytest.importorskip("PIL")
+    assert main(["render", str(run), "--mode", "plan", "--gif", str(tmp_path / "plan.gif")]) == 0
+    assert (tmp_path / "plan.gif").stat().st_size > 0

@@ -97,13 +97,15 @@ class EnvSearchModel:
 
 @dataclasses.dataclass(frozen=True)
 class Decision:
-    """A planner's decision for W worlds: ``actions [W]`` (int64), ``logp [W]`` (log of the
-    behaviour probability of each action: the visit distribution's, sampled; 0 when greedy),
-    and the ``search`` (``SearchResult``: visits, q, the visit distribution ``policy``, value)."""
+    """A planner's decision for W worlds: ``actions [W]`` (int64: drawn from ``policy``, or its
+    most probable action when greedy), ``logp [W]`` (their log-probability under ``policy``, the
+    behaviour probability PPO learns with; 0 when greedy), the ``search`` (``SearchResult``) and
+    ``policy [W, A]``, the search's improved policy (``SearchResult.improved_policy``)."""
 
     actions: torch.Tensor
     logp: torch.Tensor
     search: SearchResult
+    policy: torch.Tensor
 
 
 class Planner:
@@ -115,7 +117,10 @@ class Planner:
     ``PlanningWorlds``), ``capacity`` the most worlds one ``decide`` plans for (the real env's
     ``num_envs``).  ``decide(real_env, worlds, greedy=False) -> Decision``: one search per
     world of ``worlds`` (an int64 index of real worlds, at most ``capacity``), the action drawn
-    from the visit distribution (``greedy``: the most visited).  The planner's stream
+    from the search's improved policy (``greedy``: its most probable action).  The improved
+    policy (Gumbel MuZero's: the prior re-weighted by the exponential of the normalised Q) and
+    not the visit distribution, because the visits are flat when the simulations are about as
+    many as the actions (Relay's commander: 8 actions), which is where a planner is affordable.  The planner's stream
     (``seed``) re-draws the copies' private future and draws the actions; ``state_dict`` /
     ``load_state_dict`` carry it (exact resume).
     """
@@ -145,11 +150,12 @@ class Planner:
         self.model._held = None
         out = puct_search(self.model, root, simulations=self.simulations, depth=self.depth, c_puct=self.c_puct,
                           gamma=self.gamma, generator=self.generator)
+        policy = out.improved_policy()
         if greedy:
-            return Decision(out.action, torch.zeros_like(out.value), out)
-        actions = torch.multinomial(out.policy.float(), 1, generator=self.generator)[:, 0]
-        logp = out.policy.gather(1, actions.unsqueeze(1))[:, 0].log()
-        return Decision(actions, logp.float(), out)
+            return Decision(policy.argmax(1), torch.zeros_like(out.value), out, policy)
+        actions = torch.multinomial(policy.float(), 1, generator=self.generator)[:, 0]
+        logp = policy.gather(1, actions.unsqueeze(1))[:, 0].log()
+        return Decision(actions, logp.float(), out, policy)
 
     def state_dict(self) -> dict:
         return {"generator": self.generator.get_state()}

@@ -113,6 +113,23 @@ class SearchResult:
     policy: torch.Tensor
     action: torch.Tensor
     value: torch.Tensor
+    prior: torch.Tensor = None   # [W, A] the root prior the search used (after any noise)
+
+    def improved_policy(self, c_visit: float = 50.0, c_scale: float = 0.1) -> torch.Tensor:
+        """Gumbel MuZero's improved policy (Danihelka et al., 2022): ``softmax(log prior + σ(q̄))``
+        with ``σ = (c_visit + max_a N(a)) · c_scale · q̄`` and ``q̄`` the root's Q (the completed
+        Q: an unvisited action has the root's value estimate) min-max normalised over its
+        actions.  Unlike the visit distribution it is sharp with as few simulations as actions
+        (each visited once), and it never gives an action of prior 0 any probability."""
+        q = self.q.double()
+        legal = self.prior > 0
+        low = q.masked_fill(~legal, math.inf).amin(1, keepdim=True)
+        high = q.masked_fill(~legal, -math.inf).amax(1, keepdim=True)
+        span = high - low
+        q_bar = torch.where(span > 0, (q - low) / span.clamp_min(torch.finfo(span.dtype).tiny), torch.zeros_like(q))
+        sigma = (c_visit + self.visits.amax(1, keepdim=True).double()) * c_scale * q_bar
+        logits = torch.log(self.prior.double().clamp_min(1e-300)) + sigma
+        return torch.softmax(logits.masked_fill(~legal, -math.inf), 1).to(self.q.dtype)
 
 
 @dataclasses.dataclass
@@ -387,4 +404,4 @@ def _result(tree: _Tree, simulations: int) -> SearchResult:
     prior = tree.prior[:, 0].double()
     action = (visits.double() + 0.5 * prior / prior.amax(1, keepdim=True).clamp_min(1e-300)).argmax(1)
     return SearchResult(visits=visits, q=q, policy=visits.to(q.dtype) / simulations, action=action,
-                        value=total.sum(1) / simulations)
+                        value=total.sum(1) / simulations, prior=tree.prior[:, 0].clone())

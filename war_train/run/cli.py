@@ -191,14 +191,17 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--torch-threads", type=int, default=1, help="torch intra-op threads (default: 1)")
     e.add_argument("--last", action="store_true", help="the last update's networks, not those the run selected "
                                                        "(runs with --select-every; the default evaluates those)")
+    e.add_argument("--no-planner", action="store_true", help="a run with a planner: evaluate the raw policies only "
+                                                             "(by default the 'plan' entry has the planning group "
+                                                             "decide by its search; 'greedy' is its raw policy)")
 
     r = sub.add_parser("render", help="render one episode of a checkpoint's policy to an animated GIF",
                        description="Render one episode (world 0) of a checkpoint's policy to a GIF.")
     r.add_argument("checkpoint", help="checkpoint.pt or its run folder")
     r.add_argument("--gif", required=True, metavar="PATH", help="output GIF path")
     r.add_argument("--seed", type=int, help="render evaluation world 0 of this run seed (default: the run's seed)")
-    r.add_argument("--mode", choices=("greedy", "sample", "random"), default="greedy",
-                   help="how every group acts (default: greedy)")
+    r.add_argument("--mode", choices=("greedy", "sample", "random", "plan"), default="greedy",
+                   help="how every group acts (default: greedy; plan: a run with --planner, its planning group by its search, the others greedy)")
     r.add_argument("--fps", type=int, default=10, help="frames per second (default: 10)")
     r.add_argument("--size", type=int, default=700, help="width and height in pixels (default: 700, as mpe2)")
     r.add_argument("--last", action="store_true", help="the last update's networks, not those the run selected "
@@ -279,7 +282,7 @@ def _cmd_eval(args) -> int:
     import torch
 
     from war_train.checkpoint import load_checkpoint
-    from war_train.run.evaluate import evaluation_suite
+    from war_train.run.evaluate import evaluation_suite, plan_evaluator
     from war_train.learn.policy import load_policies
     from war_train.run.training import format_eval
     from war_train.run.selection import selected_networks
@@ -292,7 +295,11 @@ def _cmd_eval(args) -> int:
     path = pathlib.Path(args.checkpoint)
     out = pathlib.Path(args.json) if args.json else (path if path.is_dir() else path.parent) / "eval.json"
     seed = cfg.seed if args.seed is None else args.seed
-    summary = evaluation_suite(policies, cfg.scenario, cfg.env_kwargs, args.episodes, seed)
+    planner = None
+    if cfg.planner and not args.no_planner:   # (the planning group by its search: the "plan" entry)
+        planner = plan_evaluator(cfg, policies, ckpt["valuenorms"])
+    summary = evaluation_suite(policies, cfg.scenario, cfg.env_kwargs, args.episodes, seed, planner=planner,
+                               planning_group=cfg.planner)
     # the keys of the eval.json a training run writes, plus the checkpoint evaluated
     report = {"checkpoint": str(args.checkpoint), "scenario": cfg.scenario, "episodes": args.episodes,
               "seed": seed, "train_env_steps": ckpt["env_steps"], "train_wall_s": ckpt["wall_s"],
@@ -306,7 +313,8 @@ def _cmd_eval(args) -> int:
 def _cmd_render(args) -> int:
     import torch
 
-    from war_train.run.evaluate import render_gif
+    from war_train.checkpoint import load_checkpoint
+    from war_train.run.evaluate import plan_evaluator, render_gif
     from war_train.learn.policy import load_policies
     from war_train.run.training import missing_package
 
@@ -314,10 +322,14 @@ def _cmd_render(args) -> int:
     if why is not None:
         raise ValueError(f"--gif: {why}")
     torch.set_num_threads(1)
-    policies, cfg, _ = load_policies(args.checkpoint, last=args.last)
+    ckpt = load_checkpoint(args.checkpoint)
+    policies, cfg, _ = load_policies(ckpt, last=args.last)
     seed = cfg.seed if args.seed is None else args.seed
+    if args.mode == "plan" and not cfg.planner:
+        raise ValueError(f"--mode: 'plan' renders a run trained with --planner; {args.checkpoint} has none")
+    planner = plan_evaluator(cfg, policies, ckpt["valuenorms"]) if args.mode == "plan" else None
     path = render_gif(policies, cfg.scenario, cfg.env_kwargs, args.gif, seed=seed, mode=args.mode, fps=args.fps,
-                      size=args.size)
+                      size=args.size, planner=planner, planning_group=cfg.planner)
     print(f"wrote {path}")
     return 0
 

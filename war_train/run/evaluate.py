@@ -36,7 +36,8 @@ def _cpu_policies(policies: dict) -> dict:
 
 
 def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int, seed: int,
-                 modes: dict[str, str], precision: str = "float32", stream: str = "eval") -> dict[str, torch.Tensor]:
+                 modes: dict[str, str], precision: str = "float32", stream: str = "eval",
+                 planner=None) -> dict[str, torch.Tensor]:
     """Per-episode statistics of the first episode of each of ``episodes`` worlds.
 
     ``modes``: ``{group: "greedy" | "sample" | "random"}``; ``policies`` needs an entry for
@@ -44,17 +45,22 @@ def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int,
     ``seed`` (``war_train.seeding``; ``"eval"``, the evaluation streams: never the worlds any run
     trains on, nor those ``"select"`` picks a run's networks on); randomness (sampling,
     random actions) comes from a generator seeded with ``seed``: the same call gives the same
-    numbers.
+    numbers.  A group in mode ``"plan"`` decides by search: ``planner(env)`` builds its
+    ``war_train.plan.planner.Planner`` over the evaluation env (its most probable action of the
+    search's improved policy at every step; ``plan_evaluator`` makes such a factory).
     """
     if episodes < 1:
         raise ValueError(f"episodes: expected >= 1, got {episodes}")
     policies = _cpu_policies(policies)
     env = war_envs.make(scenario, num_envs=episodes, seed=seed, precision=precision, **env_kwargs)
+    search = None
     try:
         for g in env.groups:
             mode = modes.get(g)
-            if mode not in MODES:
-                raise ValueError(f"modes[{g!r}]: expected one of {MODES}, got {mode!r}")
+            if mode not in (*MODES, "plan"):
+                raise ValueError(f"modes[{g!r}]: expected one of {(*MODES, 'plan')}, got {mode!r}")
+            if mode == "plan" and planner is None:
+                raise ValueError(f"modes[{g!r}]: 'plan' needs a planner (a function env -> Planner)")
             if mode != "random" and g not in policies:
                 raise ValueError(f"policies: no policy for group {g!r} (mode {mode!r})")
         gen = torch.Generator().manual_seed(seed)
@@ -66,11 +72,15 @@ def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int,
         recorded = torch.zeros(episodes, dtype=torch.bool)
         limit = 10 * int(getattr(env, "max_cycles", 1000))
         heads = {g: action_head(spec.action_space, group=g) for g, spec in env.groups.items()}
+        search = planner(env) if "plan" in modes.values() else None
+        every = torch.arange(episodes)
         for _ in range(limit):
             actions = {}
             for g, spec in env.groups.items():
                 avail = None if masks is None else masks[g]
-                if modes[g] == "random":
+                if modes[g] == "plan":
+                    actions[g] = search.decide(env, every, greedy=True).actions.unsqueeze(1)
+                elif modes[g] == "random":
                     actions[g] = heads[g].random((episodes, spec.n_agents), gen, mask=avail)
                 else:
                     actions[g], hidden[g] = policies[g].act(obs[g], hidden.get(g), starts,
@@ -90,7 +100,30 @@ def run_episodes(scenario: str, env_kwargs: dict, policies: dict, episodes: int,
             raise RuntimeError(f"evaluation: episodes did not end within {limit} steps")
         return stats.pop()
     finally:
+        if search is not None:
+            search.close()
         env.close()
+
+
+def plan_evaluator(cfg, policies: dict, valuenorms: dict):
+    """``run_episodes``' ``planner``: ``env -> Planner`` of ``cfg.planner`` with the trained
+    ``policies`` (on the CPU) and value normalizers (a checkpoint's ``"valuenorms"``), its search
+    as configured (``planner_simulations``, ``planner_depth``, ``planner_c_puct``, ``gamma``)."""
+    from war_train.learn.valuenorm import ValueNorm
+    from war_train.plan.planner import build_planner
+
+    policies = _cpu_policies(policies)
+    vnorm = {}
+    for g, state in valuenorms.items():
+        vnorm[g] = ValueNorm(cfg.value_norm_beta, enabled=cfg.value_norm)
+        vnorm[g].load_state_dict(state)
+
+    def make(env):
+        factory = lambda num_envs, autoreset_mode: war_envs.make(   # noqa: E731
+            cfg.scenario, num_envs=num_envs, autoreset_mode=autoreset_mode, precision=env.precision,
+            **cfg.env_kwargs)
+        return build_planner(cfg, env, policies, vnorm, cfg.seed, factory)
+    return make
 
 
 def evaluate(policies: dict, scenario: str, env_kwargs: dict, episodes: int = 100, seed: int = 0,
@@ -100,7 +133,8 @@ def evaluate(policies: dict, scenario: str, env_kwargs: dict, episodes: int = 10
     return summarize(run_episodes(scenario, env_kwargs, policies, episodes, seed, {g: mode for g in groups}))
 
 
-def evaluation_suite(policies: dict, scenario: str, env_kwargs: dict, episodes: int, seed: int) -> dict:
+def evaluation_suite(policies: dict, scenario: str, env_kwargs: dict, episodes: int, seed: int,
+                     planner=None, planning_group: str = "") -> dict:
     """``{"greedy": ..., "sample": ..., "random": ...}`` on the run's own env, plus, with several
     groups, ``"<group>_greedy_vs_random"`` and ``"<group>_sample_vs_random"`` (that group greedy
     or sampled, the others random: e.g. trained taggers against random runners; "greedy" and
@@ -108,13 +142,18 @@ def evaluation_suite(policies: dict, scenario: str, env_kwargs: dict, episodes: 
     sampled policies are the ones trained against each other),
     plus the same three modes on each of the scenario's ``evaluation_variants`` as
     ``"<mode>@<variant>"`` (Spread: ``onpolicy_init``, landmarks in 0.8·[-1, 1]² as the on-policy
-    code draws them, or ``mpe2_init`` -- whichever the run's own env is not).  Every entry plays
-    the same seed."""
+    code draws them, or ``mpe2_init`` -- whichever the run's own env is not).  With a ``planner``
+    (``plan_evaluator``'s factory) for ``planning_group``: ``"plan"``, that group deciding by its
+    search and the others greedy ("greedy" stays every raw policy).  Every entry plays the same
+    seed."""
     groups = list(policies)
     policies = _cpu_policies(policies)   # once, not in each run_episodes below
     out = {}
     for mode in MODES:
         out[mode] = summarize(run_episodes(scenario, env_kwargs, policies, episodes, seed, {g: mode for g in groups}))
+    if planner is not None:
+        modes = {g: ("plan" if g == planning_group else "greedy") for g in groups}
+        out["plan"] = summarize(run_episodes(scenario, env_kwargs, policies, episodes, seed, modes, planner=planner))
     for name, overrides in scenario_class(scenario).evaluation_variants(env_kwargs).items():
         kwargs = {**env_kwargs, **overrides}
         for mode in MODES:
@@ -130,23 +169,28 @@ def evaluation_suite(policies: dict, scenario: str, env_kwargs: dict, episodes: 
 
 
 def episode_frames(policies: dict, scenario: str, env_kwargs: dict, seed: int = 0, mode: str = "greedy",
-                   size: int = 700, max_steps: int | None = None):
+                   size: int = 700, max_steps: int | None = None, planner=None, planning_group: str = ""):
     """The frames (``[size, size, 3]`` uint8) of one episode of evaluation world 0 of run seed
     ``seed`` (the first world ``evaluate`` plays), every group in ``mode``: the start, then one
     per step until the episode ends or after ``max_steps`` steps (``None``: the whole episode).
-    Arguments are checked now; the episode is played as the frames are taken (the env is closed
-    when the generator is exhausted or closed)."""
-    if mode not in MODES:
-        raise ValueError(f"mode: expected one of {MODES}, got {mode!r}")
+    Mode ``"plan"``: ``planning_group`` decides by its search (``planner``, ``plan_evaluator``'s
+    factory), the others greedy.  Arguments are checked now; the episode is played as the frames
+    are taken (the env is closed when the generator is exhausted or closed)."""
+    if mode not in (*MODES, "plan"):
+        raise ValueError(f"mode: expected one of {(*MODES, 'plan')}, got {mode!r}")
+    if mode == "plan" and planner is None:
+        raise ValueError("mode: 'plan' needs a run trained with a planner (TrainConfig.planner)")
     if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1):
         raise ValueError(f"max_steps: expected None or an int >= 1, got {max_steps!r}")
-    return _episode_frames(_cpu_policies(policies), scenario, env_kwargs, seed, mode, size, max_steps)
+    return _episode_frames(_cpu_policies(policies), scenario, env_kwargs, seed, mode, size, max_steps, planner,
+                           planning_group)
 
 
-def _episode_frames(policies, scenario, env_kwargs, seed, mode, size, max_steps):
+def _episode_frames(policies, scenario, env_kwargs, seed, mode, size, max_steps, planner, planning_group):
     from war_envs.render import camera_range
 
     env = war_envs.make(scenario, num_envs=1, seed=seed, autoreset_mode="disabled", **env_kwargs)
+    search = planner(env) if mode == "plan" else None
     try:
         missing = [] if mode == "random" else [g for g in env.groups if g not in policies]
         if missing:
@@ -169,8 +213,10 @@ def _episode_frames(policies, scenario, env_kwargs, seed, mode, size, max_steps)
                 avail = None if masks is None else masks[g]
                 if mode == "random":
                     actions[g] = heads[g].random((1, spec.n_agents), gen, mask=avail)
+                elif mode == "plan" and g == planning_group:
+                    actions[g] = search.decide(env, torch.zeros(1, dtype=torch.long), greedy=True).actions[:, None]
                 else:
-                    actions[g], hidden[g] = policies[g].act(obs[g], hidden[g], starts, greedy=mode == "greedy",
+                    actions[g], hidden[g] = policies[g].act(obs[g], hidden[g], starts, greedy=mode != "sample",
                                                             generator=gen, mask=avail)
             next_obs, _, term, trunc, info = env.step(actions)
             if masks is not None:
@@ -182,13 +228,16 @@ def _episode_frames(policies, scenario, env_kwargs, seed, mode, size, max_steps)
             if bool(term_w[0] | trunc_w[0]):
                 break
     finally:
+        if search is not None:
+            search.close()
         env.close()
 
 
 def render_gif(policies: dict, scenario: str, env_kwargs: dict, path, seed: int = 0, mode: str = "greedy",
-               fps: int = 10, size: int = 700) -> pathlib.Path:
+               fps: int = 10, size: int = 700, planner=None, planning_group: str = "") -> pathlib.Path:
     """``episode_frames`` (the whole episode) written to ``path`` as an animated GIF
     (``size`` x ``size`` pixels; mpe2 draws 700)."""
     from war_envs.render import write_gif
 
-    return write_gif(episode_frames(policies, scenario, env_kwargs, seed, mode, size), path, fps=fps)
+    return write_gif(episode_frames(policies, scenario, env_kwargs, seed, mode, size, planner=planner,
+                                    planning_group=planning_group), path, fps=fps)

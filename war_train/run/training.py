@@ -31,7 +31,8 @@ import time
 from war_envs._extras import MissingExtraError, needs_extra
 from war_train.learn import distributed
 from war_train.config import TrainConfig
-from war_train.run.evaluate import evaluation_suite, render_gif
+from war_train.checkpoint import load_checkpoint
+from war_train.run.evaluate import evaluation_suite, plan_evaluator, render_gif
 from war_train.rollout.envs import make_env, make_probe_env
 from war_train.run.loop import train
 from war_train.run.plot import plot_learning_curve
@@ -201,7 +202,11 @@ def finish_run(run_dir, policies, config: TrainConfig, log=print, plot: bool = T
     if config.eval_episodes:
         seed = config.seed   # its evaluation streams: never a training world (war_train.seeding)
         t0 = time.perf_counter()
-        summary = evaluation_suite(policies, config.scenario, config.env_kwargs, config.eval_episodes, seed)
+        planner = None
+        if config.planner and (run_dir / "checkpoint.pt").exists():   # (its critics' value normalizers)
+            planner = plan_evaluator(config, policies, load_checkpoint(run_dir)["valuenorms"])
+        summary = evaluation_suite(policies, config.scenario, config.env_kwargs, config.eval_episodes, seed,
+                                   planner=planner, planning_group=config.planner)
         report = {"scenario": config.scenario, "episodes": config.eval_episodes, "seed": seed,
                   "train_env_steps": rows[-1]["env_steps"] if rows else 0,
                   "train_wall_s": rows[-1]["wall_s"] if rows else 0.0, "selected": selected, "results": summary}
