@@ -631,7 +631,7 @@ class Collector:
             before = (self.hidden[group][0][idx], self.hidden[group][1][idx], self._starts[idx])
             actions, logp, values, after = self.policy.act(group, obs_g, state, avail, hidden=before)
             hidden = (before, after)
-        elif group in self.policy.planners:
+        elif group in getattr(self.policy, "planners", ()):   # (a policy without planners: none)
             actions, logp, values = self.policy.act(group, obs_g, state, avail, worlds=idx, env=self.env)
         else:
             actions, logp, values = self.policy.act(group, obs_g, state, avail)
