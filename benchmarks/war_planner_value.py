@@ -11,17 +11,19 @@ each run took; ``--json`` writes the rows with the command, machine and versions
 
     python benchmarks/war_planner_value.py --seeds 1,2,3,4,5 --steps 400000 --json benchmarks/results/war_planner_value.json
     python benchmarks/war_planner_value.py --seeds 1 --steps 20000 --episodes 16     # seconds: checks the script
+
+An interrupted run is resumed exactly from its last checkpoint when the command is run again
+(every 20 updates, the preset's ``checkpoint_every``); finished runs are reused.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -29,20 +31,27 @@ import _results  # noqa: E402  (benchmarks/_results.py: the metadata of results 
 
 
 def train(run_dir: Path, seed: int, steps: int, num_envs: int, planner: dict | None, log: Path) -> float:
-    """One ``war-train train`` run of the relay preset; its wall seconds."""
+    """One ``war-train train`` run of the relay preset (resumed exactly from its checkpoint where
+    an earlier call was interrupted; a finished one is kept); its training seconds (the
+    checkpoint's ``wall_s``: the resumed parts added up)."""
+    from war_train.checkpoint import load_checkpoint
+
     cmd = [sys.executable, "-m", "war_train.run.cli", "train", "Relay-v0", "--preset", "relay", "--seed", str(seed),
            "--total-steps", str(steps), "--num-envs", str(num_envs), "--run-dir", str(run_dir), "--no-progress",
            "--no-gif", "--eval-episodes", "0", "--torch-threads", "1"]
     if planner:
         cmd += ["--planner", "commander", "--planner-simulations", str(planner["simulations"]),
                 "--planner-depth", str(planner["depth"])]
-    t0 = time.perf_counter()
-    if not (run_dir / "checkpoint.pt").exists() or json.loads((run_dir / "config.json").read_text()).get(
-            "total_env_steps") != steps:
-        with open(log, "w") as out:
+    done = (run_dir / "checkpoint.pt").exists() and load_checkpoint(run_dir)["env_steps"] >= steps - num_envs * 25
+    if not done:
+        if (run_dir / "checkpoint.pt").exists():
+            cmd += ["--resume", str(run_dir)]
+        elif run_dir.exists():   # (interrupted before its first checkpoint)
+            shutil.rmtree(run_dir)
+        with open(log, "a") as out:
             subprocess.run(cmd, check=True, stdout=out, stderr=subprocess.STDOUT,
                            env={**os.environ, "OMP_NUM_THREADS": "1"})
-    return time.perf_counter() - t0
+    return float(load_checkpoint(run_dir)["wall_s"])
 
 
 def evaluate(run_dir: Path, episodes: int, modes: list[str]) -> dict[str, float]:

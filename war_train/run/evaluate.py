@@ -119,10 +119,10 @@ def plan_evaluator(cfg, policies: dict, valuenorms: dict):
         vnorm[g].load_state_dict(state)
 
     def make(env):
-        factory = lambda num_envs, autoreset_mode: war_envs.make(   # noqa: E731
-            cfg.scenario, num_envs=num_envs, autoreset_mode=autoreset_mode, precision=env.precision,
-            **cfg.env_kwargs)
-        return build_planner(cfg, env, policies, vnorm, cfg.seed, factory)
+        def planning_env(num_envs, autoreset_mode):
+            return war_envs.make(cfg.scenario, num_envs=num_envs, autoreset_mode=autoreset_mode,
+                                 precision=env.precision, **cfg.env_kwargs)
+        return build_planner(cfg, env, policies, vnorm, cfg.seed, planning_env)
     return make
 
 
