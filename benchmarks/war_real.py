@@ -13,6 +13,11 @@ Resource models:
   steps and learning on the main thread;
 - ``shared``: the whole process pinned to CPU 0, the lanes called in turn.
 
+``--commander planner``: the commander thinks instead — it decides by a PUCT search over copies
+of its worlds (``--planner``, ``war_train.plan``; depth ``--planner-depth``) and its call's cost
+is set by the number of simulations, calibrated as the width is (``SIMULATIONS``; the kept runs
+and the calibration file are the planner's own, ``planner_*.json``).
+
 Per arm (medians over seeds): real seconds per batch (collection + learning), the real speedup
 over sync and, beside it, what the cost model predicts from the measured per-lane costs
 (``predicted``: the fitted cost models ``a + b·n`` priced at each arm's decision rates plus the
@@ -51,6 +56,8 @@ RESOURCES = ("parallel", "shared")
 #: --quick's budget, far too short to learn Relay-v0) the return columns are "nan"
 MIN_GAIN = 2.0
 WIDTHS = (64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
+#: the planner commander's simulations per decision tried by the calibration
+SIMULATIONS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 
 
 def parse_args(argv=None):
@@ -61,6 +68,10 @@ def parse_args(argv=None):
     p.add_argument("--arms", default=",".join(ARMS))
     p.add_argument("--worlds", type=int, default=128, help="worlds per update (default: 128)")
     p.add_argument("--steps", type=int, default=400_000, help="env steps per run (default: 400,000)")
+    p.add_argument("--commander", choices=("network", "planner"), default="network",
+                   help="how the commander's cost is reached: a wider network (default) or more search "
+                        "simulations (it plans)")
+    p.add_argument("--planner-depth", type=int, default=4, help="--commander planner: the search's depth")
     p.add_argument("--quick", action="store_true",
                    help="seed 1, ratio 10, 60,000 env steps: batch times and the prediction only (far too few "
                         "steps to learn Relay-v0, so the return columns are nan)")
@@ -91,52 +102,73 @@ def parse_args(argv=None):
     return args
 
 
-def train_config(args, seed: int, width: int | None = None):
+def train_config(args, seed: int, size: int | None = None):
+    """The relay preset at the benchmark's worlds and steps; ``size``: the commander's width, or
+    with ``--commander planner`` its simulations."""
     import war_train
 
-    net = {"commander": {"hidden_size": width, "num_layers": 2}} if width else {}
+    if args.commander == "planner":
+        extra = ({"planner": "commander", "planner_simulations": size, "planner_depth": args.planner_depth}
+                 if size else {})
+    else:
+        extra = {"group_network": {"commander": {"hidden_size": size, "num_layers": 2}} if size else {}}
     return war_train.preset_config("relay", num_envs=args.worlds, total_env_steps=args.steps, seed=seed,
-                                   progress=False, tensorboard=False, torch_threads=1, group_network=net)
+                                   progress=False, tensorboard=False, torch_threads=1, **extra)
 
 
-def call_seconds(policy, group: str, obs, state, repeats: int = 20) -> float:
-    """Median seconds of one ``BehaviourPolicy.act`` call (actor, sampling, critic) of ``group``."""
+def call_seconds(policy, group: str, obs, state, repeats: int = 20, **kw) -> float:
+    """Median seconds of one ``BehaviourPolicy.act`` call (actor or search, sampling, critic) of
+    ``group``."""
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        policy.act(group, obs, state)
+        policy.act(group, obs, state, **kw)
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 
 
 def calibrate(args, ratios) -> dict:
-    """Commander width per ratio: the width whose policy call over the worlds costs ``ratio`` x
-    the sentries' call (measured on this machine, one thread; log-linear between widths)."""
+    """The commander's size per ratio: the width (or, with ``--commander planner``, the number of
+    simulations) whose policy call over the worlds costs ``ratio`` x the sentries' call
+    (measured on this machine, one thread; log-linear between the sizes tried)."""
     import torch
 
     import war_envs
     from war_train.learn.policy import build_policies
+    from war_train.learn.valuenorm import ValueNorm
+    from war_train.plan.planner import build_planner
     from war_train.rollout.collector import BehaviourPolicy
+    from war_train.rollout.envs import planning_env_factory
 
     env = war_envs.make("Relay-v0", num_envs=args.worlds, seed=0)
     obs = env.reset(seed=0)
     state = env.state()
     gen = torch.Generator().manual_seed(0)
+    sizes = SIMULATIONS if args.commander == "planner" else WIDTHS
     cost = {}
-    for width in WIDTHS:
-        cfg = train_config(args, 1, width)
-        pol = BehaviourPolicy(build_policies(env.groups, env.state_dim, cfg, "cpu"), gen)
-        if width == WIDTHS[0]:
+    for size in sizes:
+        cfg = train_config(args, 1, size)
+        policies = build_policies(env.groups, env.state_dim, cfg, "cpu")
+        planner, kw = None, {}
+        if args.commander == "planner":
+            planner = build_planner(cfg, env, policies, {g: ValueNorm() for g in env.groups}, 0,
+                                    planning_env_factory(cfg, "cpu"))
+            kw = {"worlds": slice(None), "env": env}
+        pol = BehaviourPolicy(policies, gen, planners={"commander": planner} if planner else None)
+        if size == sizes[0]:
             sentry = call_seconds(pol, "sentry", obs["sentry"], state)
-        cost[width] = call_seconds(pol, "commander", obs["commander"], state) / sentry
+        cost[size] = call_seconds(pol, "commander", obs["commander"], state, repeats=5 if planner else 20,
+                                  **kw) / sentry
+        if planner is not None:
+            planner.close()
     env.close()
     out = {}
     for r in ratios:
-        above = [w for w in WIDTHS if cost[w] >= r]
+        above = [w for w in sizes if cost[w] >= r]
         if not above:
-            raise SystemExit(f"ratio {r}: the widest commander ({WIDTHS[-1]}) costs only {cost[WIDTHS[-1]]:.1f}x")
+            raise SystemExit(f"ratio {r}: the largest commander ({sizes[-1]}) costs only {cost[sizes[-1]]:.1f}x")
         hi = above[0]
-        lo = WIDTHS[max(0, WIDTHS.index(hi) - 1)]
+        lo = sizes[max(0, sizes.index(hi) - 1)]
         if hi == lo or cost[hi] == cost[lo]:
             out[r] = hi
         else:
@@ -269,7 +301,8 @@ def print_table(records) -> None:
 def _calibration(args) -> dict:
     """``calibrate``'s result, read from ``--runs``' calibration.json when it holds every ratio for
     these worlds (the widths of runs kept there), else measured (and written there)."""
-    path = os.path.join(args.runs, "calibration.json") if args.runs else None
+    name = "planner_calibration.json" if args.commander == "planner" else "calibration.json"
+    path = os.path.join(args.runs, name) if args.runs else None
     if path and os.path.exists(path):
         with open(path) as f:
             saved = json.load(f)
@@ -297,12 +330,15 @@ def _kept_run(args, arm: str, resource: str, ratio: float, seed: int, width: int
     """``(path, run)``: the ``--runs`` file of this run and its content if it matches."""
     if not args.runs:
         return None, None
-    path = os.path.join(args.runs, f"{arm}_{resource}_r{ratio:g}_s{seed}.json")
+    kind = "planner_" if args.commander == "planner" else ""
+    path = os.path.join(args.runs, f"{kind}{arm}_{resource}_r{ratio:g}_s{seed}.json")
     if not os.path.exists(path):
         return path, None
     with open(path) as f:
         kept = json.load(f)
-    same = (kept.get("worlds"), kept.get("env_steps"), kept.get("width")) == (args.worlds, args.steps, width)
+    depth = args.planner_depth if args.commander == "planner" else None
+    same = (kept.get("worlds"), kept.get("env_steps"), kept.get("width"), kept.get("planner_depth")) == (
+        args.worlds, args.steps, width, depth)
     return path, kept if same else None
 
 
@@ -312,7 +348,8 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(1)
     cal = _calibration(args)
-    print(f"commander widths per ratio: {cal['widths']} (sentry call {1e3 * cal['sentry_call_s']:.2f} ms "
+    what = "planner simulations" if args.commander == "planner" else "commander widths"
+    print(f"{what} per ratio: {cal['widths']} (sentry call {1e3 * cal['sentry_call_s']:.2f} ms "
           f"over {args.worlds} worlds)", flush=True)
     rand = random_return(args.worlds)
     runs = []
@@ -331,6 +368,7 @@ def main(argv=None) -> int:
                     if r is None:
                         r = run(args, arm, resource, width, seed)
                         r.update({"ratio": ratio, "worlds": args.worlds, "env_steps": args.steps,
+                                  "planner_depth": args.planner_depth if args.commander == "planner" else None,
                                   "date": time.strftime("%Y-%m-%dT%H:%M:%S")})
                         source = f"{time.perf_counter() - t0:.0f} s"
                         if path:
@@ -348,6 +386,8 @@ def main(argv=None) -> int:
     if args.json:
         for rec in records:
             rec.update({"worlds": args.worlds, "env_steps": args.steps, "random_return": rand,
+                        "commander": args.commander,
+                        **({"planner_depth": args.planner_depth} if args.commander == "planner" else {}),
                         "calibration": {str(k): v for k, v in cal["measured_ratio"].items()}})
         _results.write(args.json, records, args.meta)
         print(f"wrote {args.json}")

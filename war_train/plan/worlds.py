@@ -117,7 +117,7 @@ class PlanningWorlds:
         source = index.repeat_interleave(copies)
         state = {key: tensor[source] for key, tensor in real_env.get_state().items()}
         rows = torch.arange(n, device=self.device)
-        self.env.set_state(state, worlds=rows)
+        self.env.set_state(state, worlds=rows, trusted=True)   # (get_state's rows of an env like this one)
         if redraw is not None:
             self.env.redraw_private_future(rows, redraw)
         self._done.fill_(True)
