@@ -304,3 +304,33 @@ def test_both_war_rollout_paths_write_the_same_transitions(name, monkeypatch):
                     torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6, msg=f"{g}.{field}")
                 else:
                     assert torch.equal(x, y), f"{g}.{field}"
+
+
+def test_a_search_reads_the_host_only_once_whatever_its_simulations():
+    # the planner's search (war_train.plan): its model steps are set_state(trusted=True), trusted
+    # env steps and forward passes; only the checks at the roots read the device, once a search
+    import war_envs
+    from war_train.config import TrainConfig
+    from war_train.learn.policy import CriticState, build_policies
+    from war_train.learn.valuenorm import ValueNorm
+    from war_train.plan.planner import EnvSearchModel, policy_model
+    from war_train.plan.search import puct_search
+    from war_train.plan.worlds import PlanningWorlds
+
+    env = war_envs.make("Relay-v0", num_envs=6, seed=0, num_sentries=2)
+    env.reset()
+    cfg = TrainConfig(scenario="Relay-v0", num_envs=6)
+    policies = build_policies(dict(env.groups), CriticState(env).dim, cfg, torch.device("cpu"))
+    evaluate, act_others = policy_model(policies, {g: ValueNorm() for g in env.groups}, "commander",
+                                        critic_world=False)
+    reads = {}
+    with PlanningWorlds("Relay-v0", capacity=6, num_sentries=2) as worlds:
+        rows = worlds.load(env, torch.arange(6), 1, redraw=torch.Generator().manual_seed(0)).flatten()
+        root = {k: v[rows] for k, v in worlds.env.get_state().items()}
+        for simulations in (2, 9):
+            model = EnvSearchModel(worlds, "commander", evaluate, act_others)
+            with NoHostSync(count=True) as guard:
+                out = puct_search(model, root, simulations=simulations, depth=3)
+            reads[simulations] = (guard.reads, guard.warp["synchronize"], guard.warp["host_copies"])
+            assert (out.visits.sum(1) == simulations).all()
+    assert reads[2] == reads[9] and reads[2][0] <= 6, reads   # (the root checks: a few reads a search)
