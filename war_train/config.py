@@ -145,7 +145,7 @@ class TrainConfig:
     planner: str = _f("", "a group of one agent (Discrete actions) that decides by a PUCT search over copies of its "
                           "worlds, their hidden future re-drawn: its actor is the prior, its critic the leaf "
                           "value, the other groups act with their policies inside; it learns by PPO on the "
-                          "search's actions, the visit distribution their behaviour probability "
+                          "search's actions, the search's improved policy their behaviour probability "
                           "(war_train.plan; '': none)")
     planner_simulations: int = _f(16, "planner: simulations per decision (each one batched env step over the "
                                       "deciding worlds)")
