@@ -227,3 +227,25 @@ def test_a_run_with_a_planner_evaluates_it_beside_the_raw_policies(tmp_path):
     pytest.importorskip("PIL")
     assert main(["render", str(run), "--mode", "plan", "--gif", str(tmp_path / "plan.gif")]) == 0
     assert (tmp_path / "plan.gif").stat().st_size > 0
+
+
+def test_a_planning_groups_draft_learns_to_guess_the_searchs_actions():
+    import war_train
+    from war_train.config import WarConfig
+    from war_train.war.mode import WarMode
+
+    cfg = war_train.preset_config("smoke", scenario="Relay-v0", num_envs=4, rollout_length=8, total_env_steps=64,
+                                  env_kwargs={"num_sentries": 2}, planner="commander", planner_simulations=2,
+                                  planner_depth=1, gif=False, eval_episodes=0)
+    war = WarConfig(arm="war", fill="draft", costs={"commander": {"per_decision_ms": 50.0},
+                                                   "sentry": {"per_decision_ms": 5.0}})
+    mode = WarMode(cfg, war)
+    try:
+        obs = torch.randn(32, 1, 3 * N_LANDMARKS, generator=torch.Generator().manual_seed(0))
+        searched = torch.full((32, 1), 5)                      # the search said landmark 5 every time
+        for _ in range(20):
+            mode._distill("commander", obs, searched)
+        guess = mode.drafts["commander"](mode.policies["commander"].actor_input(obs))[0].argmax(-1)
+        assert (guess == 5).all()
+    finally:
+        mode.close()

@@ -227,7 +227,8 @@ def test_the_cli_resumes_a_war_run_with_its_own_war_config(tmp_path, capsys):
     assert "different WAR config: arm='overlap' (now 'sync')" in err and str(run_dir) in err
 
 
-@pytest.mark.parametrize("variant", ["frames-local-critic", "smax-masks", "smax-world-critic", "gru", "planner"])
+@pytest.mark.parametrize("variant", ["frames-local-critic", "smax-masks", "smax-world-critic", "gru", "planner",
+                                     "planner-draft"])
 def test_stop_and_resume_is_exact_with_every_feature(tmp_path, variant):
     """Frame stacks and local critics (Command-v0, the commander holding), SMAX-v0 self-play
     with action masks and dead units (a slow ally holding; also with world-state critics), GRUs (their states carried with
@@ -236,10 +237,12 @@ def test_stop_and_resume_is_exact_with_every_feature(tmp_path, variant):
     if variant == "gru":
         kw = dict(use_gru=True)
         war = ARMS["war"]
-    elif variant == "planner":   # Relay-v0's commander decides by search (its stream in the checkpoint)
+    elif variant.startswith("planner"):   # Relay-v0's commander decides by search (its stream in the checkpoint);
+        # with a draft guessing between its decisions (distilled from the search's actions)
         kw = dict(scenario="Relay-v0", env_kwargs={"num_sentries": 2, "max_cycles": 13}, planner="commander",
                   planner_simulations=4, planner_depth=2)
-        war = WarConfig(arm="war", costs={"commander": {"per_decision_ms": 50.0}, "sentry": {"per_decision_ms": 5.0}})
+        war = WarConfig(arm="war", costs={"commander": {"per_decision_ms": 50.0}, "sentry": {"per_decision_ms": 5.0}},
+                        fill="draft" if variant == "planner-draft" else "hold")
     elif variant.startswith("smax"):
         kw = dict(scenario="SMAX-v0", env_kwargs={"map_name": "3m", "enemy": "self_play"},
                   critic_input="world" if variant == "smax-world-critic" else "state")

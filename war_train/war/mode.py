@@ -401,7 +401,8 @@ class WarMode:
         t0 = time.perf_counter()
         for g in self.drafts:
             if g in batches.groups:
-                self._distill(g, batches.groups[g].obs)
+                b = batches.groups[g]
+                self._distill(g, b.obs, b.actions if g == self.cfg.planner else None)
         learn_s += time.perf_counter() - t0
         war = self.war
         if war.arm == "overlap":
@@ -428,12 +429,17 @@ class WarMode:
         row.update(self._counters(learned, collect_s, learn_s, period))
         return row
 
-    def _distill(self, g: str, obs: torch.Tensor, epochs: int = 5) -> None:
-        """Fit the draft to the group's updated policy: minimize KL(π || draft) on the batch."""
+    def _distill(self, g: str, obs: torch.Tensor, searched: torch.Tensor | None = None, epochs: int = 5) -> None:
+        """Fit the draft to the group's updated policy: minimize KL(π || draft) on the batch.  A
+        planning group's draft guesses its search instead: ``searched``, the actions its searches
+        took on the batch (samples of their improved policies), are the targets (cross-entropy)."""
         p, d = self.policies[g], self.drafts[g]
         with torch.no_grad():
             x = p.actor_input(obs)
-            target = torch.softmax(p.dist.tempered(p.actor(x)[0]), -1)   # the policy as it samples now
+            if searched is None:
+                target = torch.softmax(p.dist.tempered(p.actor(x)[0]), -1)   # the policy as it samples now
+            else:
+                target = torch.nn.functional.one_hot(searched.long(), p.dist.n).to(x.dtype)
         for _ in range(epochs):
             logp = torch.log_softmax(d(x)[0], -1)
             loss = -(target * logp).sum(-1).mean()
@@ -574,11 +580,10 @@ class WarMode:
 
 
 def _refuse_unsupported(cfg: TrainConfig, war: WarConfig, dist) -> None:
-    if cfg.planner and (war.arm in ("overlap", "steal") or war.fill == "draft"):
-        raise ValueError(f"planner: a planning group is supported under the arms sync, war and ddppo with "
-                         f"fill='hold' (the overlap arm collects with a snapshot of the networks, stealing moves "
-                         f"worlds between envs, a draft acts between decisions), got arm={war.arm!r}, "
-                         f"fill={war.fill!r}")
+    if cfg.planner and war.arm in ("overlap", "steal"):
+        raise ValueError(f"planner: a planning group is supported under the arms sync, war and ddppo (the "
+                         f"overlap arm collects with a snapshot of the networks, stealing moves worlds between "
+                         f"envs), got arm={war.arm!r}")
     if cfg.use_gru and war.fill == "draft":
         raise ValueError("fill: draft policies are feed-forward and a GRU steps only at its group's own "
                          "decisions; use fill='hold' with use_gru=True")
