@@ -6,7 +6,8 @@ For each seed, two ``war-train train`` runs of the ``relay`` preset (Relay-v0), 
 schedule re-drawn: ``war_train.plan``).  Each run is evaluated on ``--episodes`` worlds of the
 evaluation streams (never trained on): the planning team with its planner deciding
 (``plan``: the search's most probable action) and with its raw policy (``greedy``), the policy
-team greedy.  The table: per seed the greedy return of each, the median row, and the seconds
+team greedy and with its commander planning at evaluation only (the same search over the
+policies it trained with).  The table: per seed the greedy return of each, the median row, and the seconds
 each run took; ``--json`` writes the rows with the command, machine and versions.
 
     python benchmarks/war_planner_value.py --seeds 1,2,3,4,5 --steps 400000 --json benchmarks/results/war_planner_value.json
@@ -54,8 +55,11 @@ def train(run_dir: Path, seed: int, steps: int, num_envs: int, planner: dict | N
     return float(load_checkpoint(run_dir)["wall_s"])
 
 
-def evaluate(run_dir: Path, episodes: int, modes: list[str]) -> dict[str, float]:
-    """Mean episode return of the run's checkpoint on ``episodes`` evaluation worlds per mode."""
+def evaluate(run_dir: Path, episodes: int, modes: list[str], planner: dict) -> dict[str, float]:
+    """Mean episode return of the run's checkpoint on ``episodes`` evaluation worlds per mode
+    (``plan``: the commander by a search of ``planner``'s size, whether or not it trained with one)."""
+    import dataclasses
+
     from war_train.checkpoint import load_checkpoint
     from war_train.learn.policy import load_policies
     from war_train.rollout.metrics import summarize
@@ -63,6 +67,8 @@ def evaluate(run_dir: Path, episodes: int, modes: list[str]) -> dict[str, float]
 
     ckpt = load_checkpoint(run_dir)
     policies, cfg, _ = load_policies(ckpt)
+    cfg = dataclasses.replace(cfg, planner="commander", planner_simulations=planner["simulations"],
+                              planner_depth=planner["depth"])
     out = {}
     for mode in modes:
         modes_g = {g: "greedy" for g in policies}
@@ -92,22 +98,25 @@ def main() -> None:
     planner = {"simulations": args.simulations, "depth": args.depth}
     rows = []
     print(f"{'seed':>4} | {'policy team':>11} | {'planner team':>12} | {'planner team, raw policy':>24} | "
-          f"{'policy s':>8} | {'planner s':>9}")
+          f"{'policy team, planning at eval':>29} | {'policy s':>8} | {'planner s':>9}")
     for seed in [int(s) for s in args.seeds.split(",")]:
         base = out / f"policy__seed{seed}"
         plan = out / f"planner_s{args.simulations}_d{args.depth}__seed{seed}"
         t_base = train(base, seed, args.steps, args.num_envs, None, out / f"{base.name}.log")
         t_plan = train(plan, seed, args.steps, args.num_envs, planner, out / f"{plan.name}.log")
-        e_base = evaluate(base, args.episodes, ["greedy"])
-        e_plan = evaluate(plan, args.episodes, ["plan", "greedy"])
+        e_base = evaluate(base, args.episodes, ["greedy", "plan"], planner)
+        e_plan = evaluate(plan, args.episodes, ["plan", "greedy"], planner)
         row = {"seed": seed, "policy_team": e_base["greedy"], "planner_team": e_plan["plan"],
-               "planner_team_raw_policy": e_plan["greedy"], "policy_wall_s": t_base, "planner_wall_s": t_plan}
+               "planner_team_raw_policy": e_plan["greedy"], "policy_team_planning": e_base["plan"],
+               "policy_wall_s": t_base, "planner_wall_s": t_plan}
         rows.append(row)
         print(f"{seed:>4} | {row['policy_team']:>11.2f} | {row['planner_team']:>12.2f} | "
-              f"{row['planner_team_raw_policy']:>24.2f} | {t_base:>8.0f} | {t_plan:>9.0f}", flush=True)
+              f"{row['planner_team_raw_policy']:>24.2f} | {row['policy_team_planning']:>29.2f} | {t_base:>8.0f} | "
+              f"{t_plan:>9.0f}", flush=True)
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0] if k != "seed"}
     print(f"{'med':>4} | {med['policy_team']:>11.2f} | {med['planner_team']:>12.2f} | "
-          f"{med['planner_team_raw_policy']:>24.2f} | {med['policy_wall_s']:>8.0f} | {med['planner_wall_s']:>9.0f}")
+          f"{med['planner_team_raw_policy']:>24.2f} | {med['policy_team_planning']:>29.2f} | "
+          f"{med['policy_wall_s']:>8.0f} | {med['planner_wall_s']:>9.0f}")
     if args.json:
         _results.write(args.json, {"steps": args.steps, "num_envs": args.num_envs, "planner": planner,
                                    "episodes": args.episodes, "metric": "episode_return (greedy, held-out worlds)",

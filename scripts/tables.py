@@ -260,6 +260,28 @@ def learning_relay(records: list[dict]) -> str:
                   "fall towards random", "random"], ["l"] + ["r"] * 7, rows)
 
 
+def war_planner_value(report: dict) -> str:
+    """``benchmarks/war_planner_value.py``: per seed the greedy team return of the policy
+    commander's team and of the planning commander's (by its search, and by its raw policy)."""
+    rows = [[str(r["seed"]), f"{r['policy_team']:.2f}", f"{r['planner_team']:.2f}",
+             f"{r['planner_team_raw_policy']:.2f}", f"{r['planner_team'] - r['policy_team']:+.2f}",
+             f"{r['policy_team_planning']:.2f}", f"{r['policy_wall_s']:.0f}", f"{r['planner_wall_s']:.0f}"]
+            for r in report["rows"]]
+    m = report["median"]
+    rows.append(["**median**", f"{m['policy_team']:.2f}", f"{m['planner_team']:.2f}",
+                 f"{m['planner_team_raw_policy']:.2f}",
+                 f"{statistics.median(r['planner_team'] - r['policy_team'] for r in report['rows']):+.2f}",
+                 f"{m['policy_team_planning']:.2f}", f"{m['policy_wall_s']:.0f}", f"{m['planner_wall_s']:.0f}"])
+    p = report["planner"]
+    return (table(["seed", "policy commander", "planning commander", "planning team, raw policy",
+                   "planning − policy", "policy team, commander planning at evaluation", "policy run s",
+                   "planning run s"], ["l"] + ["r"] * 7, rows)
+            + f"\n\nRelay-v0 (`relay` preset), {grouped(report['steps'])} env steps per run at {report['num_envs']} "
+              f"worlds; planner {p['simulations']} simulations, depth {p['depth']}; greedy team return over "
+              f"{report['episodes']} evaluation episodes (worlds never trained on). `{report['command']}`, "
+              f"{report['date'][:10]}.")
+
+
 def _rate_of(records, scenario, worlds, framework="war-envs"):
     return next(r["agent_steps_per_s"] for r in records
                 if (r["scenario"], r["worlds"], r["framework"]) == (scenario, worlds, framework))
@@ -675,6 +697,7 @@ RENDERERS = {
     "war-real": war_real,
     "war-real-seeds": war_real_seeds,
     "learning-relay": learning_relay,
+    "war-planner-value": war_planner_value,
     "tag-baselines": tag_baselines,
     "learning-tag-gridworld": learning_tag_gridworld,
     "war-straggler": war_straggler,
