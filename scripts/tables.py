@@ -277,7 +277,8 @@ def war_planner_value(report: dict) -> str:
                    "planning − policy", "policy team, commander planning at evaluation", "policy run s",
                    "planning run s"], ["l"] + ["r"] * 7, rows)
             + f"\n\nRelay-v0 (`relay` preset), {grouped(report['steps'])} env steps per run at {report['num_envs']} "
-              f"worlds; planner {p['simulations']} simulations, depth {p['depth']}; greedy team return over "
+              f"worlds; planner {p['simulations']} simulations, depth {p['depth']}, PPO's ratio over the "
+              f"{'search' + chr(39) + 's improved policy' if p.get('ratio', 'search') == 'search' else 'policy' + chr(39) + 's own probability'}; greedy team return over "
               f"{report['episodes']} evaluation episodes (worlds never trained on). `{report['command']}`, "
               f"{report['date'][:10]}.")
 

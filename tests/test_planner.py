@@ -249,3 +249,28 @@ def test_a_planning_groups_draft_learns_to_guess_the_searchs_actions():
         assert (guess == 5).all()
     finally:
         mode.close()
+
+
+@pytest.mark.parametrize("ratio", ["search", "policy"])
+def test_the_behaviour_probability_a_planning_group_stores(ratio):
+    from war_train.learn.policy import build_policies
+    from war_train.plan.planner import build_planner
+    from war_train.rollout.collector import BehaviourPolicy
+    from war_train.rollout.envs import planning_env_factory
+
+    env = stepped(relay(4, num_sentries=2), 2)
+    cfg = TrainConfig(scenario="Relay-v0", num_envs=4, env_kwargs={"num_sentries": 2}, planner="commander",
+                      planner_simulations=4, planner_depth=2, planner_ratio=ratio)
+    policies = build_policies(dict(env.groups), CriticState(env).dim, cfg, torch.device("cpu"))
+    planner = build_planner(cfg, env, policies, {g: ValueNorm() for g in env.groups}, 0, planning_env_factory(cfg, "cpu"))
+    behaviour = BehaviourPolicy(policies, torch.Generator().manual_seed(0), planners={"commander": planner})
+    obs, state = env.observations()["commander"], env.state()
+    actions, logp, values = behaviour.act("commander", obs, state, worlds=slice(None), env=env)
+    assert actions.shape == logp.shape == values.shape == (4, 1)
+    p = policies["commander"]
+    own = p.dist.log_prob(p.actor(p.actor_input(obs))[0], actions)
+    if ratio == "policy":
+        assert torch.allclose(logp, own)
+    else:   # the search's improved policy: sharper than the untrained policy's near-uniform prior
+        assert not torch.allclose(logp, own) and (logp <= 0).all()
+    planner.close()

@@ -151,6 +151,10 @@ class TrainConfig:
                                       "deciding worlds)")
     planner_depth: int = _f(4, "planner: the most steps one simulation looks ahead")
     planner_c_puct: float = _f(1.25, "planner: PUCT weight of the prior against the (min-max normalised) Q")
+    planner_ratio: str = _f("search", "planner: the behaviour probability PPO's ratio divides by: 'search' (the "
+                                      "search's improved policy: importance-corrected) or 'policy' (the group's own "
+                                      "policy's probability of the searched action: the search's actions taught as "
+                                      "if the policy had sampled them)")
 
     # ---------------------------------------------------------------- run outputs
     checkpoint_every: int = _f(20, "write a checkpoint every N updates (0: only at the end)")
@@ -276,6 +280,8 @@ class TrainConfig:
             raise ValueError("critic_input: a 'local' critic is feed-forward; use use_gru=False or critic_input='state'")
         if self.activation not in ("tanh", "relu"):
             raise ValueError(f"activation: expected 'tanh' or 'relu', got {self.activation!r}")
+        if self.planner_ratio not in ("search", "policy"):
+            raise ValueError(f"planner_ratio: expected 'search' or 'policy', got {self.planner_ratio!r}")
         if self.precision not in ("float32", "float64"):
             raise ValueError(f"precision: expected 'float32' or 'float64', got {self.precision!r}")
         if self.dist_straggler not in ("off", "preempt", "war"):

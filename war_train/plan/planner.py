@@ -137,6 +137,9 @@ class Planner:
         self.group = group
         self.simulations, self.depth, self.c_puct, self.gamma = simulations, depth, c_puct, gamma
         self.peek = bool(peek)
+        #: the behaviour log-probability a trainer stores with each decision: "search" (the
+        #: improved policy's) or "policy" (the group's own policy's of the searched action)
+        self.ratio = "search"
         self.generator = torch.Generator(device=self.worlds.device)
         self.generator.manual_seed(int(seed))
 
@@ -210,6 +213,8 @@ def build_planner(cfg, env: BatchedEnv, policies: dict, vnorm: dict, seed: int, 
         raise ValueError("planner: the search evaluates feed-forward policies on single observations; "
                          "use_gru and frame_stack > 1 are not supported with a planner")
     evaluate, act_others = policy_model(policies, vnorm, cfg.planner, critic_world=cfg.critic_input == "world")
-    return Planner(make_env, env.num_envs, cfg.planner, evaluate=evaluate, act_others=act_others,
-                   simulations=cfg.planner_simulations, depth=cfg.planner_depth, c_puct=cfg.planner_c_puct,
-                   gamma=cfg.gamma, seed=seed)
+    planner = Planner(make_env, env.num_envs, cfg.planner, evaluate=evaluate, act_others=act_others,
+                      simulations=cfg.planner_simulations, depth=cfg.planner_depth, c_puct=cfg.planner_c_puct,
+                      gamma=cfg.gamma, seed=seed)
+    planner.ratio = cfg.planner_ratio
+    return planner

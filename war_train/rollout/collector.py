@@ -236,8 +236,13 @@ class BehaviourPolicy:
         if group in self.planners:   # (feed-forward: the planner refuses recurrent policies)
             index = (torch.arange(env.num_envs, device=obs.device) if isinstance(worlds, slice)
                      else worlds.nonzero().flatten())
-            decision = self.planners[group].decide(env, index)
-            return decision.actions.unsqueeze(1), decision.logp.unsqueeze(1), p.value(state, obs)[0]
+            planner = self.planners[group]
+            decision = planner.decide(env, index)
+            actions, logp = decision.actions.unsqueeze(1), decision.logp.unsqueeze(1)
+            if planner.ratio == "policy":   # (the policy's own probability of the searched action)
+                out, _ = p.actor(p.actor_input(obs))
+                logp = p.dist.log_prob(out, actions, avail)
+            return actions, logp, p.value(state, obs)[0]
         gen = self.lane_gens.get(group, self.gen)
         if hidden is not None:   # ((actor_h, critic_h, starts): one GRU step of actor and critic)
             actor_h, critic_h, starts = hidden
