@@ -274,3 +274,13 @@ def test_the_behaviour_probability_a_planning_group_stores(ratio):
     else:   # the search's improved policy: sharper than the untrained policy's near-uniform prior
         assert not torch.allclose(logp, own) and (logp <= 0).all()
     planner.close()
+
+
+def test_get_state_of_some_worlds_is_their_rows_of_the_whole_state():
+    env = stepped(relay(5), 3)
+    whole, some = env.get_state(), env.get_state(torch.tensor([4, 1, 1]))
+    assert all(torch.equal(some[k], whole[k][[4, 1, 1]]) for k in whole)
+    mask = torch.tensor([True, False, True, False, False])
+    assert all(torch.equal(env.get_state(mask)[k], whole[k][[0, 2]]) for k in whole)
+    with pytest.raises(ValueError, match=r"worlds: expected world indices in \[0, 4\]"):
+        env.get_state([5])

@@ -620,10 +620,14 @@ class BatchedEnv:
         self._check_open()
         return self._obs
 
-    def get_state(self) -> dict[str, torch.Tensor]:
-        """A copy of every world's state: ``{name: Tensor[E, ...]}`` (see ``state_keys``)."""
+    def get_state(self, worlds=None) -> dict[str, torch.Tensor]:
+        """A copy of every world's state: ``{name: Tensor[E, ...]}`` (see ``state_keys``);
+        ``worlds`` (an index or bool mask): those worlds' rows only, in that order."""
         self._check_open()
-        return {k: wp.to_torch(a).clone() for k, a in self._state_arrays().items()}
+        index = self._check_world_index("worlds", worlds, distinct=False)
+        if index is None:
+            return {k: wp.to_torch(a).clone() for k, a in self._state_arrays().items()}
+        return {k: wp.to_torch(a)[index] for k, a in self._state_arrays().items()}
 
     @property
     def state_keys(self) -> tuple[str, ...]:

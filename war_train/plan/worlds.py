@@ -114,8 +114,7 @@ class PlanningWorlds:
         if n > self.capacity:
             raise ValueError(f"copies: {index.numel()} worlds x {copies} copies = {n} planning worlds, more "
                              f"than capacity={self.capacity}")
-        source = index.repeat_interleave(copies)
-        state = {key: tensor[source] for key, tensor in real_env.get_state().items()}
+        state = real_env.get_state(index.repeat_interleave(copies))   # (the deciding worlds' rows only)
         rows = torch.arange(n, device=self.device)
         self.env.set_state(state, worlds=rows, trusted=True)   # (get_state's rows of an env like this one)
         if redraw is not None:
