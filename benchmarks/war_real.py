@@ -138,7 +138,6 @@ def calibrate(args, ratios) -> dict:
     from war_train.learn.valuenorm import ValueNorm
     from war_train.plan.planner import build_planner
     from war_train.rollout.collector import BehaviourPolicy
-    from war_train.rollout.envs import planning_env_factory
 
     env = war_envs.make("Relay-v0", num_envs=args.worlds, seed=0)
     obs = env.reset(seed=0)
@@ -151,8 +150,7 @@ def calibrate(args, ratios) -> dict:
         policies = build_policies(env.groups, env.state_dim, cfg, "cpu")
         planner, kw = None, {}
         if args.commander == "planner":
-            planner = build_planner(cfg, env, policies, {g: ValueNorm() for g in env.groups}, 0,
-                                    planning_env_factory(cfg, "cpu"))
+            planner = build_planner(cfg, env, policies, {g: ValueNorm() for g in env.groups}, 0)
             kw = {"worlds": slice(None), "env": env}
         pol = BehaviourPolicy(policies, gen, planners={"commander": planner} if planner else None)
         if size == sizes[0]:

@@ -256,13 +256,12 @@ def test_the_behaviour_probability_a_planning_group_stores(ratio):
     from war_train.learn.policy import build_policies
     from war_train.plan.planner import build_planner
     from war_train.rollout.collector import BehaviourPolicy
-    from war_train.rollout.envs import planning_env_factory
 
     env = stepped(relay(4, num_sentries=2), 2)
     cfg = TrainConfig(scenario="Relay-v0", num_envs=4, env_kwargs={"num_sentries": 2}, planner="commander",
                       planner_simulations=4, planner_depth=2, planner_ratio=ratio)
     policies = build_policies(dict(env.groups), CriticState(env).dim, cfg, torch.device("cpu"))
-    planner = build_planner(cfg, env, policies, {g: ValueNorm() for g in env.groups}, 0, planning_env_factory(cfg, "cpu"))
+    planner = build_planner(cfg, env, policies, {g: ValueNorm() for g in env.groups}, 0)
     behaviour = BehaviourPolicy(policies, torch.Generator().manual_seed(0), planners={"commander": planner})
     obs, state = env.observations()["commander"], env.state()
     actions, logp, values = behaviour.act("commander", obs, state, worlds=slice(None), env=env)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["STREAMS", "restart_seed", "run_world_seeds"]
+__all__ = ["STREAMS", "restart_seed", "run_world_seeds", "stream_seed"]
 
 STREAMS = {"train": 0x7472_6169_6E00, "eval": 0x6576_616C_0000,
            "select": 0x7365_6C65_6374, "plan": 0x706C_616E_0000}   # "train", "eval", "select", "plan" as tags
@@ -51,6 +51,12 @@ def run_world_seeds(seed: int, worlds: range | int, stream: str = "train") -> np
     with np.errstate(over="ignore"):
         keys = _splitmix64(run ^ _splitmix64(index))
     return (keys >> np.uint64(1)).astype(np.int64)
+
+
+def stream_seed(seed: int, world: int, stream: str) -> int:
+    """One seed of stream ``stream`` of a run seeded ``seed``, world ``world``'s
+    (``run_world_seeds`` of that one world): e.g. the planner stream of a rank's first world."""
+    return int(run_world_seeds(seed, range(world, world + 1), stream)[0])
 
 
 #: restart seeds (``restart_seed``) lie in ``[RESTART_SEEDS, 2 * RESTART_SEEDS)``

@@ -69,6 +69,10 @@ class EnvSearchModel:
         self._held = None   # the states the planning env's first rows hold now (``step``'s answer)
         self._rows = torch.arange(self.env.num_envs, device=self.env.torch_device)
 
+    def forget(self) -> None:
+        """The planning env's rows were written by someone else (a new ``load``)."""
+        self._held = None
+
     def _hold(self, states: dict) -> int:
         n = states["t"].shape[0]
         if states is not self._held:
@@ -127,7 +131,7 @@ class Planner:
 
     def __init__(self, make_env, capacity: int, group: str, *, evaluate: Evaluate, act_others: ActOthers,
                  simulations: int, depth: int, c_puct: float = 1.25, gamma: float = 0.99, seed: int = 0,
-                 peek: bool = False) -> None:
+                 peek: bool = False, ratio: str = "search") -> None:
         self.worlds = PlanningWorlds(make_env, capacity)
         try:
             self.model = EnvSearchModel(self.worlds, group, evaluate, act_others)
@@ -139,7 +143,7 @@ class Planner:
         self.peek = bool(peek)
         #: the behaviour log-probability a trainer stores with each decision: "search" (the
         #: improved policy's) or "policy" (the group's own policy's of the searched action)
-        self.ratio = "search"
+        self.ratio = ratio
         self.generator = torch.Generator(device=self.worlds.device)
         self.generator.manual_seed(int(seed))
 
@@ -149,8 +153,8 @@ class Planner:
 
     def decide(self, real_env: BatchedEnv, worlds: torch.Tensor, *, greedy: bool = False) -> Decision:
         rows = self.worlds.load(real_env, worlds, 1, redraw=None if self.peek else self.generator).flatten()
-        root = {k: v[rows] for k, v in self.worlds.env.get_state().items()}
-        self.model._held = None
+        root = self.worlds.env.get_state(rows)
+        self.model.forget()
         out = puct_search(self.model, root, simulations=self.simulations, depth=self.depth, c_puct=self.c_puct,
                           gamma=self.gamma, generator=self.generator)
         policy = out.improved_policy()
@@ -178,14 +182,16 @@ def policy_model(policies: dict, vnorm: dict, group: str, *, critic_world: bool)
     from war_train.learn.distributions import masked_logits
     from war_train.learn.policy import CriticState
 
-    critic_states: dict[int, CriticState] = {}
+    critic_states: dict[int, CriticState] = {}   # (one per planning env, made at its first evaluation)
 
     def masks(env) -> dict:
         return env.action_mask() if env.has_action_mask else {}
 
     @torch.no_grad()
     def evaluate(env, n):
-        cs = critic_states.setdefault(id(env), CriticState(env, world=critic_world))
+        cs = critic_states.get(id(env))
+        if cs is None:
+            cs = critic_states[id(env)] = CriticState(env, world=critic_world)
         obs, p = env.observations(), policies[group]
         out, _ = p.actor(p.actor_input(obs[group][:n]))
         mask = masks(env).get(group)
@@ -201,11 +207,14 @@ def policy_model(policies: dict, vnorm: dict, group: str, *, critic_world: bool)
     return evaluate, act_others
 
 
-def build_planner(cfg, env: BatchedEnv, policies: dict, vnorm: dict, seed: int, make_env) -> Planner | None:
+def build_planner(cfg, env: BatchedEnv, policies: dict, vnorm: dict, seed: int) -> Planner | None:
     """The planner ``cfg`` asks for (``TrainConfig.planner``; None when it names no group) over
     ``env``'s worlds: the group's policy and critic (``policies``, ``vnorm``) guide the search,
-    the other groups' policies act inside it; ``make_env(num_envs=, autoreset_mode=)`` builds its
-    planning worlds (``war_train.rollout.envs.planning_env_factory``); ``seed`` its stream."""
+    the other groups' policies act inside it; its planning worlds are the run's scenario on
+    ``env``'s device and precision (``war_train.rollout.envs.planning_env_factory``); ``seed`` its
+    stream."""
+    from war_train.rollout.envs import planning_env_factory
+
     if not cfg.planner:
         return None
     check_plannable(env, cfg.planner)
@@ -213,8 +222,7 @@ def build_planner(cfg, env: BatchedEnv, policies: dict, vnorm: dict, seed: int, 
         raise ValueError("planner: the search evaluates feed-forward policies on single observations; "
                          "use_gru and frame_stack > 1 are not supported with a planner")
     evaluate, act_others = policy_model(policies, vnorm, cfg.planner, critic_world=cfg.critic_input == "world")
-    planner = Planner(make_env, env.num_envs, cfg.planner, evaluate=evaluate, act_others=act_others,
-                      simulations=cfg.planner_simulations, depth=cfg.planner_depth, c_puct=cfg.planner_c_puct,
-                      gamma=cfg.gamma, seed=seed)
-    planner.ratio = cfg.planner_ratio
-    return planner
+    make_env = planning_env_factory(dataclasses.replace(cfg, precision=env.precision), str(env.torch_device))
+    return Planner(make_env, env.num_envs, cfg.planner, evaluate=evaluate, act_others=act_others,
+                   simulations=cfg.planner_simulations, depth=cfg.planner_depth, c_puct=cfg.planner_c_puct,
+                   gamma=cfg.gamma, seed=seed, ratio=cfg.planner_ratio)

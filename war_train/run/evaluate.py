@@ -118,12 +118,7 @@ def plan_evaluator(cfg, policies: dict, valuenorms: dict):
         vnorm[g] = ValueNorm(cfg.value_norm_beta, enabled=cfg.value_norm)
         vnorm[g].load_state_dict(state)
 
-    def make(env):
-        def planning_env(num_envs, autoreset_mode):
-            return war_envs.make(cfg.scenario, num_envs=num_envs, autoreset_mode=autoreset_mode,
-                                 precision=env.precision, **cfg.env_kwargs)
-        return build_planner(cfg, env, policies, vnorm, cfg.seed, planning_env)
-    return make
+    return lambda env: build_planner(cfg, env, policies, vnorm, cfg.seed)
 
 
 def evaluate(policies: dict, scenario: str, env_kwargs: dict, episodes: int = 100, seed: int = 0,

@@ -52,10 +52,9 @@ from war_train.learn.step import Batches
 from war_train.rollout.metrics import EpisodeStats, counters, finished_episodes, metric_columns
 from war_train.learn.policy import CriticState, env_signature
 from war_train.learn.ppo import Learner
-from war_train.seeding import run_world_seeds
+from war_train.seeding import run_world_seeds, stream_seed
 from war_train.stopping import NonFiniteTraining, non_finite
 from war_train.rollout.collector import BehaviourPolicy, Collector, WindowBatch
-from war_train.rollout.envs import planning_env_factory
 from war_train.plan.planner import build_planner
 
 __all__ = ["LockstepMode", "PHASES"]
@@ -150,9 +149,7 @@ class LockstepMode:
         worlds = dist.worlds(cfg.num_envs)
         # a planning group decides by search in worlds of its own (its stream: the run's "plan"
         # stream of this rank's first world)
-        self.planner = build_planner(cfg, env, policies, self.learner.vnorm,
-                                     int(run_world_seeds(cfg.seed, range(worlds.start, worlds.start + 1), "plan")[0]),
-                                     planning_env_factory(cfg, str(device)))
+        self.planner = build_planner(cfg, env, policies, self.learner.vnorm, stream_seed(cfg.seed, worlds.start, "plan"))
         planners = {cfg.planner: self.planner} if self.planner is not None else None
         behaviour = BehaviourPolicy(policies, self.learner.generator, sample=dist.sample, planners=planners)
         self.collector = Collector(env, behaviour, gamma=cfg.gamma, world_offset=worlds.start, stats=self.stats,

@@ -69,7 +69,7 @@ from war_train.learn import distributed
 from war_train.rollout.batches import group_batch
 from war_train.config import TrainConfig, config_to_dict
 from war_train.learn.distributions import Categorical
-from war_train.rollout.envs import make_guest_env, make_worker_envs, planning_env_factory
+from war_train.rollout.envs import make_guest_env, make_worker_envs
 from war_train.plan.planner import build_planner
 from war_train.learn.step import Batches
 from war_train.rollout.metrics import EpisodeStats, counters, finished_episodes, metric_columns
@@ -77,7 +77,7 @@ from war_train.learn.networks import Actor
 from war_train.learn.policy import CriticState, env_signature
 from war_train.learn.ppo import Learner
 from war_train.presets import DECLARED_WAR_COSTS
-from war_train.seeding import run_world_seeds
+from war_train.seeding import run_world_seeds, stream_seed
 from war_train.stopping import non_finite
 from war_train.rollout.collector import (DRAFT, BehaviourPolicy, Collector, GroupTransitions, Trigger, WindowBatch,
                                     concat_workers)
@@ -238,9 +238,7 @@ class WarMode:
         lane_gens = {lane: _fork(self.gen) for lane in self.lanes} if lane_threads else None
         # a planning group decides by search in worlds of its own (one planner: the workers take turns)
         self.planner = build_planner(cfg, self.envs[0], self.policies, self.learner.vnorm,
-                                     int(run_world_seeds(cfg.seed, range(self.worlds.start, self.worlds.start + 1),
-                                                         "plan")[0]),
-                                     planning_env_factory(cfg, str(self.device)))
+                                     stream_seed(cfg.seed, self.worlds.start, "plan"))
         self.behaviour = BehaviourPolicy(self.policies, self.gen, self.drafts, lane_gens,
                                          planners={cfg.planner: self.planner} if self.planner is not None else None)
         # the host-sync-free rollout (the collector's default on a GPU) settles costs once per
