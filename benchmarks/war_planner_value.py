@@ -42,7 +42,8 @@ def train(run_dir: Path, seed: int, steps: int, num_envs: int, planner: dict | N
            "--no-gif", "--eval-episodes", "0", "--torch-threads", "1"]
     if planner:
         cmd += ["--planner", "commander", "--planner-simulations", str(planner["simulations"]),
-                "--planner-depth", str(planner["depth"]), "--planner-ratio", planner["ratio"]]
+                "--planner-depth", str(planner["depth"]), "--planner-ratio", planner["ratio"],
+                "--planner-distill", str(planner.get("distill", 0.0))]
     done = (run_dir / "checkpoint.pt").exists() and load_checkpoint(run_dir)["env_steps"] >= steps - num_envs * 25
     if not done:
         if (run_dir / "checkpoint.pt").exists():
@@ -91,20 +92,24 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=2, help="planner depth")
     parser.add_argument("--ratio", choices=("search", "policy"), default="search",
                         help="the planner's behaviour probability in PPO's ratio (TrainConfig.planner_ratio)")
+    parser.add_argument("--distill", type=float, default=0.0,
+                        help="weight of the commander's cross-entropy to the searched actions beside its PPO loss "
+                             "(TrainConfig.planner_distill)")
     parser.add_argument("--episodes", type=int, default=500, help="evaluation episodes (held-out worlds)")
     parser.add_argument("--out", default="runs/war_planner_value")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    planner = {"simulations": args.simulations, "depth": args.depth, "ratio": args.ratio}
+    planner = {"simulations": args.simulations, "depth": args.depth, "ratio": args.ratio, "distill": args.distill}
     rows = []
     print(f"{'seed':>4} | {'policy team':>11} | {'planner team':>12} | {'planner team, raw policy':>24} | "
           f"{'policy team, planning at eval':>29} | {'policy s':>8} | {'planner s':>9}")
     for seed in [int(s) for s in args.seeds.split(",")]:
         base = out / f"policy__seed{seed}"
-        ratio = "" if args.ratio == "search" else f"_{args.ratio}"
-        plan = out / f"planner_s{args.simulations}_d{args.depth}{ratio}__seed{seed}"
+        rule = ("" if args.ratio == "search" else f"_{args.ratio}") + (f"_distill{args.distill:g}" if args.distill
+                                                                        else "")
+        plan = out / f"planner_s{args.simulations}_d{args.depth}{rule}__seed{seed}"
         t_base = train(base, seed, args.steps, args.num_envs, None, out / f"{base.name}.log")
         t_plan = train(plan, seed, args.steps, args.num_envs, planner, out / f"{plan.name}.log")
         e_base = evaluate(base, args.episodes, ["greedy", "plan"], planner)

@@ -251,6 +251,38 @@ def test_a_planning_groups_draft_learns_to_guess_the_searchs_actions():
         mode.close()
 
 
+def test_overlap_plans_with_the_snapshot_it_collects_with_and_steal_refuses_a_planner(monkeypatch):
+    """Real overlap: the collection thread's search is guided by the snapshot of the networks it
+    samples with, not by the live ones the learner is updating meanwhile."""
+    import war_train
+    from war_train.config import WarConfig
+    from war_train.plan import planner as planner_module
+    from war_train.war.mode import WarMode
+
+    cfg = war_train.preset_config("smoke", scenario="Relay-v0", num_envs=4, rollout_length=8, total_env_steps=64,
+                                  env_kwargs={"num_sentries": 2}, planner="commander", planner_simulations=2,
+                                  planner_depth=1, gif=False, eval_episodes=0)
+    guided = []
+    real_policy_model = planner_module.policy_model
+
+    def spy(policies, vnorm, group, *, critic_world):
+        guided.append(policies)
+        return real_policy_model(policies, vnorm, group, critic_world=critic_world)
+
+    monkeypatch.setattr("war_train.war.mode.policy_model", spy)
+    mode = WarMode(cfg, WarConfig(arm="overlap", cost_mode="real"))
+    try:
+        for _ in range(2):
+            learned = mode.collect()
+            mode.row(learned, mode.batches(learned), {}, 0.0)
+        assert len(guided) == 2 and all(p is not mode.policies for p in guided)
+        assert guided[0] is not guided[1]   # a new snapshot every update
+    finally:
+        mode.close()
+    with pytest.raises(ValueError, match="planner: .*got arm='steal'"):
+        WarMode(cfg, WarConfig(arm="steal", workers=2))
+
+
 @pytest.mark.parametrize("ratio", ["search", "policy"])
 def test_the_behaviour_probability_a_planning_group_stores(ratio):
     from war_train.learn.policy import build_policies
@@ -283,3 +315,39 @@ def test_get_state_of_some_worlds_is_their_rows_of_the_whole_state():
     assert all(torch.equal(env.get_state(mask)[k], whole[k][[0, 2]]) for k in whole)
     with pytest.raises(ValueError, match=r"worlds: expected world indices in \[0, 4\]"):
         env.get_state([5])
+
+
+@pytest.mark.parametrize("distill", [0.0, 1.0])
+def test_planner_distill_teaches_the_policy_the_searched_actions(distill):
+    """``planner_distill``: the planning group's policy learns the search's actions (samples of its
+    improved policy) beside PPO; with zero advantages PPO alone leaves it where it was."""
+    from war_train.learn import distributed
+    from war_train.learn.policy import build_policies
+    from war_train.learn.ppo import GroupBatch, ppo_update
+
+    env = relay(2, num_sentries=2)
+    cfg = TrainConfig(scenario="Relay-v0", env_kwargs={"num_sentries": 2}, planner="commander",
+                      planner_distill=distill, epochs=4, num_minibatches=1)
+    p = build_policies(dict(env.groups), CriticState(env).dim, cfg, torch.device("cpu"))["commander"]
+    gen = torch.Generator().manual_seed(0)
+    N = 64
+    obs = torch.randn(N, 1, 3 * N_LANDMARKS, generator=gen)
+    zeros = torch.zeros(N, 1)
+    batch = GroupBatch(obs=obs, state=torch.randn(N, CriticState(env).dim, generator=gen),
+                       actions=torch.full((N, 1), 5), logp=torch.full((N, 1), -np.log(N_LANDMARKS)),
+                       values=zeros, returns=zeros, advantages=zeros, values_denorm=zeros)
+
+    def prob5():
+        return torch.softmax(p.actor(p.actor_input(obs))[0], -1)[..., 5].mean().item()
+
+    before = prob5()
+    ppo_update(p, torch.optim.Adam(p.actor.parameters(), lr=1e-2), torch.optim.Adam(p.critic.parameters(), lr=1e-3),
+               ValueNorm(), batch, cfg=cfg, entropy_coef=0.0, generator=torch.Generator().manual_seed(1),
+               reducer=distributed.Local(), group="commander")
+    after = prob5()
+    if distill:
+        assert after > before + 0.3
+    else:
+        assert after == pytest.approx(before, abs=1e-3)
+    with pytest.raises(ValueError, match="planner_distill: expected a finite float >= 0"):
+        TrainConfig(planner_distill=-1.0).validate()

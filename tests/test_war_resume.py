@@ -228,7 +228,7 @@ def test_the_cli_resumes_a_war_run_with_its_own_war_config(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("variant", ["frames-local-critic", "smax-masks", "smax-world-critic", "gru", "planner",
-                                     "planner-draft"])
+                                     "planner-draft", "planner-overlap"])
 def test_stop_and_resume_is_exact_with_every_feature(tmp_path, variant):
     """Frame stacks and local critics (Command-v0, the commander holding), SMAX-v0 self-play
     with action masks and dead units (a slow ally holding; also with world-state critics), GRUs (their states carried with
@@ -238,10 +238,11 @@ def test_stop_and_resume_is_exact_with_every_feature(tmp_path, variant):
         kw = dict(use_gru=True)
         war = ARMS["war"]
     elif variant.startswith("planner"):   # Relay-v0's commander decides by search (its stream in the checkpoint);
-        # with a draft guessing between its decisions (distilled from the search's actions)
+        # with a draft guessing between its decisions (distilled from the search's actions); overlapped
         kw = dict(scenario="Relay-v0", env_kwargs={"num_sentries": 2, "max_cycles": 13}, planner="commander",
                   planner_simulations=4, planner_depth=2)
-        war = WarConfig(arm="war", costs={"commander": {"per_decision_ms": 50.0}, "sentry": {"per_decision_ms": 5.0}},
+        war = WarConfig(arm="overlap" if variant == "planner-overlap" else "war",
+                        costs={"commander": {"per_decision_ms": 50.0}, "sentry": {"per_decision_ms": 5.0}},
                         fill="draft" if variant == "planner-draft" else "hold")
     elif variant.startswith("smax"):
         kw = dict(scenario="SMAX-v0", env_kwargs={"map_name": "3m", "enemy": "self_play"},

@@ -155,6 +155,9 @@ class TrainConfig:
                                       "search's improved policy: importance-corrected) or 'policy' (the group's own "
                                       "policy's probability of the searched action: the search's actions taught as "
                                       "if the policy had sampled them)")
+    planner_distill: float = _f(0.0, "planner: weight of the group's cross-entropy to the searched actions (samples "
+                                     "of the search's improved policy: AlphaZero/MuZero's policy target), added "
+                                     "to its PPO loss (0: PPO alone)")
 
     # ---------------------------------------------------------------- run outputs
     checkpoint_every: int = _f(20, "write a checkpoint every N updates (0: only at the end)")
@@ -282,6 +285,8 @@ class TrainConfig:
             raise ValueError(f"activation: expected 'tanh' or 'relu', got {self.activation!r}")
         if self.planner_ratio not in ("search", "policy"):
             raise ValueError(f"planner_ratio: expected 'search' or 'policy', got {self.planner_ratio!r}")
+        if not (math.isfinite(self.planner_distill) and self.planner_distill >= 0):
+            raise ValueError(f"planner_distill: expected a finite float >= 0, got {self.planner_distill!r}")
         if self.precision not in ("float32", "float64"):
             raise ValueError(f"precision: expected 'float32' or 'float64', got {self.precision!r}")
         if self.dist_straggler not in ("off", "preempt", "war"):

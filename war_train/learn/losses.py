@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["policy_loss", "value_loss", "huber", "explained_variance",
+__all__ = ["policy_loss", "search_distill_loss", "value_loss", "huber", "explained_variance",
            "normalize_advantages", "masked_mean"]
 
 
@@ -54,6 +54,13 @@ def policy_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, advantages: torc
         stats = {"approx_kl": masked_mean((ratio - 1.0) - log_ratio, mask),
                  "clipfrac": masked_mean(((ratio - 1.0).abs() > clip_coef).to(ratio.dtype), mask)}
     return loss, stats
+
+
+def search_distill_loss(new_logp: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """A planning group's policy target (AlphaZero / MuZero: the policy learns the search's
+    improved policy): ``-mean(log pi(a))`` over the searched actions ``a``, which are samples of
+    the improved policy, so its expectation is the cross-entropy ``H(pi_search, pi)``."""
+    return -masked_mean(new_logp, mask)
 
 
 def huber(error: torch.Tensor, delta: float) -> torch.Tensor:

@@ -208,7 +208,8 @@ def ppo_update_shared(members: dict[str, Member], actor_opt, *, cfg, entropy_coe
     for epoch in range(cfg.epochs):
         for j, mbs in enumerate(zip(*_minibatch_streams(members, cfg, generator, reducer))):
             where = f"epoch {epoch + 1}, minibatch {j + 1}"
-            parts = {g: _actor_part(m, mb, prep[g][1], cfg, entropy_coef) for (g, m), mb in zip(members.items(), mbs)}
+            parts = {g: _actor_part(m, mb, prep[g][1], cfg, entropy_coef, g == cfg.planner)
+                     for (g, m), mb in zip(members.items(), mbs)}
             gn_a = _actor_step(parts, members, actor_opt, actor_params, cfg, reducer, fail, where)
             for g, m in members.items():
                 _critic_step(g, m, parts[g], prep[g][0], gn_a, sums[g], cfg, reducer, fail, where)
@@ -254,8 +255,10 @@ def _minibatch_streams(members: dict[str, Member], cfg, generator, reducer) -> l
     return streams
 
 
-def _actor_part(m: Member, mb: torch.Tensor, advantages: torch.Tensor, cfg, entropy_coef: float) -> _Part:
-    """The actor's pass over a member's minibatch ``mb``: its policy loss minus entropy bonus."""
+def _actor_part(m: Member, mb: torch.Tensor, advantages: torch.Tensor, cfg, entropy_coef: float,
+                planning: bool = False) -> _Part:
+    """The actor's pass over a member's minibatch ``mb``: its policy loss minus entropy bonus (a
+    ``planning`` group's plus ``planner_distill`` times its cross-entropy to the searched actions)."""
     batch = m.batch
     new_logp, entropy, new_values, dim = _evaluate(m.policy, batch, mb)
     mb_mask = None if batch.mask is None else _take(batch.mask, mb, dim)
@@ -263,7 +266,10 @@ def _actor_part(m: Member, mb: torch.Tensor, advantages: torch.Tensor, cfg, entr
     pg_loss, pg_stats = losses.policy_loss(new_logp, _take(batch.logp, mb, dim), _take(advantages, mb, dim),
                                            cfg.clip_coef, mb_mask)
     ent = losses.masked_mean(entropy, mb_mask)
-    return _Part(mb, dim, mb_mask, count, new_values, pg_loss, pg_stats, ent, pg_loss - entropy_coef * ent)
+    loss = pg_loss - entropy_coef * ent
+    if planning and cfg.planner_distill:
+        loss = loss + cfg.planner_distill * losses.search_distill_loss(new_logp, mb_mask)
+    return _Part(mb, dim, mb_mask, count, new_values, pg_loss, pg_stats, ent, loss)
 
 
 def _actor_step(parts: dict[str, _Part], members: dict[str, Member], actor_opt, actor_params, cfg, reducer, fail,

@@ -151,6 +151,11 @@ class Planner:
     def n_actions(self) -> int:
         return self.model.n_actions
 
+    def guide(self, evaluate: Evaluate, act_others: ActOthers) -> None:
+        """Search with other networks from now on (the overlap arm's collection thread plans with
+        a snapshot of them while the learner updates the live ones)."""
+        self.model.evaluate, self.model.act_others = evaluate, act_others
+
     def decide(self, real_env: BatchedEnv, worlds: torch.Tensor, *, greedy: bool = False) -> Decision:
         rows = self.worlds.load(real_env, worlds, 1, redraw=None if self.peek else self.generator).flatten()
         root = self.worlds.env.get_state(rows)

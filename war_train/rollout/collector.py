@@ -220,8 +220,8 @@ class BehaviourPolicy:
     ``lane_gens``: a generator per lane called concurrently (the draws then do not depend on the
     threads' order).  ``planners``: ``{group: Planner}``: that group's actions are a search's
     over copies of the collector's deciding worlds (``env`` and ``worlds``: the collector's env
-    and its index of them), their log-probability the visit distribution's
-    (``war_train.plan.planner``)."""
+    and its index of them), their log-probability the search's improved policy's (or, with the
+    planner's ``ratio="policy"``, the group's own policy's; ``war_train.plan.planner``)."""
 
     def __init__(self, policies, gen: torch.Generator, drafts: dict | None = None, lane_gens: dict | None = None,
                  sample=None, planners: dict | None = None) -> None:

@@ -70,7 +70,7 @@ from war_train.rollout.batches import group_batch
 from war_train.config import TrainConfig, config_to_dict
 from war_train.learn.distributions import Categorical
 from war_train.rollout.envs import make_guest_env, make_worker_envs
-from war_train.plan.planner import build_planner
+from war_train.plan.planner import build_planner, policy_model
 from war_train.learn.step import Batches
 from war_train.rollout.metrics import EpisodeStats, counters, finished_episodes, metric_columns
 from war_train.learn.networks import Actor
@@ -325,8 +325,14 @@ class WarMode:
             return learned
         # learning in the main thread on the live networks; collection samples from a snapshot
         self.gen_learn = self.gen_learn if self.gen_learn is not self.gen else _fork(self.gen)
-        snapshot = BehaviourPolicy(copy.deepcopy(self.policies), self.gen, copy.deepcopy(self.drafts),
-                             self.behaviour.lane_gens)
+        frozen = copy.deepcopy(self.policies)
+        planners = None
+        if self.planner is not None:   # the search too: the snapshot's actor and critic guide it
+            self.planner.guide(*policy_model(frozen, copy.deepcopy(self.learner.vnorm), self.cfg.planner,
+                                             critic_world=self.cfg.critic_input == "world"))
+            planners = {self.cfg.planner: self.planner}
+        snapshot = BehaviourPolicy(frozen, self.gen, copy.deepcopy(self.drafts), self.behaviour.lane_gens,
+                                   planners=planners)
         for c in self.collectors:
             c.policy = snapshot
         box = {"t0": time.perf_counter()}
@@ -578,10 +584,10 @@ class WarMode:
 
 
 def _refuse_unsupported(cfg: TrainConfig, war: WarConfig, dist) -> None:
-    if cfg.planner and war.arm in ("overlap", "steal"):
-        raise ValueError(f"planner: a planning group is supported under the arms sync, war and ddppo (the "
-                         f"overlap arm collects with a snapshot of the networks, stealing moves worlds between "
-                         f"envs), got arm={war.arm!r}")
+    if cfg.planner and war.arm == "steal":
+        raise ValueError("planner: a planning group is supported under the arms sync, ddppo, overlap and war "
+                         "(stealing moves worlds between envs, and a search plans in copies of one env's "
+                         "worlds), got arm='steal'")
     if cfg.use_gru and war.fill == "draft":
         raise ValueError("fill: draft policies are feed-forward and a GRU steps only at its group's own "
                          "decisions; use fill='hold' with use_gru=True")
