@@ -10,7 +10,7 @@ import torch
 import war_envs
 import war_train
 from war_train.learn.weights import group_balancing_weights, weighted_group_mean
-from war_train.learn import losses
+from war_train.learn import distributed, losses
 from war_train.learn.policy import build_policies, load_policies
 from war_train.learn.ppo import GroupBatch, Learner, Member, ppo_update_shared
 from war_train.config import WarConfig
@@ -129,7 +129,7 @@ def test_the_weights_multiply_the_groups_losses_in_the_actor_step(thinned):
     sum(counts[g] / total * _group_loss(cfg, m.policy, m.batch) for g, m in members.items()).backward()
     pooled = [t.grad.clone() for t in actor.parameters()]
     ppo_update_shared(members, torch.optim.SGD(actor.parameters(), lr=1.0), cfg=cfg, entropy_coef=cfg.entropy_coef,
-                      generator=torch.Generator().manual_seed(0), reducer=war_train.learn.distributed.Local())
+                      generator=torch.Generator().manual_seed(0), reducer=distributed.Local())
     moved = [b - t.detach() for b, t in zip(before, actor.parameters())]
     for m_, e in zip(moved, expected):
         assert torch.allclose(m_, e, atol=1e-6, rtol=1e-4)
