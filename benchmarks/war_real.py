@@ -58,6 +58,8 @@ RESOURCES = ("parallel", "shared")
 #: --quick's budget, far too short to learn Relay-v0) the return columns are "nan"
 MIN_GAIN = 2.0
 WIDTHS = (64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
+#: a ratio is out of reach when the smallest commander costs more than this many times it
+SMALLEST_OVER = 1.25
 #: the planner commander's simulations per decision tried by the calibration
 SIMULATIONS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 
@@ -164,6 +166,9 @@ def calibrate(args, ratios) -> dict:
     env.close()
     out = {}
     for r in ratios:
+        if cost[sizes[0]] > SMALLEST_OVER * r:   # (a search of one simulation already holds a sentries' call)
+            raise SystemExit(f"ratio {r:g}: the smallest commander ({sizes[0]}) already costs "
+                             f"{cost[sizes[0]]:.1f}x the sentries' call on this machine")
         above = [w for w in sizes if cost[w] >= r]
         if not above:
             raise SystemExit(f"ratio {r}: the largest commander ({sizes[-1]}) costs only {cost[sizes[-1]]:.1f}x")
