@@ -92,7 +92,7 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=2, help="planner depth")
     parser.add_argument("--ratio", choices=("search", "policy"), default="search",
                         help="the planner's behaviour probability in PPO's ratio (TrainConfig.planner_ratio)")
-    parser.add_argument("--distill", type=float, default=0.0,
+    parser.add_argument("--distill", type=float, default=1.0,
                         help="weight of the commander's cross-entropy to the searched actions beside its PPO loss "
                              "(TrainConfig.planner_distill)")
     parser.add_argument("--episodes", type=int, default=500, help="evaluation episodes (held-out worlds)")

@@ -112,8 +112,9 @@ def train_config(args, seed: int, size: int | None = None):
     import war_train
 
     if args.commander == "planner":
-        extra = ({"planner": "commander", "planner_simulations": size, "planner_depth": args.planner_depth}
-                 if size else {})
+        # (PPO on the search alone, planner_distill=0: the learning rule the kept planner grid was run with)
+        extra = ({"planner": "commander", "planner_simulations": size, "planner_depth": args.planner_depth,
+                  "planner_distill": 0.0} if size else {})
     else:
         extra = {"group_network": {"commander": {"hidden_size": size, "num_layers": 2}} if size else {}}
     return war_train.preset_config("relay", num_envs=args.worlds, total_env_steps=args.steps, seed=seed,

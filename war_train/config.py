@@ -145,8 +145,8 @@ class TrainConfig:
     planner: str = _f("", "a group of one agent (Discrete actions) that decides by a PUCT search over copies of its "
                           "worlds, their hidden future re-drawn: its actor is the prior, its critic the leaf "
                           "value, the other groups act with their policies inside; it learns by PPO on the "
-                          "search's actions, the search's improved policy their behaviour probability "
-                          "(war_train.plan; '': none)")
+                          "search's actions, the search's improved policy their behaviour probability, plus "
+                          "planner_distill x their cross-entropy (war_train.plan; '': none)")
     planner_simulations: int = _f(16, "planner: simulations per decision (each one batched env step over the "
                                       "deciding worlds)")
     planner_depth: int = _f(4, "planner: the most steps one simulation looks ahead")
@@ -155,9 +155,9 @@ class TrainConfig:
                                       "search's improved policy: importance-corrected) or 'policy' (the group's own "
                                       "policy's probability of the searched action: the search's actions taught as "
                                       "if the policy had sampled them)")
-    planner_distill: float = _f(0.0, "planner: weight of the group's cross-entropy to the searched actions (samples "
+    planner_distill: float = _f(1.0, "planner: weight of the group's cross-entropy to the searched actions (samples "
                                      "of the search's improved policy: AlphaZero/MuZero's policy target), added "
-                                     "to its PPO loss (0: PPO alone)")
+                                     "to its PPO loss (0: PPO alone, which learns less on Relay-v0: docs/war.md)")
 
     # ---------------------------------------------------------------- run outputs
     checkpoint_every: int = _f(20, "write a checkpoint every N updates (0: only at the end)")
