@@ -195,7 +195,8 @@ def run(args, arm: str, resource: str, width: int, seed: int) -> dict:
         os.sched_setaffinity(0, {cpus[0]})
     try:
         # the article's floor K = 3 fragments per 10 worlds (as benchmarks/war_learning.py scales it)
-        war = WarConfig(arm="war" if arm == "draft" else arm, fill="draft" if arm == "draft" else "hold",
+        draft = {"fill": "draft", "draft_groups": ["commander"]} if arm == "draft" else {}
+        war = WarConfig(arm="war" if arm == "draft" else arm, **draft,
                         cost_mode="real", resource=resource, lane_cpus=lane_cpus,
                         workers=2 if arm == "ddppo" else 1, floor=max(1, round(3 * args.worlds / 10)))
         tr = WarMode(train_config(args, seed, width), war)

@@ -187,6 +187,17 @@ def test_war_speed_benchmark_smoke(tmp_path, capsys):
     assert "speedup" in capsys.readouterr().out
 
 
+def test_a_real_cost_draft_guesses_between_the_commanders_decisions():
+    """fill=draft under cost_mode=real: the named group's draft is built before any cost is
+    measured and acts once the measured plan makes the commander hold."""
+    cfg = config(group_network={"commander": {"hidden_size": 512, "num_layers": 3}}, total_env_steps=10 * 25 * 4)
+    trainer = WarMode(cfg, WarConfig(arm="war", cost_mode="real", fill="draft", draft_groups=["commander"]))
+    assert list(trainer.drafts) == ["commander"]
+    rows = [update(trainer) for _ in range(4)]
+    trainer.close()
+    assert rows[0]["draft_frac"] == 0.0 and max(r["draft_frac"] for r in rows[1:]) > 0
+
+
 def test_real_costs_with_a_wide_commander_on_its_own_lane():
     """cost_mode=real: nothing declared, the wall clock, the commander's (wide) policy and the
     sentries' on threads of their own; the measured costs drive the plan."""
@@ -202,6 +213,8 @@ def test_real_costs_with_a_wide_commander_on_its_own_lane():
         assert math.isfinite(r["commander/policy_loss"])
     with pytest.raises(ValueError, match="cost_mode=real measures every policy call"):
         WarConfig(cost_mode="real", costs=ARTICLE_COSTS).validate()
+    with pytest.raises(ValueError, match="draft_groups: with cost_mode='real'"):
+        WarConfig(cost_mode="real", fill="draft").validate()   # (no schedule to read them from yet)
     with pytest.raises(ValueError, match="lane_cpus: unknown lanes"):
         WarMode(config(), WarConfig(cost_mode="real", lane_cpus={"nobody": [0]}))
     with pytest.raises(ValueError, match="group_network: unknown groups"):

@@ -392,7 +392,8 @@ class WarConfig:
                            "acts (draft: the draft is distilled from the group's policy every update and its "
                            "samples are importance-corrected through the PPO ratio)")
     draft_groups: list = _f([], "groups with a draft policy under fill=draft (empty: every group whose decision "
-                                "interval exceeds 1)")
+                                "interval exceeds 1 in the schedule planned from declared costs; cost_mode=real "
+                                "plans from measured ones, so it needs them named)")
     draft_costs: dict = _f({}, "declared cost of each draft policy, like costs (default: the cheapest "
                                "group's declared cost)")
     draft_hidden: int = _f(16, "hidden width of a draft policy")
@@ -449,6 +450,10 @@ class WarConfig:
             raise ValueError(f"lane_cpus: expected a dict of lane -> non-empty list of CPU ids, got {self.lane_cpus!r}")
         if not isinstance(self.draft_groups, list):
             raise ValueError("draft_groups: expected a list of group names")
+        if self.fill == "draft" and self.cost_mode == "real" and not self.draft_groups:
+            raise ValueError("draft_groups: with cost_mode='real' the decision intervals are planned from costs "
+                             "measured while training, so which groups hold between decisions is not known when "
+                             "the drafts are built; name the groups that get one (e.g. draft_groups=['commander'])")
         if self.arm == "ddppo" and self.workers < 2:
             raise ValueError("workers: DD-PPO preempts straggling workers; expected workers >= 2 with arm=ddppo")
         if self.arm == "steal":
