@@ -273,14 +273,14 @@ def war_planner_value(report: dict) -> str:
                  f"{statistics.median(r['planner_team'] - r['policy_team'] for r in report['rows']):+.2f}",
                  f"{m['policy_team_planning']:.2f}", f"{m['policy_wall_s']:.0f}", f"{m['planner_wall_s']:.0f}"])
     p = report["planner"]
+    behaviour = "search's improved policy" if p.get("ratio", "search") == "search" else "policy's own probability"
     distill = f", cross-entropy to the searched actions weighted {p['distill']:g}" if p.get("distill") else ""
     return (table(["seed", "policy commander", "planning commander", "planning team, raw policy",
                    "planning − policy", "policy team, commander planning at evaluation", "policy run s",
                    "planning run s"], ["l"] + ["r"] * 7, rows)
             + f"\n\nRelay-v0 (`relay` preset), {grouped(report['steps'])} env steps per run at {report['num_envs']} "
               f"worlds; planner {p['simulations']} simulations, depth {p['depth']}, PPO's ratio over the "
-              f"{'search' + chr(39) + 's improved policy' if p.get('ratio', 'search') == 'search' else 'policy' + chr(39) + 's own probability'}"
-              f"{distill}; greedy team return over "
+              f"{behaviour}{distill}; greedy team return over "
               f"{report['episodes']} evaluation episodes (worlds never trained on). `{report['command']}`, "
               f"{report['date'][:10]}.")
 

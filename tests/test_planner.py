@@ -263,13 +263,13 @@ def test_overlap_plans_with_the_snapshot_it_collects_with_and_steal_refuses_a_pl
                                   env_kwargs={"num_sentries": 2}, planner="commander", planner_simulations=2,
                                   planner_depth=1, gif=False, eval_episodes=0)
     guided = []
-    real_policy_model = planner_module.policy_model
+    real_model = planner_module.trainer_model
 
-    def spy(policies, vnorm, group, *, critic_world):
+    def spy(cfg, policies, vnorm):
         guided.append(policies)
-        return real_policy_model(policies, vnorm, group, critic_world=critic_world)
+        return real_model(cfg, policies, vnorm)
 
-    monkeypatch.setattr("war_train.war.mode.policy_model", spy)
+    monkeypatch.setattr("war_train.war.mode.trainer_model", spy)
     mode = WarMode(cfg, WarConfig(arm="overlap", cost_mode="real"))
     try:
         for _ in range(2):

@@ -212,6 +212,11 @@ def policy_model(policies: dict, vnorm: dict, group: str, *, critic_world: bool)
     return evaluate, act_others
 
 
+def trainer_model(cfg, policies: dict, vnorm: dict) -> tuple[Evaluate, ActOthers]:
+    """``policy_model`` of ``cfg``'s planning group, its critic's input as ``cfg`` says."""
+    return policy_model(policies, vnorm, cfg.planner, critic_world=cfg.critic_input == "world")
+
+
 def build_planner(cfg, env: BatchedEnv, policies: dict, vnorm: dict, seed: int) -> Planner | None:
     """The planner ``cfg`` asks for (``TrainConfig.planner``; None when it names no group) over
     ``env``'s worlds: the group's policy and critic (``policies``, ``vnorm``) guide the search,
@@ -226,7 +231,7 @@ def build_planner(cfg, env: BatchedEnv, policies: dict, vnorm: dict, seed: int) 
     if cfg.use_gru or cfg.frame_stack > 1:
         raise ValueError("planner: the search evaluates feed-forward policies on single observations; "
                          "use_gru and frame_stack > 1 are not supported with a planner")
-    evaluate, act_others = policy_model(policies, vnorm, cfg.planner, critic_world=cfg.critic_input == "world")
+    evaluate, act_others = trainer_model(cfg, policies, vnorm)
     make_env = planning_env_factory(dataclasses.replace(cfg, precision=env.precision), str(env.torch_device))
     return Planner(make_env, env.num_envs, cfg.planner, evaluate=evaluate, act_others=act_others,
                    simulations=cfg.planner_simulations, depth=cfg.planner_depth, c_puct=cfg.planner_c_puct,

@@ -70,7 +70,7 @@ from war_train.rollout.batches import group_batch
 from war_train.config import TrainConfig, config_to_dict
 from war_train.learn.distributions import Categorical
 from war_train.rollout.envs import make_guest_env, make_worker_envs
-from war_train.plan.planner import build_planner, policy_model
+from war_train.plan.planner import build_planner, trainer_model
 from war_train.learn.step import Batches
 from war_train.rollout.metrics import EpisodeStats, counters, finished_episodes, metric_columns
 from war_train.learn.networks import Actor
@@ -328,8 +328,7 @@ class WarMode:
         frozen = copy.deepcopy(self.policies)
         planners = None
         if self.planner is not None:   # the search too: the snapshot's actor and critic guide it
-            self.planner.guide(*policy_model(frozen, copy.deepcopy(self.learner.vnorm), self.cfg.planner,
-                                             critic_world=self.cfg.critic_input == "world"))
+            self.planner.guide(*trainer_model(self.cfg, frozen, copy.deepcopy(self.learner.vnorm)))
             planners = {self.cfg.planner: self.planner}
         snapshot = BehaviourPolicy(frozen, self.gen, copy.deepcopy(self.drafts), self.behaviour.lane_gens,
                                    planners=planners)
