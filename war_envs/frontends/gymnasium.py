@@ -44,6 +44,13 @@ semantics), as ``check_env`` needs; ``strict_action_mask=True`` (``gym.make`` /
 ``gym.make_vec`` argument) refuses it with a ``ValueError`` naming the agent (and world), the
 action and the available ones.
 
+**World state** (scenarios that declare one, e.g. ``SMAX-v0``: JaxMARL's ``get_world_state``,
+what its MAPPO's critic sees): ``world_state=True`` (``gym.make`` / ``gym.make_vec`` argument;
+a scenario without one refuses it) puts it in ``info["world_state"]``, float32 ``[D]`` (``[W, D]``
+in the vector env), at ``reset`` and every ``step``, for the observation handed out — laid out
+as the action masks are (a world reset in a step has its new episode's; with ``SAME_STEP`` the
+finished episode's last one is in ``final_info``).
+
 **Episode length**: the scenario's ``max_cycles`` (25 for MPE; ``episode_length`` for Tag)
 truncates episodes.
 ``gym.make(..., max_episode_steps=k)`` adds Gymnasium's ``TimeLimit`` on top, so it can only
@@ -84,6 +91,7 @@ from war_envs.core.batched_env import parse_autoreset_mode, world_seeds
 from war_envs.core.scenario import FINAL_STATE_KEYS
 from war_envs.frontends.action_masks import check_available, check_strict, int8_rows
 from war_envs.frontends.flat_joint import FlatJointLayout, check_flat
+from war_envs.frontends.world_state import check_world_state
 
 __all__ = ["JointEnv", "VectorEnv", "register_gymnasium", "gymnasium_id"]
 
@@ -368,6 +376,8 @@ class JointEnv(gymnasium.Env):
       ``flat=False``.  See ``war_envs.frontends.flat_joint``.
     - action masks (``has_action_mask``): ``info["action_mask"] = {agent: int8 [n]}`` at reset
       and every step; ``strict_action_mask=True`` refuses unavailable actions (module docstring)
+    - ``world_state=True`` (scenarios with a world state, e.g. SMAX-v0): ``info["world_state"]``,
+      float32 ``[D]``, at reset and every step (module docstring)
 
     The world never auto-resets: call ``reset()`` after an episode ends.  ``self.batched`` is
     the underlying one-world ``BatchedEnv``.
@@ -376,16 +386,19 @@ class JointEnv(gymnasium.Env):
     metadata = dict(_DEFAULT_METADATA)
 
     def __init__(self, scenario: str, render_mode: str | None = None, flat: bool = False,
-                 strict_action_mask: bool = False, **kwargs) -> None:
+                 strict_action_mask: bool = False, world_state: bool = False, **kwargs) -> None:
         scenario = _scenario_key(scenario)
         flat = check_flat(flat)
         self.strict_action_mask = check_strict(strict_action_mask)
+        v.check_bool("world_state", world_state)  # before anything is built
         _check_scenario_kwargs(scenario, kwargs, "gym.make", _RESERVED)
         cls = registry.scenario_class(scenario)
         self.metadata = {**_DEFAULT_METADATA, **cls.metadata}
         self.render_mode = _check_render_mode(render_mode, self.metadata)
         self.scenario_id = scenario
         self.batched = war_envs.make(scenario, num_envs=1, autoreset_mode="disabled", **kwargs)
+        #: whether ``info`` carries ``"world_state"``
+        self.world_state = check_world_state(world_state, self.batched)
         self._layout = _Layout(self.batched)
         self.flat = flat
         self._flat: FlatJointLayout | None = None
@@ -425,6 +438,8 @@ class JointEnv(gymnasium.Env):
             self._original_cam_range = _camera_ranges(self.batched)[0]
         info = {"action_mask": self._layout.masks(self.batched.action_mask(), 0)} \
             if self._layout.has_action_mask else {}
+        if self.world_state:
+            info["world_state"] = np.array(_host(self.batched.world_state())[0])
         return self._observation(obs), info
 
     def _observation(self, obs: Mapping[str, torch.Tensor]):
@@ -456,6 +471,8 @@ class JointEnv(gymnasium.Env):
             step_info[key] = value[0] if value.ndim == 1 else value[0].copy()
         if self._layout.has_action_mask:
             step_info["action_mask"] = self._layout.masks(info["action_mask"], 0)
+        if self.world_state:
+            step_info["world_state"] = np.array(_host(self.batched.world_state())[0])
         return self._observation(obs), reward, terminated, truncated, step_info
 
     def action_masks(self) -> np.ndarray:
@@ -514,7 +531,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     one kernel pipeline per step).
 
     ``gym.make_vec("war_envs/Spread-v0", num_envs=W, autoreset_mode=AutoresetMode.NEXT_STEP,
-    max_episode_steps=None, render_mode=None, strict_action_mask=False, **scenario_kwargs)``.
+    max_episode_steps=None, render_mode=None, strict_action_mask=False, world_state=False,
+    **scenario_kwargs)``.
     Spaces: ``single_observation_space`` / ``single_action_space`` are ``JointEnv``'s ``Dict`` spaces,
     ``observation_space`` / ``action_space`` their ``batch_space``.  ``step`` returns
     ``{agent: float32 [W, obs_dim]}``, rewards ``float64 [W]`` (sum over agents, as
@@ -531,9 +549,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     def __init__(self, scenario: str, num_envs: int = 1, *,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
                  max_episode_steps: int | None = None, render_mode: str | None = None,
-                 strict_action_mask: bool = False, **kwargs) -> None:
+                 strict_action_mask: bool = False, world_state: bool = False, **kwargs) -> None:
         scenario = _scenario_key(scenario)
         self.strict_action_mask = check_strict(strict_action_mask)
+        v.check_bool("world_state", world_state)  # before anything is built
         reserved = {"seed": _RESERVED["seed"],
                     "flat": "the native vector env has Dict spaces; for the flat joint view vectorize "
                             "gym.make: gym.make_vec(id, num_envs=W, vectorization_mode='sync', flat=True)"}
@@ -560,6 +579,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.autoreset_mode = mode
         self.num_envs = num_envs
         self.batched = war_envs.make(scenario, num_envs=num_envs, autoreset_mode=mode, **kwargs)
+        #: whether ``info`` carries ``"world_state"``
+        self.world_state = check_world_state(world_state, self.batched)
         self._layout = _Layout(self.batched)
         self.single_observation_space = self._layout.observation_space
         self.single_action_space = self._layout.action_space
@@ -597,10 +618,13 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if self.render_mode is not None:
             worlds = slice(None) if mask is None else mask
             self._original_cam_range[worlds] = _camera_ranges(self.batched, worlds)
-        infos = {}
-        if self._layout.has_action_mask:  # as SyncVectorEnv lays out gym.make's reset infos
-            reset = np.ones(self.num_envs, dtype=np.bool_) if mask is None else mask.copy()
-            infos = _vector_info({"action_mask": self._layout.masks(self.batched.action_mask(), None)}, reset)
+        reset_info = {}   # as SyncVectorEnv lays out gym.make's reset infos
+        if self._layout.has_action_mask:
+            reset_info["action_mask"] = self._layout.masks(self.batched.action_mask(), None)
+        if self.world_state:
+            reset_info["world_state"] = _host(self.batched.world_state())
+        reset = np.ones(self.num_envs, dtype=np.bool_) if mask is None else mask.copy()
+        infos = _vector_info(reset_info, reset) if reset_info else {}
         return self._layout.observations(obs, None), infos
 
     def _check_reset_mask(self, mask) -> np.ndarray:
@@ -690,9 +714,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 for i in np.flatnonzero(done):
                     final_obs[i] = {name: final[name][i].copy() for name in self._layout.names}
                 infos["final_obs"], infos["_final_obs"] = final_obs, done.copy()
-                final_info = step_info
+                final_info = dict(step_info)
                 if masked:  # the finished episodes' last masks
-                    final_info = {**step_info, "action_mask": self._layout.masks(info["final_action_mask"], None)}
+                    final_info["action_mask"] = self._layout.masks(info["final_action_mask"], None)
+                if self.world_state:  # and last world states
+                    final_info["world_state"] = _host(info["final_world_state"])
                 infos["final_info"] = _vector_info(final_info, done)
                 infos["_final_info"] = done.copy()
             reset_worlds = done
@@ -702,11 +728,15 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         else:
             infos = _vector_info(step_info, np.ones(self.num_envs, dtype=np.bool_))
             reset_worlds = None
+        # every world's mask and world state for the observation handed out (a reset world's: the
+        # new episode's, which SyncVectorEnv takes from gym.make's reset info)
+        current = {}
         if masked:
-            # every world's mask for the observation handed out (a reset world's: the new
-            # episode's, which SyncVectorEnv takes from gym.make's reset info)
-            infos.update(_vector_info({"action_mask": self._layout.masks(info["action_mask"], None)},
-                                      np.ones(self.num_envs, dtype=np.bool_)))
+            current["action_mask"] = self._layout.masks(info["action_mask"], None)
+        if self.world_state:
+            current["world_state"] = _host(self.batched.world_state())
+        if current:
+            infos.update(_vector_info(current, np.ones(self.num_envs, dtype=np.bool_)))
         if self.render_mode is not None and reset_worlds is not None and reset_worlds.any():
             self._original_cam_range[reset_worlds] = _camera_ranges(self.batched, reset_worlds)
         self._done = done

@@ -36,6 +36,11 @@ while env.agents:
   ``parallel_api_test`` / ``parallel_seed_test`` need (they sample without the mask);
   ``strict_action_mask=True`` refuses it with a ``ValueError`` naming the agent, the action and
   the available ones (the AEC env at the ``step`` that passes it).
+- ``state()`` is mpe2's: every agent's observation concatenated.  ``world_state=True`` (for
+  scenarios that declare a world state, e.g. ``SMAX-v0``) makes it the scenario's world state
+  instead — JaxMARL's ``get_world_state`` for SMAX-v0, the input its MAPPO gives the critic —
+  with ``state_space`` sized to match; a scenario without one refuses the argument
+  (``TypeError``).
 - ``render_mode``: ``"rgb_array"`` (numpy rasteriser, no display needed), ``"human"``
   (pygame window, drawn at every reset/step), or ``None``.
 - ``EzPickle``: pickling stores the constructor arguments; unpickling builds a fresh env.
@@ -66,6 +71,7 @@ with needs_extra("pettingzoo", "the PettingZoo front end (war_envs.parallel_env 
 from war_envs.core import validation as v
 from war_envs.core.scenario import FINAL_STATE_KEYS
 from war_envs.frontends.action_masks import check_strict, unavailable
+from war_envs.frontends.world_state import check_world_state
 from war_envs.frontends.registration import PETTINGZOO_NAMESPACE, register_pettingzoo
 
 __all__ = ["ParallelEnv", "aec_env", "parallel_env", "CheckedActionWrapper", "ClippedActionWrapper",
@@ -79,10 +85,12 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
     """A PettingZoo ``ParallelEnv`` over one world of the batched scenario ``env_id``.
 
     ``ParallelEnv(env_id, render_mode=None, dynamic_rescaling=True, strict_action_mask=False,
-    **kwargs)``: ``kwargs`` are the scenario's arguments (see its docstring) plus ``seed``,
-    ``precision`` and ``device``.  ``dynamic_rescaling`` (mpe2's render argument) scales drawn
-    entities with the camera zoom.  ``strict_action_mask`` refuses actions the action mask rules
-    out (scenarios with ``has_action_mask``).  See the module docstring for the conventions.
+    world_state=False, **kwargs)``: ``kwargs`` are the scenario's arguments (see its docstring)
+    plus ``seed``, ``precision`` and ``device``.  ``dynamic_rescaling`` (mpe2's render argument)
+    scales drawn entities with the camera zoom.  ``strict_action_mask`` refuses actions the
+    action mask rules out (scenarios with ``has_action_mask``).  ``world_state`` makes
+    ``state()`` the scenario's world state (scenarios with ``world_state_dim > 0``) instead of
+    every agent's observation.  See the module docstring for the conventions.
     """
 
     metadata = {"render_modes": list(_RENDER_MODES), "name": "war_envs", "is_parallelizable": True,
@@ -93,9 +101,9 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
     clip_box_actions: bool = False
 
     def __init__(self, env_id: str, render_mode: str | None = None, *, dynamic_rescaling: bool = True,
-                 strict_action_mask: bool = False, **kwargs) -> None:
+                 strict_action_mask: bool = False, world_state: bool = False, **kwargs) -> None:
         EzPickle.__init__(self, env_id, render_mode=render_mode, dynamic_rescaling=dynamic_rescaling,
-                          strict_action_mask=strict_action_mask, **kwargs)
+                          strict_action_mask=strict_action_mask, world_state=world_state, **kwargs)
         for name in ("num_envs", "autoreset_mode"):
             if name in kwargs:
                 raise TypeError(
@@ -105,10 +113,13 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
             raise ValueError(f"render_mode: expected one of {[None, *_RENDER_MODES]}, got {render_mode!r}")
         self.dynamic_rescaling = v.check_bool("dynamic_rescaling", dynamic_rescaling)
         self.strict_action_mask = check_strict(strict_action_mask)
+        v.check_bool("world_state", world_state)  # before anything is built
         import war_envs  # the package is fully imported by the time an env is built
 
         self.batched = war_envs.make(env_id, num_envs=1, autoreset_mode="disabled", **kwargs)
         self.env_id = self.batched.env_id or env_id
+        #: whether ``state()`` is the scenario's world state (``True``) or every agent's observation
+        self.world_state = check_world_state(world_state, self.batched)
         self.render_mode = render_mode
         self.metadata = {**type(self).metadata, "name": self.env_id}
 
@@ -127,8 +138,8 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
                     raise TypeError(f"{self.env_id}: Discrete action spaces must start at 0")
         self.possible_agents: list[str] = list(self.batched.agents)
         self.agents: list[str] = self.possible_agents[:]
-        self.state_space = gymnasium.spaces.Box(low=-np.inf, high=np.inf, shape=(self.batched.state_dim,),
-                                                dtype=np.float32)
+        state_dim = self.batched.world_state_dim if self.world_state else self.batched.state_dim
+        self.state_space = gymnasium.spaces.Box(low=-np.inf, high=np.inf, shape=(state_dim,), dtype=np.float32)
 
         self._needs_reset = True
         self._original_cam_range: float | None = None
@@ -227,11 +238,13 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
 
     def state(self) -> np.ndarray:
         """Every agent's observation concatenated in ``possible_agents`` order (float32, a copy),
-        as mpe2's ``state()``."""
+        as mpe2's ``state()``; with ``world_state=True`` the scenario's world state for the
+        observations just returned (SMAX-v0: JaxMARL's ``get_world_state``)."""
         self._check_open()
         if self._needs_reset:
             raise RuntimeError(f"{self.env_id}: state() called before reset(); call reset() first")
-        return np.array(self.batched.state()[0].detach().cpu().numpy(), dtype=np.float32, copy=True)
+        state = self.batched.world_state() if self.world_state else self.batched.state()
+        return np.array(state[0].detach().cpu().numpy(), dtype=np.float32, copy=True)
 
     def render(self):
         """``rgb_array``: an ``[H, W, 3]`` uint8 frame; ``human``: draws into a window, returns
