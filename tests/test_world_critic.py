@@ -142,3 +142,55 @@ def test_a_world_critic_run_loads_evaluates_and_differs_from_a_state_critic_run(
     first = [runs[c].history[0] for c in ("state", "world")]
     assert first[0]["episode_return"] == first[1]["episode_return"]
     assert first[0]["ally/value_loss"] != first[1]["ally/value_loss"]
+
+
+# ---------------------------------------------------------------------- critic_time
+def test_the_time_aware_critic_sees_the_elapsed_fraction_last():
+    """``critic_time``: the critics' input ends with t / max_cycles of the observation handed
+    out (0 after a reset), after the world state and every observation."""
+    cfg = war_train.preset_config("smoke", scenario="SMAX-v0", env_kwargs={"max_steps": 9}, critic_input="world",
+                                  critic_time=True, bootstrap_truncation=False, rollout_length=30,
+                                  total_env_steps=16 * 30)
+    with make_env(cfg) as env:
+        spy = Spy(env)
+        clocks = []
+        step = spy.step
+        spy.step = lambda actions, **kw: (clocks.append(env.elapsed_steps().clone()), step(actions, **kw))[1]
+        mode = lockstep.LockstepMode(spy, cfg, distributed.Local())
+        window = mode.collect()
+        states = window.groups["ally"].state
+        assert env.max_cycles == 10 and states.shape[-1] == env.world_state_dim + env.state_dim + 1
+        for t, ((world, joint), clock) in enumerate(zip(spy.seen, clocks)):
+            assert torch.equal(states[t], torch.cat([world, joint, (clock.float() / 10)[:, None]], dim=1))
+        fractions = torch.stack(clocks).float() / 10
+        assert fractions.min() == 0 and fractions.max() < 1 and len(fractions.unique()) == 10
+        first = next(m for m in mode.policies["ally"].critic.modules() if isinstance(m, torch.nn.Linear))
+        assert first.in_features == states.shape[-1]
+        mode.close()
+
+
+def test_critic_time_needs_the_limit_as_a_termination_and_a_fixed_length(tmp_path):
+    with pytest.raises(ValueError, match="critic_time: a critic that sees the time left .* bootstrap_truncation=True"):
+        war_train.preset_config("smoke", critic_time=True)
+    with pytest.raises(ValueError, match="critic_time: .* critic_input='local'"):
+        war_train.preset_config("smoke", critic_time=True, bootstrap_truncation=False, critic_input="local")
+    with war_envs.make("SMAX-v0", num_envs=2) as env:
+        env.reset()
+
+        class NoLength:
+            def __getattr__(self, name):
+                if name == "max_cycles":
+                    raise AttributeError(name)
+                return getattr(env, name)
+
+        with pytest.raises(ValueError, match="critic_time: needs a scenario whose episodes have a fixed length"):
+            CriticState(NoLength(), time=True)
+        assert CriticState(env, time=True).dim == env.state_dim + 1
+    # a run with it trains, checkpoints and loads its critics back
+    cfg = war_train.preset_config("smoke", scenario="SMAX-v0", critic_time=True, bootstrap_truncation=False,
+                                  total_env_steps=16 * 25 * 2, eval_episodes=4)
+    run = war_train.train(None, cfg, run_dir=tmp_path / "time")
+    policies, loaded, _ = load_policies(tmp_path / "time")
+    assert loaded.critic_time
+    for g, p in policies.items():
+        torch.testing.assert_close(p.critic.state_dict(), run.policies[g].critic.state_dict())

@@ -127,6 +127,12 @@ class TrainConfig:
                                     "cooldown, enemies included) followed by env.state(); 'local': a "
                                     "parameter-shared critic on each agent's own observation (IPPO/WarpDrive style; "
                                     "scales to thousands of agents per world)")
+    critic_time: bool = _f(False, "the centralized critics also see the episode's elapsed fraction t / max_cycles "
+                                  "(time-awareness, Pardo et al. 2018): where the time limit is part of the task "
+                                  "(SMAX-v0: a battle open at the limit is a draw), a state's value depends on the "
+                                  "time left, which no observation or world state shows; needs "
+                                  "bootstrap_truncation=False (the limit is then a termination) and a 'state' or "
+                                  "'world' critic")
     init_log_std: float = _f(0.0, "Box action spaces: initial log standard deviation of the Gaussian head, in "
                                   "normalized units (1 = half the box's width)")
 
@@ -279,6 +285,11 @@ class TrainConfig:
                 if bad:
                     raise ValueError(f"{name}: share_actor trains one feed-forward actor of one size and learning "
                                      f"rate for every group beside per-group state critics; use {why}")
+        if self.critic_time and (self.bootstrap_truncation or self.critic_input == "local"):
+            raise ValueError("critic_time: a critic that sees the time left treats the time limit as part of the "
+                             "task, a termination; use bootstrap_truncation=False with critic_input='state' or "
+                             f"'world' (got bootstrap_truncation={self.bootstrap_truncation}, "
+                             f"critic_input={self.critic_input!r})")
         if self.critic_input == "local" and self.use_gru:
             raise ValueError("critic_input: a 'local' critic is feed-forward; use use_gru=False or critic_input='state'")
         if self.activation not in ("tanh", "relu"):

@@ -610,6 +610,13 @@ class BatchedEnv:
         self._check_open()
         return torch.cat([self._obs[g].reshape(self.num_envs, -1) for g in self.groups], dim=1)
 
+    def elapsed_steps(self) -> torch.Tensor:
+        """``int32 [E]`` view: the steps each world's current episode has taken (0 after a reset;
+        ``max_cycles`` at the time limit): the observations just returned were made after that many
+        steps.  Read it, never write it."""
+        self._check_open()
+        return self._t_view
+
     def world_flags(self) -> tuple[torch.Tensor, torch.Tensor]:
         """``(terminated, truncated)``: bool ``[E]`` views of the last step's per-world flags."""
         self._check_open()

@@ -197,36 +197,55 @@ def joint_state(obs: dict[str, torch.Tensor]) -> torch.Tensor:
     return torch.cat([o.reshape(first.shape[0], -1) for o in obs.values()], dim=1)
 
 
-def critic_state_dim(state_dim: int, world_state_dim: int, world: bool) -> int:
+def critic_state_dim(state_dim: int, world_state_dim: int, world: bool, time: bool = False) -> int:
     """The centralized critics' input size: ``env.state()``'s, after the world state's with
-    ``world`` (``critic_input == "world"``)."""
-    return state_dim + (world_state_dim if world else 0)
+    ``world`` (``critic_input == "world"``), and one more with ``time`` (``critic_time``)."""
+    return state_dim + (world_state_dim if world else 0) + int(time)
 
 
 class CriticState:
     """What the centralized critics see (``TrainConfig.critic_input``): ``env.state()`` (every
     agent's observation, computed from a dict of them), with ``"world"`` after the env's world
-    state (the scenario interface's ``world_state``)."""
+    state (the scenario interface's ``world_state``); with ``critic_time`` then the episode's
+    elapsed fraction ``t / max_cycles`` (``env.elapsed_steps()``; 1 at the time limit)."""
 
-    def __init__(self, env, world: bool = False) -> None:
-        """``world``: ``critic_input == "world"``."""
+    def __init__(self, env, world: bool = False, time: bool = False) -> None:
+        """``world``: ``critic_input == "world"``; ``time``: ``critic_time``."""
         self.env = env
-        self.world = bool(world)
+        self.world, self.time = bool(world), bool(time)
+        name = env.env_id or type(env).__name__
         if self.world and env.world_state_dim == 0:
             raise ValueError(f"critic_input: 'world' needs a scenario that declares a world state; "
-                             f"{env.env_id or type(env).__name__} has none (world_state_dim is 0); use 'state'")
-        self.dim = critic_state_dim(env.state_dim, env.world_state_dim, self.world)
+                             f"{name} has none (world_state_dim is 0); use 'state'")
+        cycles = getattr(env, "max_cycles", None)
+        if self.time and (isinstance(cycles, bool) or not isinstance(cycles, int) or cycles < 1):
+            raise ValueError(f"critic_time: needs a scenario whose episodes have a fixed length (max_cycles); "
+                             f"{name} has max_cycles={cycles!r}")
+        self.max_cycles = cycles
+        self.dim = critic_state_dim(env.state_dim, env.world_state_dim, self.world, self.time)
+
+    @classmethod
+    def of(cls, env, cfg) -> "CriticState":
+        """The critics' input of a ``TrainConfig``."""
+        return cls(env, world=cfg.critic_input == "world", time=cfg.critic_time)
 
     def current(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         """The critics' input for ``obs``, the observations the env last returned (a new tensor)."""
         joint = joint_state(obs)
-        return torch.cat([self.env.world_state(), joint], dim=1) if self.world else joint
+        time = self.env.elapsed_steps().to(joint.dtype) / self.max_cycles if self.time else None
+        return self._join(self.env.world_state() if self.world else None, joint, time)
 
     def final(self, info: dict) -> torch.Tensor:
         """The critics' input for a step's final observations (SAME_STEP autoreset; valid where
-        ``info["_final_obs"]``)."""
+        ``info["_final_obs"]``; their time, the limit's, as truncations are)."""
         joint = joint_state(info["final_obs"])
-        return torch.cat([info["final_world_state"], joint], dim=1) if self.world else joint
+        time = torch.ones(joint.shape[0], dtype=joint.dtype, device=joint.device) if self.time else None
+        return self._join(info["final_world_state"] if self.world else None, joint, time)
+
+    @staticmethod
+    def _join(world, joint, time) -> torch.Tensor:
+        parts = [p for p in (world, joint, None if time is None else time[:, None]) if p is not None]
+        return torch.cat(parts, dim=1) if len(parts) > 1 else joint
 
 
 def step_action_mask(env, info: dict) -> dict:
@@ -305,7 +324,7 @@ def load_policies(checkpoint, last: bool = False) -> tuple[dict[str, GroupPolicy
 
     groups = {g: _Spec(d["n_agents"], d["obs_dim"], space_from_signature(d)) for g, d in sig["groups"].items()}
     policies = build_policies(groups, critic_state_dim(sig["state_dim"], sig.get("world_state_dim", 0),
-                                                       cfg.critic_input == "world"),
+                                                       cfg.critic_input == "world", cfg.critic_time),
                               dataclasses.replace(cfg, device="cpu"), "cpu")
     source = ckpt if last or not ckpt.get("selection") else ckpt["selection"]
     bad = malformed_entries(source, {"update": int, "actors": dict, "critics": dict}) if source is not ckpt else []

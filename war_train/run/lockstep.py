@@ -137,7 +137,7 @@ class LockstepMode:
         self.groups = groups = dict(env.groups)
 
         # --- networks, optimizers, value normalizers, the sampling stream
-        state_dim = CriticState(env, world=cfg.critic_input == "world").dim
+        state_dim = CriticState.of(env, cfg).dim
         self.learner = Learner.build(groups, state_dim, cfg, device, dist.generator_seed(cfg.seed))
         self.policies = policies = self.learner.policies
         self.cap = dist.max_rollout_length(cfg.rollout_length)     # == T, except for WAR per-rank quotas
@@ -157,6 +157,7 @@ class LockstepMode:
                                    frames={g: p.frames for g, p in policies.items()},
                                    hidden_size={g: p.hidden_size for g, p in policies.items() if p.recurrent},
                                    window_steps=self.cap, world_state=cfg.critic_input == "world",
+                                   critic_time=cfg.critic_time,
                                    bootstrap_truncation=cfg.bootstrap_truncation, direct_rows=True)
         self.update_idx, self.env_steps = 0, 0
         self.checkpoint = None   # the last complete checkpoint (the resumed one, then each one written)

@@ -129,7 +129,7 @@ class WarMode:
 
         # --- networks, optimizers, value normalizers, the sampling stream (as lock-step's; under
         # torchrun the networks start equal on every rank, each rank samples from a stream of its own)
-        state_dim = CriticState(env0, world=cfg.critic_input == "world").dim
+        state_dim = CriticState.of(env0, cfg).dim
         self.learner = Learner.build(self.groups, state_dim, cfg, self.device, dist.own_stream_seed(cfg.seed))
         self.policies, self.gen = self.learner.policies, self.learner.generator
         self.gen_learn = self.gen  # a separate stream only when learning runs in its own thread
@@ -258,7 +258,7 @@ class WarMode:
             self.collectors.append(Collector(env, self.behaviour, gamma=cfg.gamma, schedule=self.schedule, cost=cost,
                                              cost_models=self.cost_models if w == 0 else None,
                                              draft_groups=tuple(self.drafts), world_offset=start,
-                                             world_state=cfg.critic_input == "world",
+                                             world_state=cfg.critic_input == "world", critic_time=cfg.critic_time,
                                              stats=self.stats[w], env_time=war.env_time,
                                              seed=run_world_seeds(cfg.seed, range(start, start + self.E_worker)),
                                              lane_threads={lane: war.lane_cpus.get(lane) for lane in self.lanes}
