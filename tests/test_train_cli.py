@@ -84,3 +84,31 @@ def test_clear_errors(tmp_path, capsys):
     assert "num_envs" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         build_parser().parse_args(["train", "Spread-v0", "--env-kwargs", "[1]"])
+
+
+def test_a_smax_map_gets_its_own_preset(capsys):
+    """Without --preset, a SMAX-v0 map named in --env-kwargs trains with that map's preset; a map
+    without one, and no map, with the scenario's default (3m's)."""
+    from war_train.presets import VARIANT_PRESETS, default_preset, preset_overrides
+
+    def printed(*argv):
+        assert main(["train", "SMAX-v0", *argv, "--print-config"]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    for map_name, preset in VARIANT_PRESETS["SMAX-v0"][1].items():
+        cfg = printed("--env-kwargs", json.dumps({"map_name": map_name}))
+        want = preset_overrides(preset)
+        assert cfg["total_env_steps"] == want["total_env_steps"] and cfg["env_kwargs"] == {"map_name": map_name}
+        assert cfg["restarts"] == want.get("restarts", 0)
+    assert printed("--env-kwargs", '{"map_name": "2s3z"}')["total_env_steps"] == 4_000_000
+    assert printed("--env-kwargs", '{"map_name": "2s3z", "enemy": "self_play"}')["env_kwargs"]["enemy"] == "self_play"
+    assert printed()["env_kwargs"] == {"map_name": "3m"}
+    assert default_preset("SMAX-v0", {"map_name": "3s_vs_3z"}) == "smax"
+    # --preset still wins over the map's own
+    assert printed("--preset", "smax_2s3z", "--env-kwargs", '{"map_name": "5m_vs_6m"}')["total_env_steps"] == 4_000_000
+    assert default_preset("Spread-v0", {"map_name": "2s3z"}) == "spread" and default_preset("Nope-v0") is None
+    # the Python API too
+    import war_train
+
+    assert war_train.preset_config("SMAX-v0", env_kwargs={"map_name": "5m_vs_6m"}).total_env_steps == 6_000_000
+    assert war_train.preset_config("SMAX-v0").env_kwargs == {"map_name": "3m"}

@@ -3,7 +3,8 @@
 ``preset_config(name_or_scenario, **overrides)`` -> a validated ``TrainConfig``.  A preset is a
 module in this package with a ``PRESET`` dict (only the fields it changes) and a one-line
 ``DESCRIPTION`` (``preset_descriptions()``, ``war-train train --list-presets``); ``DEFAULT_PRESETS``
-says which preset a scenario gets by default and ``DECLARED_WAR_COSTS`` which declared costs the
+says which preset a scenario gets by default, ``VARIANT_PRESETS`` which one a variant of it gets
+(SMAX-v0's maps: ``default_preset("SMAX-v0", {"map_name": "2s3z"})``), and ``DECLARED_WAR_COSTS`` which declared costs the
 WAR harness gives it.  These tables are data keyed by scenario id: the trainer's code names no
 scenario.
 """
@@ -16,7 +17,7 @@ import importlib
 # (war_train.config imports war_train.presets.onpolicy for its default scenario, so this package
 # imports the config module inside the functions that need it)
 
-__all__ = ["PRESETS", "DEFAULT_PRESETS", "DECLARED_WAR_COSTS", "ARTICLE_COSTS", "preset_names", "preset_overrides", "preset_config",
+__all__ = ["PRESETS", "DEFAULT_PRESETS", "VARIANT_PRESETS", "default_preset", "DECLARED_WAR_COSTS", "ARTICLE_COSTS", "preset_names", "preset_overrides", "preset_config",
            "preset_descriptions"]
 
 #: preset name -> module
@@ -31,10 +32,24 @@ DEFAULT_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey", "T
                     "CartPole-v1": "cartpole", "Pendulum-v1": "pendulum",
                     "Navigation-v0": "navigation", "Balance-v0": "balance",
                     "Transport-v0": "transport", "Wheel-v0": "wheel", "Sampling-v0": "sampling"}
+#: scenario id -> (the env argument that names a variant, {its value: preset}): a variant's own
+#: preset where it has one (other variants get the scenario's default preset)
+VARIANT_PRESETS = {"SMAX-v0": ("map_name", {"3m": "smax", "2s3z": "smax_2s3z", "5m_vs_6m": "smax_5m_vs_6m"})}
 #: the source article's case: 1 agent at 50 ms + 9 at 5 ms per decision 
 ARTICLE_COSTS = {"commander": {"per_decision_ms": 50.0}, "sentry": {"per_decision_ms": 5.0}}
 #: scenario id -> the declared WAR costs it gets when ``WarConfig.costs`` is empty (others: measured)
 DECLARED_WAR_COSTS = {"Command-v0": ARTICLE_COSTS}
+
+
+def default_preset(scenario: str, env_kwargs: dict | None = None) -> str | None:
+    """The preset ``war-train train SCENARIO`` uses without ``--preset``: the variant's own (the
+    map ``env_kwargs`` names, ``VARIANT_PRESETS``), else the scenario's (``DEFAULT_PRESETS``), else
+    None (``TrainConfig``'s defaults)."""
+    key, table = VARIANT_PRESETS.get(scenario, (None, {}))
+    variant = (env_kwargs or {}).get(key) if key else None
+    if isinstance(variant, str) and variant in table:
+        return table[variant]
+    return DEFAULT_PRESETS.get(scenario)
 
 
 def preset_names() -> list[str]:
@@ -57,11 +72,13 @@ def preset_overrides(name: str) -> dict:
 
 
 def preset_config(name: str, **overrides):
-    """``TrainConfig`` defaults <- preset ``name`` <- ``overrides`` (a validated ``TrainConfig``)."""
+    """``TrainConfig`` defaults <- preset ``name`` <- ``overrides`` (a validated ``TrainConfig``);
+    a scenario id as ``name`` takes its default preset, a variant's where ``overrides["env_kwargs"]``
+    names one that has its own (``default_preset``)."""
     from war_train.config import TrainConfig, config_from_dict, config_to_dict
 
     values = config_to_dict(TrainConfig())
-    values.update(preset_overrides(name))
+    values.update(preset_overrides(default_preset(name, overrides.get("env_kwargs")) or name))
     values.update(overrides)
     return config_from_dict(values)
 

@@ -73,13 +73,15 @@ def _unrecognized(parser: argparse.ArgumentParser, args, extras: list[str]):
 
 def _presets_table() -> str:
     """One line per preset: its name, the scenarios it is the default of, its description."""
-    from war_train.presets import DEFAULT_PRESETS, preset_descriptions
+    from war_train.presets import DEFAULT_PRESETS, VARIANT_PRESETS, preset_descriptions
 
     descriptions = preset_descriptions()
     width = max(map(len, descriptions)) + 2
     lines = []
     for name, text in descriptions.items():
         default = [s for s, p in DEFAULT_PRESETS.items() if p == name]
+        default += [f"{s} {key}={value}" for s, (key, table) in VARIANT_PRESETS.items()
+                    for value, p in table.items() if p == name]
         lines.append(f"  {name:<{width}}{text}" + (f" [default for {', '.join(default)}]" if default else ""))
     return "\n".join(lines)
 
@@ -147,7 +149,7 @@ def _add_config_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from war_train.presets import DEFAULT_PRESETS, preset_names
+    from war_train.presets import DEFAULT_PRESETS, VARIANT_PRESETS, preset_names
 
     parser = _Parser(prog="war-train", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, metavar="{train,eval,render}")
@@ -164,7 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                "(not needed with --resume)")
     p.add_argument("--preset", choices=preset_names(), metavar="NAME",
                    help=f"hyperparameter preset, one of {preset_names()} (described below and by --list-presets; "
-                        f"default: the scenario's own: {DEFAULT_PRESETS}; 'onpolicy' = the MAPPO paper's MPE "
+                        f"default: the scenario's own: {DEFAULT_PRESETS}, or its variant's where --env-kwargs names "
+                        f"one that has a preset: {VARIANT_PRESETS}; 'onpolicy' = the MAPPO paper's MPE "
                         "settings = the TrainConfig defaults)")
     p.add_argument("--list-presets", action=_ListPresets, help="list the presets with a line on each, and exit")
     p.add_argument("--out", default="runs", metavar="DIR", help="parent folder of the run folder (default: runs)")
@@ -211,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def resolve_config(args) -> TrainConfig:
     """Defaults <- preset <- explicit options (train), or checkpoint <- explicit options (resume)."""
-    from war_train.presets import DEFAULT_PRESETS, preset_overrides
+    from war_train.presets import default_preset, preset_overrides
 
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
              if f.name != "scenario" and hasattr(args, f.name)}
@@ -232,7 +235,7 @@ def resolve_config(args) -> TrainConfig:
             raise ValueError(f"scenario: give a war_envs id (one of {war_envs.registry.registered_ids()}) or "
                              f"--resume CHECKPOINT")
         values = config_to_dict(TrainConfig())
-        name = args.preset or DEFAULT_PRESETS.get(args.scenario)
+        name = args.preset or default_preset(args.scenario, given.get("env_kwargs"))
         if name:
             values.update(preset_overrides(name))
         values["scenario"] = args.scenario
