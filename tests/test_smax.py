@@ -247,6 +247,7 @@ def test_inject_draws_checks_its_arguments():
     {"map_name": "5m_vs_6m", "enemy": "self_play"},
     {"map_name": "smacv2_5_units", "action_type": "continuous"},
     {"map_name": "3m", "attack_mode": "random", "walls_cause_death": False, "see_enemy_actions": False},
+    {"map_name": "3m", "observe_time": True},
 ])
 def test_conformance(kwargs):
     check_all("SMAX-v0", **kwargs)
@@ -258,3 +259,37 @@ def test_every_map_passes_the_conformance_checks(map_name, action_type):
     """PettingZoo's api_test / parallel_api_test / seed_test, Gymnasium's check_env and the
     batch-API checks (war_envs.testing.check_all) on every map, both action types."""
     check_all("SMAX-v0", map_name=map_name, action_type=action_type)
+
+
+@pytest.mark.parametrize("kwargs", [{"map_name": "3m"}, {"map_name": "2s3z", "observation_type": "conic"},
+                                    {"map_name": "5m_vs_6m", "enemy": "self_play"}])
+def test_observe_time_appends_the_elapsed_fraction_and_changes_nothing_else(kwargs):
+    """``observe_time=True``: every observation (final ones included) is JaxMARL's followed by
+    t / (max_steps + 1); the worlds play the same game (same seed, same actions)."""
+    timed, plain = make(observe_time=True, max_steps=7, autoreset_mode="same_step", **kwargs), \
+        make(max_steps=7, autoreset_mode="same_step", **kwargs)
+    assert timed.obs_dim == plain.obs_dim + 1
+    obs, ref = timed.reset(seed=3), plain.reset(seed=3)
+    gen = torch.Generator().manual_seed(0)
+    clock = np.zeros(4)
+    finals = 0
+    for _ in range(20):
+        for g in obs:
+            assert torch.equal(obs[g][..., :-1], ref[g])
+            np.testing.assert_allclose(obs[g][..., -1].numpy(), np.repeat(clock[:, None] / 8, obs[g].shape[1], 1),
+                                       rtol=1e-6)
+        actions = random_actions(plain, gen)
+        (obs, _, _, _, info), (ref, _, _, _, info_ref) = timed.step(actions), plain.step(actions)
+        clock += 1
+        ended = info["_final_obs"].numpy().astype(bool)
+        for g in obs:
+            assert torch.equal(info["final_obs"][g][ended][..., :-1], info_ref["final_obs"][g][ended])
+            np.testing.assert_allclose(info["final_obs"][g][ended][..., -1].numpy(),
+                                       np.repeat(clock[ended, None] / 8, obs[g].shape[1], 1), rtol=1e-6)
+        finals += int(ended.sum())
+        clock[ended] = 0
+    assert finals >= 4
+    with pytest.raises(TypeError, match="observe_time"):
+        make(observe_time=1)
+    timed.close()
+    plain.close()

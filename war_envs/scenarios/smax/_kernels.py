@@ -75,7 +75,7 @@ def struct_fields(F) -> dict:
         "world_steps": int, "max_steps": int, "obs_type": int, "obs_dim": int, "continuous": int,
         "heuristic": int, "attack_random": int, "enemy_shoots": int, "walls_death": int,
         "see_enemy": int, "self_play_reward": int, "smacv2_pos": int, "smacv2_types": int,
-        "num_actions_ally": int, "num_actions_enemy": int, "cooldown_slot": int,
+        "num_actions_ally": int, "num_actions_enemy": int, "cooldown_slot": int, "observe_time": int,
         "map_w": F, "map_h": F, "tps": F, "won_bonus": F, "cd_lo": F, "cd_hi": F,
         "velocity": wp.array(dtype=F), "attack": wp.array(dtype=F), "attack_range": wp.array(dtype=F),
         "sight": wp.array(dtype=F), "radius": wp.array(dtype=F), "max_health": wp.array(dtype=F),
@@ -339,6 +339,8 @@ def observe_agent(w: Any, e: int, i: int, out: Any):
         observe_unit_list(w, e, i, out, i)
     else:
         observe_conic(w, e, i, out, i)
+    if w.observe_time != 0:   # (observe_time: the episode's elapsed fraction, after JaxMARL's features)
+        out[e, i, w.obs_dim - 1] = wp.float32(w.t[e]) / wp.float32(w.max_steps + 1)
 
 
 @wp.func

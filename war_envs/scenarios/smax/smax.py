@@ -134,7 +134,10 @@ class SMAX(BatchedEnv):
     ``"conic"``: 32 angular sections around the unit, up to 2 units each (the first by index;
     as in JaxMARL unit 0 is never listed and dead units within sight are), then the own
     features: ``13 · 64 + 10`` values.  ``see_enemy_actions=False`` hides the other team's last
-    actions.
+    actions.  ``observe_time=True`` (not JaxMARL's; off by default) appends one value to every
+    observation: the episode's elapsed fraction ``t / (max_steps + 1)`` (0 at the start), which
+    JaxMARL's observations do not hold and a recurrent policy can count for itself: a
+    feed-forward policy's clock (Gymnasium's ``TimeAwareObservation``), see docs/smax.md.
 
     **Alive mask** (``agents_can_leave``): ``info["alive"]`` / ``env.alive_mask`` —
     ``{group: bool [E, n_g]}`` (SAME_STEP: the finished episode's last masks are
@@ -218,6 +221,7 @@ class SMAX(BatchedEnv):
         smacv2_unit_type_generation: bool = _d("smacv2_unit_type_generation"),
         observation_type: str = _d("observation_type"),
         action_type: str = _d("action_type"),
+        observe_time: bool = False,
         **kwargs,
     ) -> None:
         args = {k: val for k, val in locals().items() if k in SMAX_DEFAULTS}
@@ -226,6 +230,7 @@ class SMAX(BatchedEnv):
         map_name = map_name.value if isinstance(map_name, v.Default) else map_name
         self._check_args(map_name, enemy, attack_mode, enemy_shoots, unit_types, unit_type_names,
                          unit_type_shorthands, args, given)
+        self.observe_time = v.check_bool("observe_time", observe_time)
         super().__init__(**kwargs)
         self._build()
 
@@ -278,15 +283,17 @@ class SMAX(BatchedEnv):
     def config(self) -> dict:
         """The resolved arguments (defaults, the map's and the explicit ones)."""
         return {"map_name": self.map_name, "enemy": self.enemy, "attack_mode": self.attack_mode,
-                "enemy_shoots": self.enemy_shoots, "unit_types": self.unit_types, **self._config}
+                "enemy_shoots": self.enemy_shoots, "unit_types": self.unit_types, **self._config,
+                "observe_time": self.observe_time}
 
     # ------------------------------------------------------------------ building
     @property
     def obs_dim(self) -> int:
-        """JaxMARL's ``_get_obs_size``."""
+        """JaxMARL's ``_get_obs_size`` (one more with ``observe_time``)."""
+        extra = int(self.observe_time)
         if self.observation_type == "unit_list":
-            return K.UNIT_FEATURES * (self.num_units - 1) + K.OWN_FEATURES
-        return K.UNIT_FEATURES * K.NUM_SECTIONS * K.UNITS_PER_SECTION + K.OWN_FEATURES
+            return K.UNIT_FEATURES * (self.num_units - 1) + K.OWN_FEATURES + extra
+        return K.UNIT_FEATURES * K.NUM_SECTIONS * K.UNITS_PER_SECTION + K.OWN_FEATURES + extra
 
     def _action_space(self, n_other: int) -> gymnasium.Space:
         if self.action_type == "discrete":
@@ -377,6 +384,7 @@ class SMAX(BatchedEnv):
             "self_play_reward": int(self.use_self_play_reward), "smacv2_pos": int(self.smacv2_position_generation),
             "smacv2_types": int(self.smacv2_unit_type_generation), "num_actions_ally": ne + K.NUM_MOVE,
             "num_actions_enemy": na + K.NUM_MOVE, "cooldown_slot": 2 * ne + 4 * A,
+            "observe_time": int(self.observe_time),
         }
         for name, value in params.items():
             setattr(w, name, int(value))
