@@ -721,6 +721,19 @@ def fmt(x, spec: str, missing: str = "-") -> str:
     return missing if x is None or x != x else format(x, spec)
 
 
+def _to_target(r: dict) -> tuple[str, str]:
+    """A row's "time to target" and "steps to target" cells ("> ..." where it did not reach it)."""
+    reached = r["reached"]
+    if reached:
+        return f"{reached['wall_s']:.0f} s", f"{reached['env_steps']:,}"
+    return f"> {r['wall_s']:.0f} s", f"> {r['env_steps']:,}"
+
+
+def _print_head(head: str) -> None:
+    print(head)
+    print("-" * len(head))
+
+
 def print_table(rows: list[dict], args) -> None:
     if args.task == "smax":
         print_smax_table(rows, args)
@@ -729,15 +742,12 @@ def print_table(rows: list[dict], args) -> None:
           f"budget {args.budget_s:.0f} s each, {args.threads} thread(s), seed {args.seed}")
     head = (f"{'framework':<10} {'algorithm':<36} {'reward convention':<38} {'env-steps/s':>11} "
             f"{'time to target':>15} {'steps to target':>16} {'final return':>13} {'final on-policy':>16}")
-    print(head)
-    print("-" * len(head))
+    _print_head(head)
     for r in rows:
         if "error" in r:
             print(f"{r['framework']:<10} {ALGORITHMS[r['framework']]:<36} error: {r['error']}")
             continue
-        reached = r["reached"]
-        t = f"{reached['wall_s']:.0f} s" if reached else f"> {r['wall_s']:.0f} s"
-        s = f"{reached['env_steps']:,}" if reached else f"> {r['env_steps']:,}"
+        t, s = _to_target(r)
         onp = r.get("onpolicy_episode_reward")
         onp_s = fmt(onp, ".1f") if onp is not None else f"({onpolicy_from_mpe2(r['final_return']):.1f})"
         print(f"{r['framework']:<10} {ALGORITHMS[r['framework']]:<36} {CONVENTIONS[r['framework']]:<38} "
@@ -756,15 +766,12 @@ def print_smax_table(rows: list[dict], args) -> None:
           f"{args.threads} thread(s), seed {args.seed}")
     head = (f"{'framework':<10} {'algorithm':<42} {'env-steps/s':>11} {'time to target':>15} {'steps to target':>16} "
             f"{'final greedy':>13} {'evaluation s':>13}")
-    print(head)
-    print("-" * len(head))
+    _print_head(head)
     for r in rows:
         if "error" in r:
             print(f"{r['framework']:<10} {SMAX_ALGORITHMS[r['framework']]:<42} error: {r['error']}")
             continue
-        reached = r["reached"]
-        t = f"{reached['wall_s']:.0f} s" if reached else f"> {r['wall_s']:.0f} s"
-        s = f"{reached['env_steps']:,}" if reached else f"> {r['env_steps']:,}"
+        t, s = _to_target(r)
         print(f"{r['framework']:<10} {SMAX_ALGORITHMS[r['framework']]:<42} {fmt(r['env_steps_per_s'], ',.0f'):>11} "
               f"{t:>15} {s:>16} {fmt(r['final_win_rate'], '.1%'):>13} {r['eval_s']:>13.0f}")
     print("time: training wall-clock from the worker's start (imports, kernel loading and JIT compilation "
