@@ -91,7 +91,7 @@ from war_envs.core.batched_env import parse_autoreset_mode, world_seeds
 from war_envs.core.scenario import FINAL_STATE_KEYS
 from war_envs.frontends.action_masks import check_available, check_strict, int8_rows
 from war_envs.frontends.flat_joint import FlatJointLayout, check_flat
-from war_envs.frontends.world_state import check_world_state
+from war_envs.frontends.world_state import check_world_state, require_world_state
 
 __all__ = ["JointEnv", "VectorEnv", "register_gymnasium", "gymnasium_id"]
 
@@ -390,7 +390,7 @@ class JointEnv(gymnasium.Env):
         scenario = _scenario_key(scenario)
         flat = check_flat(flat)
         self.strict_action_mask = check_strict(strict_action_mask)
-        v.check_bool("world_state", world_state)  # before anything is built
+        world_state = check_world_state(world_state)
         _check_scenario_kwargs(scenario, kwargs, "gym.make", _RESERVED)
         cls = registry.scenario_class(scenario)
         self.metadata = {**_DEFAULT_METADATA, **cls.metadata}
@@ -398,7 +398,7 @@ class JointEnv(gymnasium.Env):
         self.scenario_id = scenario
         self.batched = war_envs.make(scenario, num_envs=1, autoreset_mode="disabled", **kwargs)
         #: whether ``info`` carries ``"world_state"``
-        self.world_state = check_world_state(world_state, self.batched)
+        self.world_state = require_world_state(world_state, self.batched)
         self._layout = _Layout(self.batched)
         self.flat = flat
         self._flat: FlatJointLayout | None = None
@@ -438,9 +438,13 @@ class JointEnv(gymnasium.Env):
             self._original_cam_range = _camera_ranges(self.batched)[0]
         info = {"action_mask": self._layout.masks(self.batched.action_mask(), 0)} \
             if self._layout.has_action_mask else {}
+        self._add_world_state(info)
+        return self._observation(obs), info
+
+    def _add_world_state(self, info: dict) -> None:
+        """``world_state=True``: the world state for the observation handed out, a float32 copy."""
         if self.world_state:
             info["world_state"] = np.array(_host(self.batched.world_state())[0])
-        return self._observation(obs), info
 
     def _observation(self, obs: Mapping[str, torch.Tensor]):
         """One world's observation: ``{agent: [d]}``, or the flat ``[D]`` (``flat=True``)."""
@@ -471,8 +475,7 @@ class JointEnv(gymnasium.Env):
             step_info[key] = value[0] if value.ndim == 1 else value[0].copy()
         if self._layout.has_action_mask:
             step_info["action_mask"] = self._layout.masks(info["action_mask"], 0)
-        if self.world_state:
-            step_info["world_state"] = np.array(_host(self.batched.world_state())[0])
+        self._add_world_state(step_info)
         return self._observation(obs), reward, terminated, truncated, step_info
 
     def action_masks(self) -> np.ndarray:
@@ -552,7 +555,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                  strict_action_mask: bool = False, world_state: bool = False, **kwargs) -> None:
         scenario = _scenario_key(scenario)
         self.strict_action_mask = check_strict(strict_action_mask)
-        v.check_bool("world_state", world_state)  # before anything is built
+        world_state = check_world_state(world_state)
         reserved = {"seed": _RESERVED["seed"],
                     "flat": "the native vector env has Dict spaces; for the flat joint view vectorize "
                             "gym.make: gym.make_vec(id, num_envs=W, vectorization_mode='sync', flat=True)"}
@@ -580,7 +583,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.num_envs = num_envs
         self.batched = war_envs.make(scenario, num_envs=num_envs, autoreset_mode=mode, **kwargs)
         #: whether ``info`` carries ``"world_state"``
-        self.world_state = check_world_state(world_state, self.batched)
+        self.world_state = require_world_state(world_state, self.batched)
         self._layout = _Layout(self.batched)
         self.single_observation_space = self._layout.observation_space
         self.single_action_space = self._layout.action_space

@@ -71,7 +71,7 @@ with needs_extra("pettingzoo", "the PettingZoo front end (war_envs.parallel_env 
 from war_envs.core import validation as v
 from war_envs.core.scenario import FINAL_STATE_KEYS
 from war_envs.frontends.action_masks import check_strict, unavailable
-from war_envs.frontends.world_state import check_world_state
+from war_envs.frontends.world_state import check_world_state, require_world_state
 from war_envs.frontends.registration import PETTINGZOO_NAMESPACE, register_pettingzoo
 
 __all__ = ["ParallelEnv", "aec_env", "parallel_env", "CheckedActionWrapper", "ClippedActionWrapper",
@@ -113,13 +113,13 @@ class ParallelEnv(pettingzoo.ParallelEnv, EzPickle):
             raise ValueError(f"render_mode: expected one of {[None, *_RENDER_MODES]}, got {render_mode!r}")
         self.dynamic_rescaling = v.check_bool("dynamic_rescaling", dynamic_rescaling)
         self.strict_action_mask = check_strict(strict_action_mask)
-        v.check_bool("world_state", world_state)  # before anything is built
+        world_state = check_world_state(world_state)
         import war_envs  # the package is fully imported by the time an env is built
 
         self.batched = war_envs.make(env_id, num_envs=1, autoreset_mode="disabled", **kwargs)
         self.env_id = self.batched.env_id or env_id
         #: whether ``state()`` is the scenario's world state (``True``) or every agent's observation
-        self.world_state = check_world_state(world_state, self.batched)
+        self.world_state = require_world_state(world_state, self.batched)
         self.render_mode = render_mode
         self.metadata = {**type(self).metadata, "name": self.env_id}
 

@@ -16,13 +16,18 @@ from __future__ import annotations
 
 from war_envs.core import validation as v
 
-__all__ = ["check_world_state"]
+__all__ = ["check_world_state", "require_world_state"]
 
 
-def check_world_state(value, batched) -> bool:
-    """``world_state=``: a bool; ``True`` only for a scenario that declares a world state (else a
-    ``TypeError`` naming the argument; ``batched`` is closed first, since the caller drops it)."""
-    flag = v.check_bool("world_state", value)
+def check_world_state(value) -> bool:
+    """``world_state=``: a bool (checked before the front end builds anything)."""
+    return v.check_bool("world_state", value)
+
+
+def require_world_state(flag: bool, batched) -> bool:
+    """``flag`` (a checked ``world_state=``), ``True`` only for a scenario that declares a world
+    state: else a ``TypeError`` naming the argument (``batched`` is closed first, since the
+    caller drops it)."""
     if flag and batched.world_state_dim == 0:
         name = batched.env_id or type(batched).__name__
         batched.close()
