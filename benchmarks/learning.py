@@ -2,7 +2,9 @@
 evaluation (``eval.json``) and its last logged training figures.
 
 Each seed is a complete ``war-train train`` run (its own process, one torch thread; ``--jobs``
-at a time), written under ``--out``.  The table has one row per seed and a median row; with
+at a time), written under ``--out``; a seed whose folder holds a checkpoint but no evaluation (an
+interrupted run) is continued exactly from its last checkpoint (``war-train train --resume``),
+after checking its settings are this command's.  The table has one row per seed and a median row; with
 ``--json PATH`` the rows (and every run's full evaluation) are written as a JSON list of
 records with the command, versions, machine and date.
 
@@ -39,6 +41,15 @@ def run_seed(preset: str, seed: int, out: Path, overrides: dict) -> Path:
     from war_train.presets import preset_config
 
     run_dir = out / f"{preset}__seed{seed}"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    if (run_dir / "checkpoint.pt").exists() and not (run_dir / "eval.json").exists():
+        # an interrupted run (its own settings, checked): continued exactly from its last checkpoint
+        check_reused(run_dir, preset, seed, overrides)
+        with open(out / f"{preset}__seed{seed}.log", "a") as log:
+            subprocess.run([sys.executable, "-m", "war_train.run.cli", "train", "--resume", str(run_dir),
+                            "--no-progress", "--torch-threads", "1"], check=True, stdout=log,
+                           stderr=subprocess.STDOUT, env=env)
+        return run_dir
     scenario = preset_config(preset).scenario
     cmd = [sys.executable, "-m", "war_train.run.cli", "train", scenario, "--preset", preset, "--seed", str(seed),
            "--run-dir", str(run_dir), "--no-progress", "--torch-threads", "1"]
@@ -50,14 +61,13 @@ def run_seed(preset: str, seed: int, out: Path, overrides: dict) -> Path:
             cmd += [flag, json.dumps(value)]
         else:
             cmd += [flag, str(value)]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
     with open(out / f"{preset}__seed{seed}.log", "w") as log:
         subprocess.run(cmd, check=True, stdout=log, stderr=subprocess.STDOUT, env=env)
     return run_dir
 
 
 def check_reused(run_dir: Path, preset: str, seed: int, overrides: dict) -> None:
-    """``--reuse``: the finished run's config must be the one this command would train."""
+    """``--reuse`` and resuming: the run's config must be the one this command would train."""
     from war_train.config import config_from_dict, config_to_dict
     from war_train.presets import preset_config
 
@@ -66,7 +76,7 @@ def check_reused(run_dir: Path, preset: str, seed: int, overrides: dict) -> None
     ignore = {"progress", "torch_threads", "out"}
     diff = sorted(k for k in want if k not in ignore and want[k] != have.get(k))
     if diff:
-        raise SystemExit(f"--reuse: {run_dir} was trained with other settings ({diff}); train it again")
+        raise SystemExit(f"{run_dir} was trained with other settings ({diff}); delete it to train it again")
 
 
 def summarize_run(run_dir: Path, seed: int) -> dict:

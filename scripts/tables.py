@@ -453,6 +453,26 @@ def learning_smax(*maps: list[dict]) -> str:
                   "wall-clock", "networks evaluated"], ["l"] * 9, rows)
 
 
+def learning_smax_table(report: dict) -> str:
+    """``benchmarks/smax_table.py``: per map the greedy win rate's median and range over seeds
+    beside the published MAPPO / IPPO anchors, and whether the median reaches the better one."""
+    def anchors(r):
+        return "–" if r["anchor_mappo"] is None else f"{pct(r['anchor_mappo'])} / {pct(r['anchor_ippo'])}"
+
+    rows = []
+    for r in report["maps"]:
+        reach = "–" if r["reaches_anchor"] is None else ("yes" if r["reaches_anchor"] else "**no**")
+        rows.append([f"`{r['map_name']}`", f"`{r['preset']}`", str(len(r["seeds"])),
+                     f"up to {r['restarts']}" if r["restarts"] else "none", f"**{pct(r['greedy_median'])}**",
+                     f"{pct(r['greedy_min'])}–{pct(r['greedy_max'])}", pct(r["sampled_median"]),
+                     f"{statistics.median(r['env_steps']) / 1e6:.1f} M", wall(statistics.median(r["wall_s"])),
+                     anchors(r), reach])
+    rows += [[f"`{m['map_name']}`", "", "0", "", "not run yet", "", "", "", "", anchors(m), ""] for m in report["missing"]]
+    return table(["map", "preset", "seeds", "restarts", "greedy (median)", "greedy (range)", "sampled (median)",
+                  "env steps (median)", "wall-clock per run (median)", "anchor MAPPO / IPPO", "reaches anchor"],
+                 ["l", "l", "r", "l", "r", "r", "r", "r", "r", "r", "l"], rows)
+
+
 def _tag_ratio(r):
     return r["eval/tagger_greedy_vs_random"] / r["eval/random"]
 
@@ -692,6 +712,7 @@ RENDERERS = {
     "learning-spread-onpolicy": learning_spread_onpolicy,
     "learning-predator-prey": learning_predator_prey,
     "learning-smax": learning_smax,
+    "learning-smax-table": learning_smax_table,
     "learning-tag": learning_tag,
     "learning-tag-summary": learning_tag_summary,
     "env-throughput-small": env_throughput_small,

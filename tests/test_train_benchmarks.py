@@ -156,3 +156,20 @@ def test_smax_outcomes_splits_every_episode_and_appends(tmp_path, capsys):
                             eval_episodes=0, gif=False, tensorboard=False, progress=False), run_dir=spread)
     with pytest.raises(SystemExit, match="Spread-v0 run"):
         smax_outcomes.main([str(spread), "--episodes", "2"])
+
+
+def test_learning_continues_an_interrupted_seed_from_its_checkpoint(tmp_path):
+    """A seed folder with a checkpoint but no eval.json is resumed (its settings checked), not
+    trained again: here the last checkpoint, so the evaluation is the finished run's, exactly."""
+    learning = load("learning")
+    argv = ["--preset", "smoke", "--seeds", "1", "--quick", "--out", str(tmp_path / "runs")]
+    first = learning.main(argv)[0]
+    run = tmp_path / "runs" / "smoke__seed1"
+    (run / "eval.json").unlink()
+    metrics = (run / "metrics.csv").read_text()
+    again = learning.main(argv)[0]
+    assert (run / "metrics.csv").read_text() == metrics   # no update trained again
+    assert again["eval"] == first["eval"] and again["env_steps"] == first["env_steps"]
+    (run / "eval.json").unlink()
+    with pytest.raises(SystemExit, match="other settings"):
+        learning.main([*argv, "--set", "lr=1e-4"])

@@ -98,8 +98,15 @@ def test_a_smax_map_gets_its_own_preset(capsys):
     for map_name, preset in VARIANT_PRESETS["SMAX-v0"][1].items():
         cfg = printed("--env-kwargs", json.dumps({"map_name": map_name}))
         want = preset_overrides(preset)
-        assert cfg["total_env_steps"] == want["total_env_steps"] and cfg["env_kwargs"] == {"map_name": map_name}
+        assert cfg["total_env_steps"] == want["total_env_steps"]
+        assert cfg["env_kwargs"] == {**want["env_kwargs"], "map_name": map_name}
         assert cfg["restarts"] == want.get("restarts", 0)
+    # naming the map keeps the other env arguments of its preset; a key given changes that one only
+    assert printed("--env-kwargs", '{"map_name": "3s5z"}')["env_kwargs"] == {"map_name": "3s5z", "observe_time": True}
+    assert printed("--env-kwargs", '{"map_name": "3s5z", "observe_time": false}')["env_kwargs"] == {
+        "map_name": "3s5z", "observe_time": False}
+    assert printed("--preset", "smax_3s5z", "--env-kwargs", '{"map_name": "8m"}')["env_kwargs"] == {
+        "map_name": "8m", "observe_time": True}
     assert printed("--env-kwargs", '{"map_name": "2s3z"}')["total_env_steps"] == 4_000_000
     assert printed("--env-kwargs", '{"map_name": "2s3z", "enemy": "self_play"}')["env_kwargs"]["enemy"] == "self_play"
     assert printed()["env_kwargs"] == {"map_name": "3m"}
@@ -112,3 +119,5 @@ def test_a_smax_map_gets_its_own_preset(capsys):
 
     assert war_train.preset_config("SMAX-v0", env_kwargs={"map_name": "5m_vs_6m"}).total_env_steps == 6_000_000
     assert war_train.preset_config("SMAX-v0").env_kwargs == {"map_name": "3m"}
+    assert war_train.preset_config("SMAX-v0", env_kwargs={"map_name": "6h_vs_8z"}).env_kwargs == {
+        "map_name": "6h_vs_8z", "observe_time": True}

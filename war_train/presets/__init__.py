@@ -17,13 +17,16 @@ import importlib
 # (war_train.config imports war_train.presets.onpolicy for its default scenario, so this package
 # imports the config module inside the functions that need it)
 
-__all__ = ["PRESETS", "DEFAULT_PRESETS", "VARIANT_PRESETS", "default_preset", "DECLARED_WAR_COSTS", "ARTICLE_COSTS", "preset_names", "preset_overrides", "preset_config",
+__all__ = ["PRESETS", "DEFAULT_PRESETS", "VARIANT_PRESETS", "default_preset", "with_preset", "DECLARED_WAR_COSTS", "ARTICLE_COSTS", "preset_names", "preset_overrides", "preset_config",
            "preset_descriptions"]
 
+#: the SMAX maps' presets built by ``smax.map_preset`` (one module each)
+SMAX_MAP_PRESETS = tuple(f"smax_{m}" for m in ("3s5z", "3s_vs_5z", "6h_vs_8z", "10m_vs_11m", "27m_vs_30m",
+                                               "3s5z_vs_3s6z", "smacv2_5_units", "smacv2_10_units"))
 #: preset name -> module
 PRESETS = {name: name for name in ("onpolicy", "spread", "spread_onpolicy_starts", "spread_continuous",
                                     "predator_prey", "tag", "tag_warpdrive", "speaker_listener", "reference",
-                                    "relay", "smoke", "smax", "smax_2s3z", "smax_5m_vs_6m", "tag_gridworld",
+                                    "relay", "smoke", "smax", "smax_2s3z", "smax_5m_vs_6m", *SMAX_MAP_PRESETS, "tag_gridworld",
                                     "cartpole", "pendulum", "navigation", "balance", "transport", "wheel", "sampling")}
 #: scenario id -> default preset
 DEFAULT_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey", "Tag-v0": "tag",
@@ -34,7 +37,8 @@ DEFAULT_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey", "T
                     "Transport-v0": "transport", "Wheel-v0": "wheel", "Sampling-v0": "sampling"}
 #: scenario id -> (the env argument that names a variant, {its value: preset}): a variant's own
 #: preset where it has one (other variants get the scenario's default preset)
-VARIANT_PRESETS = {"SMAX-v0": ("map_name", {"3m": "smax", "2s3z": "smax_2s3z", "5m_vs_6m": "smax_5m_vs_6m"})}
+VARIANT_PRESETS = {"SMAX-v0": ("map_name", {"3m": "smax", "2s3z": "smax_2s3z", "5m_vs_6m": "smax_5m_vs_6m",
+                                           **{name[len("smax_"):]: name for name in SMAX_MAP_PRESETS}})}
 #: the source article's case: 1 agent at 50 ms + 9 at 5 ms per decision 
 ARTICLE_COSTS = {"commander": {"per_decision_ms": 50.0}, "sentry": {"per_decision_ms": 5.0}}
 #: scenario id -> the declared WAR costs it gets when ``WarConfig.costs`` is empty (others: measured)
@@ -71,16 +75,25 @@ def preset_overrides(name: str) -> dict:
     return dict(module.PRESET)
 
 
+def with_preset(values: dict, name: str | None, overrides: dict) -> dict:
+    """``values`` <- preset ``name`` (None: none) <- ``overrides``, as a new dict.  ``env_kwargs``
+    merge key by key, the overrides' keys winning: naming a map (``{"map_name": "3s5z"}``) keeps the
+    other env arguments its preset sets (SMAX's ``observe_time``); give a key to change it."""
+    preset = preset_overrides(name) if name else {}
+    out = {**values, **preset, **overrides}
+    if isinstance(preset.get("env_kwargs"), dict) and isinstance(overrides.get("env_kwargs"), dict):
+        out["env_kwargs"] = {**preset["env_kwargs"], **overrides["env_kwargs"]}
+    return out
+
+
 def preset_config(name: str, **overrides):
-    """``TrainConfig`` defaults <- preset ``name`` <- ``overrides`` (a validated ``TrainConfig``);
-    a scenario id as ``name`` takes its default preset, a variant's where ``overrides["env_kwargs"]``
-    names one that has its own (``default_preset``)."""
+    """``TrainConfig`` defaults <- preset ``name`` <- ``overrides`` (``with_preset``; a validated
+    ``TrainConfig``); a scenario id as ``name`` takes its default preset, a variant's where
+    ``overrides["env_kwargs"]`` names one that has its own (``default_preset``)."""
     from war_train.config import TrainConfig, config_from_dict, config_to_dict
 
-    values = config_to_dict(TrainConfig())
-    values.update(preset_overrides(default_preset(name, overrides.get("env_kwargs")) or name))
-    values.update(overrides)
-    return config_from_dict(values)
+    name = default_preset(name, overrides.get("env_kwargs")) or name
+    return config_from_dict(with_preset(config_to_dict(TrainConfig()), name, overrides))
 
 
 def _fields() -> set[str]:

@@ -101,3 +101,15 @@ COMMON = {
 PRESET = {**COMMON, "env_kwargs": {"map_name": "3m"}, "total_env_steps": 3_000_000, "num_envs": 128,
           "anneal_lr": False, "anneal_entropy": True, "num_minibatches": 4, "max_grad_norm": 0.5,
           "select_every": 10, "critic_input": "world", "restarts": 8, "restart_below": 0.93}
+
+
+def map_preset(map_name: str, total_env_steps: int = 10_000_000, **fields) -> dict:
+    """The preset of a SMAX map without trials of its own (3s5z, 6h_vs_8z, 10m_vs_11m, ...):
+    ``COMMON`` (the settings 2s3z wins with) plus what the 3m diagnosis found (docs/smax.md, "Why
+    3m runs hide"): the critics on JaxMARL's world state (``critic_input="world"``) and the agents
+    told the time (``observe_time``: a feed-forward actor cannot time an attack otherwise); the
+    best of about 40 greedy selection evaluations kept (``select_every``); no restarts; JaxMARL's
+    budget of 10 M env steps unless said.  ``fields`` override."""
+    updates = total_env_steps // (COMMON["num_envs"] * COMMON["rollout_length"])
+    return {**COMMON, "env_kwargs": {"map_name": map_name, "observe_time": True}, "total_env_steps": total_env_steps,
+            "critic_input": "world", "select_every": max(updates // 40, 1), **fields}

@@ -214,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def resolve_config(args) -> TrainConfig:
     """Defaults <- preset <- explicit options (train), or checkpoint <- explicit options (resume)."""
-    from war_train.presets import default_preset, preset_overrides
+    from war_train.presets import default_preset, with_preset
 
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
              if f.name != "scenario" and hasattr(args, f.name)}
@@ -234,11 +234,8 @@ def resolve_config(args) -> TrainConfig:
 
             raise ValueError(f"scenario: give a war_envs id (one of {war_envs.registry.registered_ids()}) or "
                              f"--resume CHECKPOINT")
-        values = config_to_dict(TrainConfig())
         name = args.preset or default_preset(args.scenario, given.get("env_kwargs"))
-        if name:
-            values.update(preset_overrides(name))
-        values["scenario"] = args.scenario
+        return config_from_dict(with_preset(config_to_dict(TrainConfig()), name, {**given, "scenario": args.scenario}))
     values.update(given)
     return config_from_dict(values)
 

@@ -1,0 +1,11 @@
+"""SMAX-v0 on map 27m_vs_30m (27 marines against 30; heuristic enemy):
+``smax.map_preset`` (the shared SMAX settings, world-state critics, the agents told the time, 10 M
+env steps).  Results: ``benchmarks/results/learning_smax_table.json`` (docs/smax.md)."""
+
+from war_train.presets.smax import map_preset
+
+#: one line for ``war-train train --list-presets`` and ``--help``
+DESCRIPTION = ("SMAX-v0 27m_vs_30m against the heuristic enemy: MLP MAPPO with action masks, world-state critics and "
+               "the time observed, 10 M env steps")
+
+PRESET = map_preset("27m_vs_30m")
