@@ -322,7 +322,7 @@ def test_a_search_reads_the_host_only_once_whatever_its_simulations():
     cfg = TrainConfig(scenario="Relay-v0", num_envs=6)
     policies = build_policies(dict(env.groups), CriticState(env).dim, cfg, torch.device("cpu"))
     evaluate, act_others = policy_model(policies, {g: ValueNorm() for g in env.groups}, "commander",
-                                        critic_world=False)
+                                        critic_input="state")
     reads = {}
     with PlanningWorlds("Relay-v0", capacity=6, num_sentries=2) as worlds:
         rows = worlds.load(env, torch.arange(6), 1, redraw=torch.Generator().manual_seed(0)).flatten()

@@ -183,7 +183,7 @@ def test_the_planner_with_a_trainers_policies():
     state_dim = CriticState(env).dim
     policies = build_policies(dict(env.groups), state_dim, cfg, torch.device("cpu"))
     vnorm = {g: ValueNorm() for g in env.groups}
-    evaluate, act_others = policy_model(policies, vnorm, "commander", critic_world=False)
+    evaluate, act_others = policy_model(policies, vnorm, "commander", critic_input="state")
     prior, value = evaluate(env, 3)
     assert prior.shape == (3, N_LANDMARKS) and torch.allclose(prior.sum(1), torch.ones(3))
     assert value.shape == (3,)

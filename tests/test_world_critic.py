@@ -88,12 +88,13 @@ def test_scenarios_without_a_world_state_say_so():
         assert env.world_state_dim == 0
         with pytest.raises(TypeError, match="Spread-v0 declares no world state"):
             env.world_state()
-        with pytest.raises(ValueError, match="critic_input: 'world' needs a scenario that declares a world state"):
-            CriticState(env, world=True)
+        for critic in ("world", "world_only"):
+            with pytest.raises(ValueError, match=f"critic_input: '{critic}' needs a scenario that declares a world"):
+                CriticState(env, critic)
     cfg = war_train.preset_config("smoke", critic_input="world", total_env_steps=16 * 25)
     with pytest.raises(ValueError, match="critic_input: 'world' needs"):
         war_train.train(None, cfg)
-    with pytest.raises(ValueError, match="critic_input: expected 'state', 'world' or 'local', got 'global'"):
+    with pytest.raises(ValueError, match="critic_input: expected 'state', 'world', 'world_only' or 'local', got 'global'"):
         war_train.preset_config("smoke", critic_input="global")
 
 
@@ -111,37 +112,40 @@ class Spy:
         return self.env.step(actions, **kw)
 
 
-def test_the_world_critic_sees_the_world_state_then_every_observation():
-    cfg = war_train.preset_config("smoke", scenario="SMAX-v0", critic_input="world", rollout_length=30,
+@pytest.mark.parametrize("critic", ["world", "world_only"])
+def test_the_world_critic_sees_the_world_state_then_every_observation(critic):
+    """``"world"``: the world state, then every observation; ``"world_only"``: the world state."""
+    cfg = war_train.preset_config("smoke", scenario="SMAX-v0", critic_input=critic, rollout_length=30,
                                   total_env_steps=16 * 30)
     with make_env(cfg) as env:
         spy = Spy(env)
         mode = lockstep.LockstepMode(spy, cfg, distributed.Local())
         window = mode.collect()
         states = window.groups["ally"].state
-        assert window.steps == len(spy.seen) == 30 and states.shape[-1] == env.world_state_dim + env.state_dim
+        dim = env.world_state_dim + (env.state_dim if critic == "world" else 0)
+        assert window.steps == len(spy.seen) == 30 and states.shape[-1] == dim
         for t, (world, joint) in enumerate(spy.seen):
-            assert torch.equal(states[t], torch.cat([world, joint], dim=1))
+            assert torch.equal(states[t], torch.cat([world, joint], dim=1) if critic == "world" else world)
         first = next(m for m in mode.policies["ally"].critic.modules() if isinstance(m, torch.nn.Linear))
-        assert first.in_features == env.world_state_dim + env.state_dim
+        assert first.in_features == dim
         mode.close()
 
 
 def test_a_world_critic_run_loads_evaluates_and_differs_from_a_state_critic_run(tmp_path):
     runs = {}
-    for critic in ("state", "world"):
+    for critic in ("state", "world", "world_only"):
         cfg = war_train.preset_config("smoke", scenario="SMAX-v0", critic_input=critic, total_env_steps=16 * 25 * 2,
                                       eval_episodes=8)
         runs[critic] = war_train.train(None, cfg, run_dir=tmp_path / critic)
         policies, loaded_cfg, sig = load_policies(tmp_path / critic)
         assert loaded_cfg.critic_input == critic
-        assert ("world_state_dim" in sig) == (critic == "world")
+        assert ("world_state_dim" in sig) == (critic != "state")
         for g, p in policies.items():
             torch.testing.assert_close(p.critic.state_dict(), runs[critic].policies[g].critic.state_dict())
     # the same actors play the same first rollout; the critics see different inputs
-    first = [runs[c].history[0] for c in ("state", "world")]
-    assert first[0]["episode_return"] == first[1]["episode_return"]
-    assert first[0]["ally/value_loss"] != first[1]["ally/value_loss"]
+    first = [runs[c].history[0] for c in ("state", "world", "world_only")]
+    assert first[0]["episode_return"] == first[1]["episode_return"] == first[2]["episode_return"]
+    assert len({f["ally/value_loss"] for f in first}) == 3
 
 
 # ---------------------------------------------------------------------- critic_time

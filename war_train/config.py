@@ -124,7 +124,9 @@ class TrainConfig:
     critic_input: str = _f("state", "'state': one centralized critic per group on env.state() with a value per agent "
                                     "(MAPPO); 'world': the same on the env's world state (a scenario that declares "
                                     "one, e.g. SMAX-v0's JaxMARL get_world_state: every unit's position, health and "
-                                    "cooldown, enemies included) followed by env.state(); 'local': a "
+                                    "cooldown, enemies included) followed by env.state(); 'world_only': the world "
+                                    "state alone (JaxMARL's MAPPO critic; its size grows with the units, not with "
+                                    "their square as env.state()'s does); 'local': a "
                                     "parameter-shared critic on each agent's own observation (IPPO/WarpDrive style; "
                                     "scales to thousands of agents per world)")
     critic_time: bool = _f(False, "the centralized critics also see the episode's elapsed fraction t / max_cycles "
@@ -272,8 +274,9 @@ class TrainConfig:
                 raise ValueError(f"{name}: expected a number in (0, 1], got {value!r}")
 
     def _validate_choices(self) -> None:
-        if self.critic_input not in ("state", "world", "local"):
-            raise ValueError(f"critic_input: expected 'state', 'world' or 'local', got {self.critic_input!r}")
+        if self.critic_input not in ("state", "world", "world_only", "local"):
+            raise ValueError(f"critic_input: expected 'state', 'world', 'world_only' or 'local', "
+                             f"got {self.critic_input!r}")
         if self.frame_stack > 1 and self.use_gru:
             raise ValueError("frame_stack: stacking is a feed-forward memory; use frame_stack=1 with use_gru=True")
         if self.share_actor:

@@ -5,7 +5,8 @@ Per group: a parameter-shared actor on each agent's observation (plus a one-hot 
 ``agent_id``) whose output parameterises the group's action head (``war_train.learn.distributions``:
 Discrete, MultiDiscrete or Box), and a critic — centralized on ``env.state()`` with one value
 per agent of the group (``critic_input="state"``, MAPPO; ``"world"``: on the env's world state
-and ``env.state()``), or parameter-shared on each agent's own observation (``"local"``).
+and ``env.state()``; ``"world_only"``: on the world state alone), or parameter-shared on each
+agent's own observation (``"local"``).
 """
 
 from __future__ import annotations
@@ -197,37 +198,48 @@ def joint_state(obs: dict[str, torch.Tensor]) -> torch.Tensor:
     return torch.cat([o.reshape(first.shape[0], -1) for o in obs.values()], dim=1)
 
 
-def critic_state_dim(state_dim: int, world_state_dim: int, world: bool, time: bool = False) -> int:
-    """The centralized critics' input size: ``env.state()``'s, after the world state's with
-    ``world`` (``critic_input == "world"``), and one more with ``time`` (``critic_time``)."""
-    return state_dim + (world_state_dim if world else 0) + int(time)
+#: ``TrainConfig.critic_input`` -> (the world state, ``env.state()``): what the centralized critics see
+CRITIC_PARTS = {"state": (False, True), "local": (False, True), "world": (True, True), "world_only": (True, False)}
+
+
+def critic_state_dim(state_dim: int, world_state_dim: int, critic_input: str = "state", time: bool = False) -> int:
+    """The centralized critics' input size (``CRITIC_PARTS``): the world state's with ``"world"``
+    and ``"world_only"``, then ``env.state()``'s but with ``"world_only"``, and one more with
+    ``time`` (``critic_time``)."""
+    world, joint = CRITIC_PARTS[critic_input]
+    return (world_state_dim if world else 0) + (state_dim if joint else 0) + int(time)
 
 
 class CriticState:
-    """What the centralized critics see (``TrainConfig.critic_input``): ``env.state()`` (every
-    agent's observation, computed from a dict of them), with ``"world"`` after the env's world
-    state (the scenario interface's ``world_state``); with ``critic_time`` then the episode's
-    elapsed fraction ``t / max_cycles`` (``env.elapsed_steps()``; 1 at the time limit)."""
+    """What the centralized critics see (``TrainConfig.critic_input``, ``CRITIC_PARTS``):
+    ``env.state()`` (every agent's observation, computed from a dict of them), with ``"world"``
+    after the env's world state (the scenario interface's ``world_state``), with ``"world_only"``
+    the world state alone (JaxMARL's MAPPO critic input: its size grows with the units, not with
+    their square); with ``critic_time`` then the episode's elapsed fraction ``t / max_cycles``
+    (``env.elapsed_steps()``; 1 at the time limit)."""
 
-    def __init__(self, env, world: bool = False, time: bool = False) -> None:
-        """``world``: ``critic_input == "world"``; ``time``: ``critic_time``."""
+    def __init__(self, env, critic_input: str = "state", time: bool = False) -> None:
+        """``critic_input``: ``TrainConfig.critic_input``; ``time``: ``critic_time``."""
+        if critic_input not in CRITIC_PARTS:
+            raise ValueError(f"critic_input: expected one of {sorted(CRITIC_PARTS)}, got {critic_input!r}")
         self.env = env
-        self.world, self.time = bool(world), bool(time)
+        self.critic_input, self.time = critic_input, bool(time)
+        self.world, self.joint = CRITIC_PARTS[critic_input]
         name = env.env_id or type(env).__name__
         if self.world and env.world_state_dim == 0:
-            raise ValueError(f"critic_input: 'world' needs a scenario that declares a world state; "
+            raise ValueError(f"critic_input: {critic_input!r} needs a scenario that declares a world state; "
                              f"{name} has none (world_state_dim is 0); use 'state'")
         cycles = getattr(env, "max_cycles", None)
         if self.time and (isinstance(cycles, bool) or not isinstance(cycles, int) or cycles < 1):
             raise ValueError(f"critic_time: needs a scenario whose episodes have a fixed length (max_cycles); "
                              f"{name} has max_cycles={cycles!r}")
         self.max_cycles = cycles
-        self.dim = critic_state_dim(env.state_dim, env.world_state_dim, self.world, self.time)
+        self.dim = critic_state_dim(env.state_dim, env.world_state_dim, critic_input, self.time)
 
     @classmethod
     def of(cls, env, cfg) -> "CriticState":
         """The critics' input of a ``TrainConfig``."""
-        return cls(env, world=cfg.critic_input == "world", time=cfg.critic_time)
+        return cls(env, cfg.critic_input, time=cfg.critic_time)
 
     def current(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         """The critics' input for ``obs``, the observations the env last returned (a new tensor)."""
@@ -242,10 +254,10 @@ class CriticState:
         time = torch.ones(joint.shape[0], dtype=joint.dtype, device=joint.device) if self.time else None
         return self._join(info["final_world_state"] if self.world else None, joint, time)
 
-    @staticmethod
-    def _join(world, joint, time) -> torch.Tensor:
-        parts = [p for p in (world, joint, None if time is None else time[:, None]) if p is not None]
-        return torch.cat(parts, dim=1) if len(parts) > 1 else joint
+    def _join(self, world, joint, time) -> torch.Tensor:
+        parts = [p for p in (world, joint if self.joint else None, None if time is None else time[:, None])
+                 if p is not None]
+        return torch.cat(parts, dim=1) if len(parts) > 1 else parts[0]
 
 
 def step_action_mask(env, info: dict) -> dict:
@@ -274,8 +286,8 @@ def first_action_mask(env) -> dict | None:
 
 def env_signature(env, cfg: TrainConfig) -> dict:
     """What a checkpoint needs to rebuild (and check) the env and the policies (the world
-    state's size only where the critics see it: ``critic_input="world"``)."""
-    world = {"world_state_dim": env.world_state_dim} if cfg.critic_input == "world" else {}
+    state's size only where the critics see it: ``critic_input="world"`` or ``"world_only"``)."""
+    world = {"world_state_dim": env.world_state_dim} if CRITIC_PARTS[cfg.critic_input][0] else {}
     return {"id": env.env_id, "num_envs": cfg.num_envs, "state_dim": env.state_dim, **world,
             "groups": {g: {"n_agents": s.n_agents, "obs_dim": s.obs_dim, **space_signature(s.action_space)}
                        for g, s in env.groups.items()},
@@ -324,7 +336,7 @@ def load_policies(checkpoint, last: bool = False) -> tuple[dict[str, GroupPolicy
 
     groups = {g: _Spec(d["n_agents"], d["obs_dim"], space_from_signature(d)) for g, d in sig["groups"].items()}
     policies = build_policies(groups, critic_state_dim(sig["state_dim"], sig.get("world_state_dim", 0),
-                                                       cfg.critic_input == "world", cfg.critic_time),
+                                                       cfg.critic_input, cfg.critic_time),
                               dataclasses.replace(cfg, device="cpu"), "cpu")
     source = ckpt if last or not ckpt.get("selection") else ckpt["selection"]
     bad = malformed_entries(source, {"update": int, "actors": dict, "critics": dict}) if source is not ckpt else []

@@ -179,7 +179,7 @@ class Planner:
         self.worlds.close()
 
 
-def policy_model(policies: dict, vnorm: dict, group: str, *, critic_world: bool,
+def policy_model(policies: dict, vnorm: dict, group: str, *, critic_input: str = "state",
                  critic_time: bool = False) -> tuple[Evaluate, ActOthers]:
     """``(evaluate, act_others)`` from a trainer's policies (``war_train.learn.policy.GroupPolicy``
     per group, feed-forward) and value normalizers: the searched group's tempered, masked action
@@ -197,7 +197,7 @@ def policy_model(policies: dict, vnorm: dict, group: str, *, critic_world: bool,
     def evaluate(env, n):
         cs = critic_states.get(id(env))
         if cs is None:
-            cs = critic_states[id(env)] = CriticState(env, world=critic_world, time=critic_time)
+            cs = critic_states[id(env)] = CriticState(env, critic_input, time=critic_time)
         obs, p = env.observations(), policies[group]
         out, _ = p.actor(p.actor_input(obs[group][:n]))
         mask = masks(env).get(group)
@@ -215,8 +215,7 @@ def policy_model(policies: dict, vnorm: dict, group: str, *, critic_world: bool,
 
 def trainer_model(cfg, policies: dict, vnorm: dict) -> tuple[Evaluate, ActOthers]:
     """``policy_model`` of ``cfg``'s planning group, its critic's input as ``cfg`` says."""
-    return policy_model(policies, vnorm, cfg.planner, critic_world=cfg.critic_input == "world",
-                        critic_time=cfg.critic_time)
+    return policy_model(policies, vnorm, cfg.planner, critic_input=cfg.critic_input, critic_time=cfg.critic_time)
 
 
 def build_planner(cfg, env: BatchedEnv, policies: dict, vnorm: dict, seed: int) -> Planner | None:

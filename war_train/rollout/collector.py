@@ -367,12 +367,12 @@ class Collector:
                  draft_groups=(), world_offset: int = 0, stats=None, seed: int | None = None,
                  env_time: bool = True, lane_threads: dict | None = None, frames: dict | None = None,
                  hidden_size: dict | None = None, branch_free: bool | None = None, window_steps: int = 16,
-                 world_state: bool = False, critic_time: bool = False, bootstrap_truncation: bool = True,
+                 critic_input: str = "state", critic_time: bool = False, bootstrap_truncation: bool = True,
                  direct_rows: bool = False) -> None:
         self.war = WarEnv(env, schedule, gamma=gamma, trusted=True)   # (the policy samples from the spaces and masks)
         self.env = env
-        #: the critics' input (``world_state``: ``critic_input="world"``; ``critic_time``)
-        self.critic = CriticState(env, world_state, critic_time)
+        #: the critics' input (``TrainConfig.critic_input`` and ``critic_time``)
+        self.critic = CriticState(env, critic_input, critic_time)
         self.policy = policy
         self.gamma = self.war.gamma
         self.groups = self.war.groups

@@ -156,7 +156,7 @@ class LockstepMode:
                                    seed=run_world_seeds(cfg.seed, worlds, "train"), env_time=False,
                                    frames={g: p.frames for g, p in policies.items()},
                                    hidden_size={g: p.hidden_size for g, p in policies.items() if p.recurrent},
-                                   window_steps=self.cap, world_state=cfg.critic_input == "world",
+                                   window_steps=self.cap, critic_input=cfg.critic_input,
                                    critic_time=cfg.critic_time,
                                    bootstrap_truncation=cfg.bootstrap_truncation, direct_rows=True)
         self.update_idx, self.env_steps = 0, 0

@@ -258,7 +258,7 @@ class WarMode:
             self.collectors.append(Collector(env, self.behaviour, gamma=cfg.gamma, schedule=self.schedule, cost=cost,
                                              cost_models=self.cost_models if w == 0 else None,
                                              draft_groups=tuple(self.drafts), world_offset=start,
-                                             world_state=cfg.critic_input == "world", critic_time=cfg.critic_time,
+                                             critic_input=cfg.critic_input, critic_time=cfg.critic_time,
                                              stats=self.stats[w], env_time=war.env_time,
                                              seed=run_world_seeds(cfg.seed, range(start, start + self.E_worker)),
                                              lane_threads={lane: war.lane_cpus.get(lane) for lane in self.lanes}

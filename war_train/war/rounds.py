@@ -353,7 +353,7 @@ def _split(x: _Holding, w: int, m: int, collectors, make_env) -> tuple[_Holding,
         log = _StepLog() if collectors[x.owner].stats is not None else None
         guest = Collector(make_env(len(local)), c.policy, gamma=c.gamma, schedule=c.schedule,
                           cost=collectors[holder].cost, draft_groups=c.draft_groups, stats=log, env_time=c.env_time,
-                          frames=c.frames, hidden_size=c.hidden_size, world_state=c.critic.world,
+                          frames=c.frames, hidden_size=c.hidden_size, critic_input=c.critic.critic_input,
                           critic_time=c.critic.time)
         parts.append(_Holding(x.owner, holder, guest, x.worlds[local], row0=pos - lead, first=pos, log=log))
     s0 = time.perf_counter()
