@@ -74,6 +74,8 @@ def check_reused(run_dir: Path, preset: str, seed: int, overrides: dict) -> None
     want = config_to_dict(preset_config(preset, seed=seed, **{k: v for k, v in overrides.items()}))
     have = config_to_dict(config_from_dict(json.loads((run_dir / "config.json").read_text())))
     ignore = {"progress", "torch_threads", "out"}
+    if not want.get("restarts") and not have.get("restarts"):
+        ignore.add("restart_below")   # (without restarts it decides nothing)
     diff = sorted(k for k in want if k not in ignore and want[k] != have.get(k))
     if diff:
         raise SystemExit(f"{run_dir} was trained with other settings ({diff}); delete it to train it again")

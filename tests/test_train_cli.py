@@ -109,7 +109,7 @@ def test_a_smax_map_gets_its_own_preset(capsys):
         "map_name": "8m", "observe_time": True}
     assert printed("--env-kwargs", '{"map_name": "2s3z"}')["total_env_steps"] == 4_000_000
     assert printed("--env-kwargs", '{"map_name": "2s3z", "enemy": "self_play"}')["env_kwargs"]["enemy"] == "self_play"
-    assert printed()["env_kwargs"] == {"map_name": "3m"}
+    assert printed()["env_kwargs"] == {"map_name": "3m", "observe_time": True}
     assert default_preset("SMAX-v0", {"map_name": "3s_vs_3z"}) == "smax"
     # --preset still wins over the map's own
     assert printed("--preset", "smax_2s3z", "--env-kwargs", '{"map_name": "5m_vs_6m"}')["total_env_steps"] == 4_000_000
@@ -118,6 +118,6 @@ def test_a_smax_map_gets_its_own_preset(capsys):
     import war_train
 
     assert war_train.preset_config("SMAX-v0", env_kwargs={"map_name": "5m_vs_6m"}).total_env_steps == 6_000_000
-    assert war_train.preset_config("SMAX-v0").env_kwargs == {"map_name": "3m"}
+    assert war_train.preset_config("SMAX-v0").env_kwargs == {"map_name": "3m", "observe_time": True}
     assert war_train.preset_config("SMAX-v0", env_kwargs={"map_name": "6h_vs_8z"}).env_kwargs == {
         "map_name": "6h_vs_8z", "observe_time": True}
