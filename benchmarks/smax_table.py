@@ -81,8 +81,11 @@ def main(argv=None) -> int:
     if missing:
         print(f"no results yet: {', '.join(missing)}")
     if args.json:
-        missing = [{"map_name": m, "anchor_mappo": ANCHORS.get(m, (None, None))[0],
-                    "anchor_ippo": ANCHORS.get(m, (None, None))[1]} for m in missing]
+        from war_train.presets import default_preset
+
+        missing = [{"map_name": m, "preset": default_preset("SMAX-v0", {"map_name": m}),
+                    "anchor_mappo": ANCHORS.get(m, (None, None))[0], "anchor_ippo": ANCHORS.get(m, (None, None))[1]}
+                   for m in missing]
         _results.write(args.json, {"maps": rows, "missing": missing, "slack": SLACK}, _results.metadata(__file__, argv))
     return 0
 

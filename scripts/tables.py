@@ -457,7 +457,7 @@ def learning_smax_table(report: dict) -> str:
     """``benchmarks/smax_table.py``: per map the greedy win rate's median and range over seeds
     beside the published MAPPO / IPPO anchors, and whether the median reaches the better one."""
     def anchors(r):
-        return "–" if r["anchor_mappo"] is None else f"{pct(r['anchor_mappo'])} / {pct(r['anchor_ippo'])}"
+        return "–" if r["anchor_mappo"] is None else f"{r['anchor_mappo']:.0%} / {r['anchor_ippo']:.0%}".replace("%", " %")
 
     rows = []
     for r in report["maps"]:
@@ -467,7 +467,8 @@ def learning_smax_table(report: dict) -> str:
                      f"{pct(r['greedy_min'])}–{pct(r['greedy_max'])}", pct(r["sampled_median"]),
                      f"{statistics.median(r['env_steps']) / 1e6:.1f} M", wall(statistics.median(r["wall_s"])),
                      anchors(r), reach])
-    rows += [[f"`{m['map_name']}`", "", "0", "", "not run yet", "", "", "", "", anchors(m), ""] for m in report["missing"]]
+    rows += [[f"`{m['map_name']}`", f"`{m['preset']}`", "0", "", "not run yet", "", "", "", "", anchors(m), ""]
+             for m in report["missing"]]
     return table(["map", "preset", "seeds", "restarts", "greedy (median)", "greedy (range)", "sampled (median)",
                   "env steps (median)", "wall-clock per run (median)", "anchor MAPPO / IPPO", "reaches anchor"],
                  ["l", "l", "r", "l", "r", "r", "r", "r", "r", "r", "l"], rows)

@@ -173,3 +173,25 @@ def test_learning_continues_an_interrupted_seed_from_its_checkpoint(tmp_path):
     (run / "eval.json").unlink()
     with pytest.raises(SystemExit, match="other settings"):
         learning.main([*argv, "--set", "lr=1e-4"])
+
+
+def test_smax_table_reads_each_maps_results_and_compares_with_the_anchors(tmp_path, capsys):
+    """``smax_table.py`` over a results folder: one row per map with a learning file (median
+    and range over its seeds, the anchors, reached or not within SLACK), the others listed with
+    their preset and anchors."""
+    table = load("smax_table")
+    records = [{"preset": "smax_3s5z", "seed": s, "eval/greedy": g, "eval/sample": g, "env_steps": 10, "wall_s": 1.0,
+                "command": "learning.py"} for s, g in ((1, 0.60), (2, 0.69), (3, 0.95))]
+    (tmp_path / "learning_smax_3s5z.json").write_text(json.dumps(records))
+    (tmp_path / "learning_smax_3s_vs_5z.json").write_text(json.dumps(
+        [{**records[0], "preset": "smax_3s_vs_5z", "eval/greedy": 0.57}]))
+    table.main(["--results", str(tmp_path), "--json", str(tmp_path / "table.json")])
+    report = json.loads((tmp_path / "table.json").read_text())
+    rows = {r["map_name"]: r for r in report["maps"]}
+    assert set(rows) == {"3s5z", "3s_vs_5z"}
+    assert rows["3s5z"]["greedy_median"] == 0.69 and rows["3s5z"]["greedy_min"] == 0.60
+    assert rows["3s5z"]["reaches_anchor"] is True          # 69 % against 70 % (MAPPO), within 2 points
+    assert rows["3s_vs_5z"]["reaches_anchor"] is False     # 57 % against 60 % (IPPO)
+    missing = {m["map_name"]: m for m in report["missing"]}
+    assert missing["6h_vs_8z"]["preset"] == "smax_6h_vs_8z" and missing["6h_vs_8z"]["anchor_ippo"] == 0.95
+    assert "3m" in missing and missing["3m"]["anchor_mappo"] is None
