@@ -645,6 +645,26 @@ def time_to_target(records: list[dict]) -> str:
                   "return (last 200 episodes)", "env steps/s"], ["l", "l", "r", "r", "r", "r", "r"], rows)
 
 
+def time_to_target_smax(records: list[dict]) -> str:
+    """``benchmarks/time_to_target.py --task smax``: per trainer the training wall-clock (start-up
+    included, evaluations left out) and env steps to the target greedy win rate, and how many
+    times sooner war-train got there than each peer."""
+    ours = next((r for r in records if r["framework"] == "war-train" and r.get("reached")), None)
+    rows = []
+    for r in records:
+        hit = r.get("reached")
+        sooner = ("–" if r["framework"] == "war-train" or ours is None else
+                  f"**{hit['wall_s'] / ours['reached']['wall_s']:.1f}×**" if hit else
+                  f"> {r['wall_s'] / ours['reached']['wall_s']:.0f}×")
+        rows.append([r["framework"], r["algorithm"], f"{r['target']:.0%}".replace("%", " %"),
+                     f"**{wall(hit['wall_s'])}**" if hit else f"not within {wall(r['wall_s'])}",
+                     f"{hit['env_steps'] / 1e6:.2f} M" if hit else f"> {r['env_steps'] / 1e6:.2f} M",
+                     pct(hit["win_rate"] if hit else r["final_win_rate"]), rate(r["env_steps_per_s"]), sooner])
+    return table(["trainer", "what trains", "target (greedy win rate)", "time to target", "env steps",
+                  "greedy win rate there", "env steps/s", "war-train sooner by"],
+                 ["l", "l", "r", "r", "r", "r", "r", "r"], rows)
+
+
 def benchmarl_dropin(report: dict) -> str:
     """``benchmarks/benchmarl_dropin.py``: BenchMARL's MAPPO on VMAS's navigation and on ours, same
     config, frames and seeds: each seed's final evaluation return, the means over the seeds, their
@@ -698,6 +718,7 @@ def benchmarl_dropin(report: dict) -> str:
 
 RENDERERS = {
     "time-to-target": time_to_target,
+    "time-to-target-smax": time_to_target_smax,
     "classic-throughput": classic_throughput,
     "vmas-throughput": vmas_throughput,
     "env-throughput": env_throughput,
