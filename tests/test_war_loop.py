@@ -39,6 +39,9 @@ def test_war_arm_on_the_article_case():
     assert r["collect_s"] == pytest.approx(3.75)               # 75 x 50 ms on the commander's worker
     assert r["decisions_per_s/commander"] == pytest.approx(75 / 3.75)
     assert r["decisions_per_s/sentry"] == pytest.approx(2250 / 3.75)
+    # one call per step for each lane: the commander's 75 decisions over 25 steps of 10 worlds with
+    # staggered phases come as 25 calls of about 3 worlds (calls are counted, not decisions)
+    assert r["calls_per_step/sentry"] == 1.0 and r["calls_per_step/commander"] == 1.0
     assert r["model_env_steps_per_s"] == pytest.approx(250 / 3.75)
     assert r["model_s"] == pytest.approx(sum(x["collect_s"] + x["learn_s"] for x in rows))
     # the batch is re-weighted to lock-step shares; windows = episodes here: nothing is carried over

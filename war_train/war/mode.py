@@ -91,7 +91,7 @@ __all__ = ["WarMode", "war_columns"]
 def war_columns(groups, lanes) -> list[str]:
     cols = ["model_s", "collect_s", "learn_s", "batch_s", "env_s", "window_steps", "transitions",
             "model_env_steps_per_s", "agent_transitions_per_s"]
-    cols += [f"decisions_per_s/{lane}" for lane in lanes]
+    cols += [f"decisions_per_s/{lane}" for lane in lanes] + [f"calls_per_step/{lane}" for lane in lanes]
     cols += [f"share/{g}" for g in groups] + [f"interval/{g}" for g in groups] + [f"quota/{g}" for g in groups]
     cols += [f"tau_ms/{lane}" for lane in lanes]
     cols += ["ess", "ess_frac", "staleness_mean", "staleness_p95", "staleness_max", "dropped_frac", "preempted",
@@ -453,14 +453,17 @@ class WarMode:
     def _counters(self, rnd: Round, collect_s: float, learn_s: float, period: float) -> dict:
         mine = {"steps": sum(w.env_steps for w in rnd.windows), "agent_tr": sum(w.agent_transitions for w in rnd.windows),
                 "decisions": {lane: sum(w.decisions.get(lane, 0) for w in rnd.windows) for lane in self.lanes},
+                "calls": {lane: sum(w.calls.get(lane, 0) for w in rnd.windows) for lane in self.lanes},
+                "worker_steps": sum(w.steps for w in rnd.windows),
                 "window_s": rnd.seconds,   # rates per modelled second of this round's own collection
                 "window_steps": max(w.steps for w in rnd.windows), "env_s": max(w.env_seconds for w in rnd.windows),
                 "preempted": rnd.preempted}
         if self.dist.active:   # every rank's round: counts summed, durations of the slowest
             every = self.dist.gather(mine)
             mine = {k: (max if k in ("window_s", "window_steps", "env_s") else sum)(r[k] for r in every)
-                    for k in mine if k != "decisions"}
-            mine["decisions"] = {lane: sum(r["decisions"][lane] for r in every) for lane in self.lanes}
+                    for k in mine if k not in ("decisions", "calls")}
+            for k in ("decisions", "calls"):
+                mine[k] = {lane: sum(r[k][lane] for r in every) for lane in self.lanes}
         steps, agent_tr, decisions, window_s = mine["steps"], mine["agent_tr"], mine["decisions"], mine["window_s"]
         self.env_steps += steps
         row = {**counters(self.update_idx, self.env_steps, sum(self.n_agents.values()), self.learner),
@@ -471,6 +474,9 @@ class WarMode:
                "preempted": mine["preempted"]}
         for lane in self.lanes:
             row[f"decisions_per_s/{lane}"] = decisions[lane] / window_s if window_s > 0 else float("nan")
+            # (the lane's policy calls per worker env step: 1 when it decides at every step; a
+            # schedule that gathers a lane's decisions into fewer, fuller calls has fewer)
+            row[f"calls_per_step/{lane}"] = mine["calls"][lane] / max(1, mine["worker_steps"])
             row[f"tau_ms/{lane}"] = 1e3 * self.cost_models[lane].per_decision(self.lanes[lane] * self.E_worker)
         for g in self.groups:
             row[f"interval/{g}"] = self.schedule.interval[g]
