@@ -121,3 +121,31 @@ def test_ppo_two_iterations(ray_session, scenario, env_kwargs, groups):
     assert results[0]["env_steps"] > 0 and results[1]["env_steps"] > results[0]["env_steps"]
     assert set(results[-1]["policy_loss"]) == groups
     assert all(np.isfinite(v) for v in results[-1]["policy_loss"].values())
+
+
+def test_an_episode_whose_agents_end_differently_ends_for_rllib():
+    """Tag-v0: a runner tagged at the time limit terminates while the others are truncated. RLlib's
+    own ``ParallelPettingZooEnv`` then sets neither ``__all__`` flag (it needs every agent to end
+    the same way) and steps the finished episode again; ``WarPettingZooEnv`` truncates it."""
+    mixed = None
+    for seed in range(400):   # (deterministic: the first seed whose episode ends mixed)
+        env = make_rllib_env("Tag-v0", episode_length=20, num_runners=3, seed=seed)
+        env.reset(seed=seed)
+        spaces = {a: env.par_env.action_space(a) for a in env.par_env.possible_agents}
+        for space in spaces.values():
+            space.seed(seed)
+        while True:
+            _, _, term, trunc, _ = env.step({a: spaces[a].sample() for a in env.par_env.agents})
+            if term["__all__"] or trunc["__all__"]:
+                break
+        assert not env.par_env.agents   # the episode ends exactly when ours does
+        agents = [a for a in term if a != "__all__"]
+        env.close()
+        if any(term[a] for a in agents) and not all(term[a] for a in agents):
+            mixed = (term, trunc, agents)
+            break
+    assert mixed is not None, "no Tag-v0 episode of 400 ended with a runner tagged at the limit"
+    term, trunc, agents = mixed
+    assert not all(term[a] for a in agents) and not all(trunc[a] for a in agents)   # RLlib's rule: never ends
+    assert all(term[a] or trunc[a] for a in agents)
+    assert trunc["__all__"] and not term["__all__"]

@@ -16,7 +16,9 @@ algo.train()
 - ``rllib_env_creator(env_id, **kwargs)`` builds an ``RLlibEnvCreator`` and registers it with
   ``ray.tune.registry.register_env`` under ``name`` (default ``"war_envs/<env_id>"``).  Called
   with RLlib's ``EnvContext`` (a dict of env config plus ``worker_index`` / ``vector_index``),
-  it returns ``ParallelPettingZooEnv(war_envs.parallel_env(env_id, **kwargs, **env_config))``:
+  it returns ``WarPettingZooEnv(war_envs.parallel_env(env_id, **kwargs, **env_config))`` (RLlib's
+  ``ParallelPettingZooEnv``, ending an episode whose agents end some by termination and some by
+  truncation):
   one world per RLlib env (RLlib steps its envs in Python; for batched speed use the native
   adapters or ``war_train``).  Keys of ``env_config`` override the creator's ``kwargs``.
 - Seeds: RLlib reseeds every env with ``reset(seed=...)`` (its ``.debugging(seed=...)``), which
@@ -45,7 +47,7 @@ with needs_extra("rllib", "the RLlib adapter (war_train.adapters.rllib)",
     from ray.tune.registry import register_env
 
 __all__ = ["RLlibEnvCreator", "rllib_env_creator", "make_rllib_env", "group_policy_mapping",
-           "GroupPolicyMapping"]
+           "GroupPolicyMapping", "WarPettingZooEnv"]
 
 #: ``seed + WORKER_SEED_STRIDE * worker_index + vector_index`` for each RLlib copy of the env
 WORKER_SEED_STRIDE = 1000
@@ -53,8 +55,26 @@ WORKER_SEED_STRIDE = 1000
 _RLLIB_CONFIG_KEYS = ("worker_index", "vector_index", "num_workers", "remote", "recreated_worker")
 
 
+class WarPettingZooEnv(ParallelPettingZooEnv):
+    """RLlib's ``ParallelPettingZooEnv`` whose episode ends when every agent has ended, each by
+    termination or truncation.  RLlib's own sets ``terminateds["__all__"]`` only when every agent
+    terminated and ``truncateds["__all__"]`` only when every agent was truncated, so an episode
+    whose last agents end differently (Tag-v0: a runner tagged at the time limit, the taggers
+    truncated) never ends for RLlib, and its next ``step`` meets our env's "call reset()" error.
+    Here such an episode is truncated as a whole (``truncateds["__all__"]``); every agent keeps
+    its own flags, which RLlib's value targets read."""
+
+    def step(self, action_dict):
+        obss, rews, terminateds, truncateds, infos = self.par_env.step(action_dict)
+        agents = set(terminateds) | set(truncateds)
+        ended = all(terminateds.get(a, False) or truncateds.get(a, False) for a in agents)
+        terminateds["__all__"] = all(terminateds.get(a, False) for a in agents)
+        truncateds["__all__"] = ended and not terminateds["__all__"]
+        return obss, rews, terminateds, truncateds, infos
+
+
 def make_rllib_env(env_id: str, env_config: Mapping[str, Any] | None = None, **kwargs) -> ParallelPettingZooEnv:
-    """``ParallelPettingZooEnv(war_envs.parallel_env(env_id, **kwargs, **env_config))``.
+    """``WarPettingZooEnv(war_envs.parallel_env(env_id, **kwargs, **env_config))``.
 
     ``env_config`` may be RLlib's ``EnvContext``: its ``worker_index`` / ``vector_index``
     attributes (not scenario arguments) offset a given ``seed`` (see the module docstring)."""
@@ -71,7 +91,7 @@ def make_rllib_env(env_id: str, env_config: Mapping[str, Any] | None = None, **k
     vector = int(getattr(env_config, "vector_index", 0) or 0)
     if merged.get("seed") is not None:
         merged["seed"] = int(merged["seed"]) + WORKER_SEED_STRIDE * worker + vector
-    return ParallelPettingZooEnv(war_envs.parallel_env(env_id, **merged))
+    return WarPettingZooEnv(war_envs.parallel_env(env_id, **merged))
 
 
 @dataclasses.dataclass(frozen=True)
