@@ -83,8 +83,8 @@ def main(argv=None) -> int:
     if args.json:
         from war_train.presets import default_preset
 
-        missing = [{"map_name": m, "preset": default_preset("SMAX-v0", {"map_name": m}),
-                    "anchor_mappo": ANCHORS.get(m, (None, None))[0], "anchor_ippo": ANCHORS.get(m, (None, None))[1]}
+        missing = [dict(zip(("map_name", "preset", "anchor_mappo", "anchor_ippo"),
+                            (m, default_preset("SMAX-v0", {"map_name": m}), *ANCHORS.get(m, (None, None)))))
                    for m in missing]
         _results.write(args.json, {"maps": rows, "missing": missing, "slack": SLACK}, _results.metadata(__file__, argv))
     return 0

@@ -67,8 +67,8 @@ def grouped(n: int) -> str:
     return f"{n:,}".replace(",", " ")
 
 
-def pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
+def pct(x: float, digits: int = 1) -> str:
+    return f"{100 * x:.{digits}f} %"
 
 
 def table(header: list[str], align: list[str], rows: list[list[str]]) -> str:
@@ -457,7 +457,7 @@ def learning_smax_table(report: dict) -> str:
     """``benchmarks/smax_table.py``: per map the greedy win rate's median and range over seeds
     beside the published MAPPO / IPPO anchors, and whether the median reaches the better one."""
     def anchors(r):
-        return "–" if r["anchor_mappo"] is None else f"{r['anchor_mappo']:.0%} / {r['anchor_ippo']:.0%}".replace("%", " %")
+        return "–" if r["anchor_mappo"] is None else f"{pct(r['anchor_mappo'], 0)} / {pct(r['anchor_ippo'], 0)}"
 
     rows = []
     for r in report["maps"]:
@@ -656,7 +656,7 @@ def time_to_target_smax(records: list[dict]) -> str:
         sooner = ("–" if r["framework"] == "war-train" or ours is None else
                   f"**{hit['wall_s'] / ours['reached']['wall_s']:.1f}×**" if hit else
                   f"> {r['wall_s'] / ours['reached']['wall_s']:.0f}×")
-        rows.append([r["framework"], r["algorithm"], f"{r['target']:.0%}".replace("%", " %"),
+        rows.append([r["framework"], r["algorithm"], pct(r["target"], 0),
                      f"**{wall(hit['wall_s'])}**" if hit else f"not within {wall(r['wall_s'])}",
                      f"{hit['env_steps'] / 1e6:.2f} M" if hit else f"> {r['env_steps'] / 1e6:.2f} M",
                      pct(hit["win_rate"] if hit else r["final_win_rate"]), rate(r["env_steps_per_s"]), sooner])

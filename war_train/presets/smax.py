@@ -120,3 +120,9 @@ def map_preset(map_name: str, total_env_steps: int = 10_000_000, **fields) -> di
     updates = total_env_steps // (COMMON["num_envs"] * COMMON["rollout_length"])
     return {**COMMON, "env_kwargs": {"map_name": map_name, "observe_time": True}, "total_env_steps": total_env_steps,
             "critic_input": "world", "select_every": max(updates // 40, 1), **fields}
+
+
+def map_description(map_name: str, critics: str = "world-state critics") -> str:
+    """The ``DESCRIPTION`` of a ``map_preset`` preset."""
+    return (f"SMAX-v0 {map_name} against the heuristic enemy: MLP MAPPO with action masks, {critics} and the time "
+            f"observed, 10 M env steps")

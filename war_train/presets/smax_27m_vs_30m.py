@@ -4,10 +4,9 @@ env steps), its critics on the world state alone (``critic_input="world_only"``:
 the world state and every ally's observation are 20 610; JaxMARL's MAPPO critic input).  Results: ``benchmarks/results/learning_smax_table.json``
 (docs/smax.md)."""
 
-from war_train.presets.smax import map_preset
+from war_train.presets.smax import map_description, map_preset
 
 #: one line for ``war-train train --list-presets`` and ``--help``
-DESCRIPTION = ("SMAX-v0 27m_vs_30m against the heuristic enemy: MLP MAPPO with action masks, critics on the world state "
-               "alone, the time observed, 10 M env steps")
+DESCRIPTION = map_description("27m_vs_30m", critics="critics on the world state alone")
 
 PRESET = map_preset("27m_vs_30m", critic_input="world_only")

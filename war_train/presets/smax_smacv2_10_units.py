@@ -2,10 +2,9 @@
 ``smax.map_preset`` (the shared SMAX settings, world-state critics, the agents told the time, 10 M
 env steps).  Results: ``benchmarks/results/learning_smax_table.json`` (docs/smax.md)."""
 
-from war_train.presets.smax import map_preset
+from war_train.presets.smax import map_description, map_preset
 
 #: one line for ``war-train train --list-presets`` and ``--help``
-DESCRIPTION = ("SMAX-v0 smacv2_10_units against the heuristic enemy: MLP MAPPO with action masks, world-state critics and "
-               "the time observed, 10 M env steps")
+DESCRIPTION = map_description("smacv2_10_units")
 
 PRESET = map_preset("smacv2_10_units")
