@@ -34,6 +34,8 @@ Tag-v0              -                           -                        -
 Relay-v0            -                           -                        -
 TagGridWorld-v0     -                           -                        -
 SMAX-v0:<map> [3]   -                           -                        HeuristicEnemySMAX [3]
+SwitchRiddle-v0     -                           -                        switch_riddle [4]
+CoinGame-v0         -                           -                        coin_game [4]
 ==================  ==========================  =======================  ==========================
 
 [1] the names passed to ``vmas.make_env`` and, prefixed with ``MPE_``, to ``jaxmarl.make``.
@@ -44,6 +46,9 @@ SMAX-v0:<map> [3]   -                           -                        Heurist
     defaults (heuristic enemy, discrete actions, ``max_steps=100``, episodes that end when a team
     is dead).  ``--scenarios SMAX-v0`` selects every map, ``--scenarios SMAX-v0:3m`` one; they are
     measured at 1, 64, 512 and 4096 worlds (1 and 512 with ``--quick``) unless ``--worlds`` says.
+[4] ``jaxmarl.make("switch_riddle")`` / ``jaxmarl.make("coin_game")`` at their defaults (3 agents,
+    episodes end on a tell or after 6 steps; 100-step meta-episodes of ten 10-step games), as ours;
+    measured at 1, 64, 512 and 4096 worlds like SMAX.
 
 A registered id missing from this table (a scenario added later) is measured for war-envs
 alone; an id in the table that is not registered (yet) is skipped with a message.
@@ -202,6 +207,8 @@ SCENARIOS = (
     "Tag-v0",  # no peer equivalent (benchmarks/tag_scale.py compares it with simple_tag)
     "Relay-v0",  # no peer equivalent (the WAR task where the commander matters)
     "TagGridWorld-v0",  # no peer equivalent (WarpDrive's tag_gridworld: WarpDrive needs CUDA)
+    "SwitchRiddle-v0",
+    "CoinGame-v0",
 )
 # Registered ids measured on several maps: one row per map, labelled "<id>:<map>" and made as
 # ``war_envs.make(id, map_name=map)``.  ``--scenarios <id>`` selects every map of the id.
@@ -210,11 +217,12 @@ SCENARIOS += tuple(f"{env_id}:{m}" for env_id, maps in MAPS.items() for m in map
 DEFAULT_WORLDS = (1, 64, 1024, 8192)
 QUICK_WORLDS = (1, 1024)
 # Registered ids measured at other sizes than DEFAULT_WORLDS / QUICK_WORLDS: (default, --quick).
-WORLDS = {"SMAX-v0": ((1, 64, 512, 4096), (1, 512))}
+WORLDS = {env_id: ((1, 64, 512, 4096), (1, 512)) for env_id in ("SMAX-v0", "SwitchRiddle-v0", "CoinGame-v0")}
 # Registered ids whose episodes are not EPISODE_LEN steps (measured at their defaults): their
 # longest episode (SMAX: both sides' default max_steps=100 gives episodes of at most 101 steps,
 # as JaxMARL counts them; one ends sooner when a team is dead).
-EPISODE_LIMITS = {"Tag-v0": 100, "Relay-v0": 50, "SMAX-v0": 101, "TagGridWorld-v0": 100}
+EPISODE_LIMITS = {"Tag-v0": 100, "Relay-v0": 50, "SMAX-v0": 101, "TagGridWorld-v0": 100, "SwitchRiddle-v0": 6,
+                  "CoinGame-v0": 100}
 # Registered ids whose actions are unavailable at times (``env.has_action_mask``): every
 # framework draws its random actions among the available ones.
 ACTION_MASKED = ("SMAX-v0",)
@@ -272,6 +280,8 @@ JAXMARL_ENVS = {
     "WorldComm-v0": ("MPE_simple_world_comm_v3", {"action_type": "Discrete"}),
     # SMAX: the worker passes scenario=jaxmarl.environments.smax.map_name_to_scenario(map)
     **{f"SMAX-v0:{m}": ("HeuristicEnemySMAX", {"scenario": m}) for m in MAPS["SMAX-v0"]},
+    "SwitchRiddle-v0": ("switch_riddle", {}),
+    "CoinGame-v0": ("coin_game", {}),
 }
 PEER_ENVS = {"mpe2": MPE2_ENVS, "vmas": VMAS_ENVS, "jaxmarl": JAXMARL_ENVS}
 
@@ -626,6 +636,8 @@ def _bench_jaxmarl(scenario: str, worlds: int):
         from jaxmarl.environments.smax import map_name_to_scenario
 
         env = jaxmarl.make(name, **dict(kwargs, scenario=map_name_to_scenario(kwargs["scenario"])))
+    elif split_scenario(scenario)[0] in EPISODE_LIMITS:  # at its defaults, as ours
+        env = jaxmarl.make(name, **kwargs)
     else:
         env = jaxmarl.make(name, max_steps=EPISODE_LEN, **kwargs)
     chunk_steps = steps_per_call(scenario, worlds, env.num_agents, scanned=True)

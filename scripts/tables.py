@@ -135,6 +135,18 @@ def env_throughput_small(records: list[dict]) -> str:
 def env_throughput_smax(records: list[dict]) -> str:
     """SMAX-v0 against JaxMARL's HeuristicEnemySMAX per map and world count: env-steps/s and
     agent-steps/s of our batch API (trusted and validated step) and of JaxMARL's scan, the ratios."""
+    return env_throughput_vs_jaxmarl(records, "map", lambda scenario: scenario.partition(":")[2])
+
+
+def env_throughput_jaxmarl_games(records: list[dict]) -> str:
+    """JaxMARL's small games (SwitchRiddle-v0, CoinGame-v0) against JaxMARL's own, per world
+    count: the columns of ``env_throughput_smax``, one row per scenario and world count."""
+    return env_throughput_vs_jaxmarl(records, "scenario", lambda scenario: scenario)
+
+
+def env_throughput_vs_jaxmarl(records: list[dict], label_header: str, label) -> str:
+    """Our batch API (trusted and validated step) against JaxMARL's scan per row ``label(scenario)``
+    and world count: env-steps/s, agent-steps/s, the ratios, then the conditions and command."""
     by = {(r["scenario"], r["worlds"], r["framework"]): r for r in records}
     get = lambda s, w, fw, key="env_steps_per_s": by.get((s, w, fw), {}).get(key)  # noqa: E731
     ratio = lambda a, b: f"{a / b:.1f}×" if a and b else "–"  # noqa: E731
@@ -142,12 +154,12 @@ def env_throughput_smax(records: list[dict]) -> str:
     for scenario in dict.fromkeys(r["scenario"] for r in records):
         for worlds in sorted({r["worlds"] for r in records if r["scenario"] == scenario}):
             ours, checked, jax = (get(scenario, worlds, fw) for fw in ("war-envs", "war-envs-validated", "jaxmarl"))
-            rows.append([scenario.partition(":")[2], str(worlds), str(get(scenario, worlds, "war-envs", "agents")),
+            rows.append([label(scenario), str(worlds), str(get(scenario, worlds, "war-envs", "agents")),
                          rate3(ours), rate3(get(scenario, worlds, "war-envs", "agent_steps_per_s")),
                          rate3(checked), rate3(jax), rate3(get(scenario, worlds, "jaxmarl", "agent_steps_per_s")),
                          ratio(ours, jax), ratio(checked, jax)])
     first, rounds = records[0], records[0].get("rounds", 1)
-    return table(["map", "worlds", "agents", "war-envs env-steps/s", "war-envs agent-steps/s",
+    return table([label_header, "worlds", "agents", "war-envs env-steps/s", "war-envs agent-steps/s",
                   "validated env-steps/s", "JaxMARL env-steps/s", "JaxMARL agent-steps/s", "ours / JaxMARL",
                   "validated / JaxMARL"], ["l"] + ["r"] * 9, rows) + (
         "\n\nOne pinned core, one thread per framework"
@@ -739,6 +751,7 @@ RENDERERS = {
     "learning-tag-summary": learning_tag_summary,
     "env-throughput-small": env_throughput_small,
     "env-throughput-smax": env_throughput_smax,
+    "env-throughput-jaxmarl-games": env_throughput_jaxmarl_games,
     "env-throughput-smax-rounds": env_throughput_smax_rounds,
     "war-real": war_real,
     "war-real-seeds": war_real_seeds,

@@ -263,12 +263,15 @@ def test_step_does_no_host_synchronization(env_id):
         env.reset()
         stats = EpisodeStats(env, capacity=8)
         gen = torch.Generator().manual_seed(0)
+        ended = 0
         for _ in range(7):
             _, rew, term, trunc, info = env.step(random_actions(env, gen))
             done = world_done(env, term, trunc)
             with _NoHostSync():
                 stats.step(rew, info, done, record=torch.ones_like(done))
-        assert len(stats.pop()["episode_length"]) == 2 * 4
+            ended += int(done.sum())
+        assert ended >= 2 * 4  # the time limit ends every episode by the 3rd step (some end sooner)
+        assert len(stats.pop()["episode_length"]) == ended
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -39,6 +39,8 @@ _SCENARIOS: dict[str, str] = {
     "Sampling-v0": "war_envs.scenarios.vmas.sampling:Sampling",
     "Flocking-v0": "war_envs.scenarios.vmas.flocking:Flocking",
     "Discovery-v0": "war_envs.scenarios.vmas.discovery:Discovery",
+    "SwitchRiddle-v0": "war_envs.scenarios.switch_riddle.switch_riddle:SwitchRiddle",
+    "CoinGame-v0": "war_envs.scenarios.coin_game.coin_game:CoinGame",
 }
 
 #: single-agent scenarios (one group of one agent): Gymnasium's front ends give them Gymnasium's

@@ -1,1 +1,2 @@
-"""Scenario families: ``mpe`` (Spread-v0, PredatorPrey-v0), ``tag`` (Tag-v0)."""
+"""Scenario families: ``mpe`` (mpe2's environments and the WAR tasks), ``vmas``, ``smax``, ``tag``,
+``tag_gridworld``, ``classic``, ``switch_riddle`` and ``coin_game`` (JaxMARL's small games)."""
