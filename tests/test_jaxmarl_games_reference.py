@@ -31,16 +31,10 @@ import pytest
 import torch
 
 import war_envs
+from reference_venvs import reference_python
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_PYTHON = Path("~/.cache/war-envs/bench-venvs/jaxmarl/bin/python").expanduser()
-REFERENCE_PYTHON = Path(os.environ.get("SMAX_REFERENCE_PYTHON") or DEFAULT_PYTHON).expanduser()
-
-if not REFERENCE_PYTHON.exists():
-    if os.environ.get("SMAX_REFERENCE_PYTHON"):
-        raise RuntimeError(f"SMAX_REFERENCE_PYTHON={REFERENCE_PYTHON} does not exist")
-    pytest.skip(f"JaxMARL's venv is absent ({REFERENCE_PYTHON}; bash scripts/smax_check.sh builds it and "
-                f"runs these tests, or set SMAX_REFERENCE_PYTHON)", allow_module_level=True)
+REFERENCE_PYTHON = reference_python("SMAX_REFERENCE_PYTHON", "jaxmarl", "JaxMARL", "scripts/smax_check.sh")
 
 IDS = {"switch_riddle": "SwitchRiddle-v0", "coin_game": "CoinGame-v0"}
 #: (name, JaxMARL env, its config: ours takes the same keyword arguments)

@@ -44,16 +44,10 @@ import pytest
 import torch
 
 import war_envs
+from reference_venvs import reference_python
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_PYTHON = Path("~/.cache/war-envs/bench-venvs/warpdrive/bin/python").expanduser()
-REFERENCE_PYTHON = Path(os.environ.get("WARPDRIVE_REFERENCE_PYTHON") or DEFAULT_PYTHON).expanduser()
-
-if not REFERENCE_PYTHON.exists():
-    if os.environ.get("WARPDRIVE_REFERENCE_PYTHON"):
-        raise RuntimeError(f"WARPDRIVE_REFERENCE_PYTHON={REFERENCE_PYTHON} does not exist")
-    pytest.skip(f"WarpDrive's venv is absent ({REFERENCE_PYTHON}; bash scripts/warpdrive_check.sh builds it and "
-                f"runs these tests, or set WARPDRIVE_REFERENCE_PYTHON)", allow_module_level=True)
+REFERENCE_PYTHON = reference_python("WARPDRIVE_REFERENCE_PYTHON", "warpdrive", "WarpDrive", "scripts/warpdrive_check.sh")
 
 ID = "TagGridWorld-v0"
 

@@ -101,6 +101,21 @@ def info_clearer(fields: dict[str, Field]):
     return func
 
 
+def clock_fields() -> dict:
+    """The per-world episode state every world struct holds for ``BatchedEnv._wire_common``
+    (State): stream key, episode count, clock and the autoreset flags."""
+    return {"world_seed": wp.array(dtype=wp.int32), "episode": wp.array(dtype=wp.int32),
+            "t": wp.array(dtype=wp.int32), "pending_reset": wp.array(dtype=wp.int32),
+            "reset_now": wp.array(dtype=wp.int32)}
+
+
+def flag_fields(F) -> dict:
+    """The per-world step outputs every world struct holds for ``BatchedEnv._wire_common``
+    (Outputs): rewards ``[E, A]`` in float type ``F`` and the episode flags."""
+    return {"reward": wp.array2d(dtype=F), "terminated": wp.array(dtype=wp.bool),
+            "truncated": wp.array(dtype=wp.bool)}
+
+
 _WARP_DTYPES = {"int": wp.int32, "bool": wp.bool}
 _STRUCTS: dict = {}
 _KERNELS: dict = {}

@@ -21,7 +21,7 @@ import warp as wp
 from war_envs.core.episode import AUTORESET_DISABLED, AUTORESET_NEXT_STEP  # noqa: F401  (this module's API)
 from war_envs.core.episode import AUTORESET_SAME_STEP, KERNEL_MODULE_OPTIONS  # noqa: F401
 from war_envs.core.episode import begin_pending_reset, end_step, start_episode
-from war_envs.core.fields import module_kernels, struct_type
+from war_envs.core.fields import clock_fields, flag_fields, module_kernels, struct_type
 
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
 
@@ -41,17 +41,15 @@ def struct_fields(F) -> dict:
         "mode": int, "num_inner_steps": int, "max_steps": int, "egocentric": int, "shared_rewards": int,
         "payoff": wp.array2d(dtype=wp.float64),
         # State
-        "world_seed": wp.array(dtype=wp.int32), "episode": wp.array(dtype=wp.int32),
-        "t": wp.array(dtype=wp.int32), "pending_reset": wp.array(dtype=wp.int32),
-        "reset_now": wp.array(dtype=wp.int32),
+        **clock_fields(),
         "agent_pos": wp.array3d(dtype=wp.int32), "coin_pos": wp.array3d(dtype=wp.int32),
         # Injected draws (tests): the next step's NUM_DRAWS cells, used once where draw_injected is set
         "draw": wp.array2d(dtype=wp.int32), "draw_injected": wp.array(dtype=wp.int32),
         # Actions
         "action": wp.array2d(dtype=wp.int32),
         # Outputs
-        "reward": wp.array2d(dtype=F), "terminated": wp.array(dtype=wp.bool),
-        "truncated": wp.array(dtype=wp.bool), "own_coins": wp.array2d(dtype=wp.int32),
+        **flag_fields(F),
+        "own_coins": wp.array2d(dtype=wp.int32),
         "other_coins": wp.array2d(dtype=wp.int32), "inner_episode_done": wp.array(dtype=wp.int32),
         "obs": wp.array3d(dtype=wp.float32), "final_obs": wp.array3d(dtype=wp.float32),
     }

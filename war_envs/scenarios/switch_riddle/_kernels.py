@@ -20,7 +20,7 @@ import warp as wp
 from war_envs.core.episode import AUTORESET_DISABLED, AUTORESET_NEXT_STEP  # noqa: F401  (this module's API)
 from war_envs.core.episode import AUTORESET_SAME_STEP, KERNEL_MODULE_OPTIONS  # noqa: F401
 from war_envs.core.episode import begin_pending_reset, end_step, start_episode
-from war_envs.core.fields import module_kernels, struct_type
+from war_envs.core.fields import clock_fields, flag_fields, module_kernels, struct_type
 
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
 
@@ -40,9 +40,7 @@ def struct_fields(F) -> dict:
         "mode": int, "max_steps": int, "initial_bulb": int,
         "reward_all_live": wp.float64, "reward_all_die": wp.float64,
         # State
-        "world_seed": wp.array(dtype=wp.int32), "episode": wp.array(dtype=wp.int32),
-        "t": wp.array(dtype=wp.int32), "pending_reset": wp.array(dtype=wp.int32),
-        "reset_now": wp.array(dtype=wp.int32),
+        **clock_fields(),
         "bulb": wp.array(dtype=wp.int32), "in_room": wp.array(dtype=wp.int32),
         "has_been": wp.array2d(dtype=wp.int32),
         # Injected draws (tests): the next agent in the room, used once where draw_injected is set
@@ -50,8 +48,8 @@ def struct_fields(F) -> dict:
         # Actions
         "action": wp.array2d(dtype=wp.int32),
         # Outputs
-        "reward": wp.array2d(dtype=F), "terminated": wp.array(dtype=wp.bool),
-        "truncated": wp.array(dtype=wp.bool), "told": wp.array(dtype=wp.int32),
+        **flag_fields(F),
+        "told": wp.array(dtype=wp.int32),
         "success": wp.array(dtype=wp.int32), "visited": wp.array(dtype=wp.int32),
         "obs": wp.array3d(dtype=wp.float32), "final_obs": wp.array3d(dtype=wp.float32),
     }
