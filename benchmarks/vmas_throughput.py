@@ -26,6 +26,11 @@ vmas      ``vmas.make_env(cls.vmas_scenario, num_envs=W, device="cpu", continuou
           reset over the cell (warm-up, calibration, repeats and breakdown together)
 ========  =====================================================================================
 
+``--resets none`` measures stepping alone: both sides are made without a horizon
+(``max_steps=None``; ours also ``autoreset_mode="disabled"``) and never restart a world, VMAS
+gets no ``reset`` / ``reset_at`` call, so every window is the worlds stepping on from their
+first start (VMAS's per-world ``reset_at`` loop is what the default mode adds to its side).
+
 Random actions are drawn inside the timed loop on both sides, uniform in each agent's Box
 (``torch.rand`` from one reused ``torch.Generator``, scaled to the space's bounds): ours one
 draw of every agent's actions into a ``[W, agents, dim]`` buffer made once (the joint form of
@@ -172,7 +177,9 @@ def _bench_ours(cell: dict, worlds: int, cfg: dict):
     import war_envs
 
     threads = cfg["threads"] or 1
-    env = war_envs.make(cell["id"], num_envs=worlds, num_threads=threads, seed=0)
+    no_reset = cfg.get("resets") == "none"  # no horizon, no auto-reset: the worlds never restart
+    env = war_envs.make(cell["id"], num_envs=worlds, num_threads=threads, seed=0,
+                        **({"max_steps": None, "autoreset_mode": "disabled"} if no_reset else {}))
     if env.num_agents != cell["agents"]:
         raise ValueError(f"{cell['id']}: {env.num_agents} agents at {worlds} worlds, {cell['agents']} at one")
     env.reset(seed=0)
@@ -184,7 +191,8 @@ def _bench_ours(cell: dict, worlds: int, cfg: dict):
         for _ in range(calls * steps):
             env.step(draw(), trusted=True)
 
-    impl = f"war_envs.make(num_threads={threads}).step({form}, trusted=True)"
+    impl = (f"war_envs.make(num_threads={threads}"
+            + (", max_steps=None, autoreset_mode='disabled'" if no_reset else "") + f").step({form}, trusted=True)")
     return run, steps, impl, {"env": env, "draw": draw}
 
 
@@ -192,8 +200,9 @@ def _bench_vmas(cell: dict, worlds: int, cfg: dict):
     import torch
     import vmas
 
+    no_reset = cfg.get("resets") == "none"  # no horizon and no reset calls: the worlds never restart
     env = vmas.make_env(cell["vmas_scenario"], num_envs=worlds, device="cpu", continuous_actions=True,
-                        max_steps=cell["max_steps"], seed=0)
+                        max_steps=None if no_reset else cell["max_steps"], seed=0)
     if env.n_agents != cell["agents"]:
         raise ValueError(f"VMAS's {cell['vmas_scenario']} has {env.n_agents} agents, ours {cell['agents']}")
     env.reset()
@@ -206,6 +215,8 @@ def _bench_vmas(cell: dict, worlds: int, cfg: dict):
         return [torch.rand(shape, generator=gen).mul_(span).add_(low) for shape, (low, span) in zip(shapes, bounds)]
 
     def after(dones):
+        if no_reset:
+            return
         if dones.any():  # VMAS has no auto-reset
             if dones.all():
                 env.reset()
@@ -221,7 +232,9 @@ def _bench_vmas(cell: dict, worlds: int, cfg: dict):
         for _ in range(calls * steps):
             after(env.step(draw())[2])
 
-    impl = f"vmas.make_env({cell['vmas_scenario']!r}, continuous_actions=True).step([W, dim] per agent)"
+    impl = (f"vmas.make_env({cell['vmas_scenario']!r}, continuous_actions=True"
+            + (", max_steps=None" if no_reset else "") + ").step([W, dim] per agent)"
+            + (", never reset" if no_reset else ""))
     return run, steps, impl, {"env": env, "draw": draw, "after": after, "resets": resets}
 
 
@@ -457,7 +470,7 @@ def collect(args) -> list[dict]:
     ``args.rounds`` times; one record per (scenario, worlds, column), the median round's."""
     cpus, threads = et.pick_cpus(args)
     base = {"target_s": args.target_s, "cpus": cpus, "threads": threads, "worlds": args.worlds,
-            "cells": args.cells, "breakdown": args.breakdown}
+            "cells": args.cells, "breakdown": args.breakdown, "resets": args.resets}
     meta = {key: args.meta[key] for key in ("command", "date", "machine")}
     results: dict[tuple[str, str], list[dict]] = {}
     for _ in range(args.rounds):
@@ -489,7 +502,8 @@ def _record(scenario, cell, worlds, framework, rounds, meta, args) -> dict:
     eps, agents = row.get("env_steps_per_s"), cell.get("agents")
     return {
         "scenario": scenario, "vmas_scenario": cell.get("vmas_scenario"), "worlds": worlds, "framework": framework,
-        "agents": agents, "max_steps": cell.get("max_steps"), "impl": row.get("impl"),
+        "agents": agents, "max_steps": None if args.resets == "none" else cell.get("max_steps"),
+        "resets_mode": args.resets, "impl": row.get("impl"),
         "env_steps_per_s": eps, "agent_steps_per_s": eps * agents if eps is not None else None,
         "over_vmas": None, "target": None, "meets_target": None,  # our records: filled in below
         "rounds": args.rounds, "round_env_steps_per_s": [r.get("env_steps_per_s") for r in rows],
@@ -599,7 +613,10 @@ def print_tables(records: list[dict], args) -> None:
     cpus, threads = et.pick_cpus(args)
     how = "unpinned" if cpus is None else f"{threads} thread(s) on cpu {','.join(map(str, cpus))}"
     print(f"\nVMAS family: {how} (torch too); agent-steps/s (worlds x agents x steps / s), continuous random "
-          f"actions, default arguments, median of {et.REPEATS} x ~{args.target_s:g} s"
+          f"actions, default arguments, "
+          + ("no horizon and no restarts (--resets none)" if args.resets == "none" else
+             "100-step episodes restarted (VMAS: reset / reset_at, as TorchRL)")
+          + f", median of {et.REPEATS} x ~{args.target_s:g} s"
           + (f", median of {args.rounds} rounds" if args.rounds > 1 else "")
           + f".\nours/vmas: our agent-steps/s over VMAS's; target: issue #25's ({', '.join(_targets_text())}).\n")
     if records:
@@ -635,6 +652,10 @@ def parse_args(argv=None):
     p.add_argument("--rounds", type=int, default=1,
                    help="measure everything this many times and report the median round (default 1)")
     p.add_argument("--breakdown", action="store_true", help="also time each part of a step (microseconds)")
+    p.add_argument("--resets", choices=("torchrl", "none"), default="torchrl",
+                   help="torchrl (default): both sides end episodes at max_steps=100 and restart them, VMAS "
+                        "with reset / reset_at as TorchRL's VmasEnv; none: no horizon and no restart on either "
+                        "side (the worlds step on from their first start)")
     p.add_argument("--pin", action=argparse.BooleanOptionalAction, default=True,
                    help="pin each worker to one core with one thread (default on)")
     p.add_argument("--cores", type=int, help="give both columns N cores and N threads instead of --pin")

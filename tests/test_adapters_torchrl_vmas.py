@@ -9,6 +9,7 @@ name (``vmas_extra_state``): our ``state`` fields carry VMAS's attribute names."
 
 from __future__ import annotations
 
+import importlib
 import warnings
 
 import pytest
@@ -50,6 +51,9 @@ CASES = [(i, a, kw) for i in VMAS_IDS for a in ACTIONS
          for kw in [{}] + KWARGS.get(registry.scenario_class(i).vmas_scenario, [])]
 CASE_IDS = [f"{i}-{a}-{'default' if not kw else 'kwargs'}" for i, a, kw in CASES]
 E = 6
+#: scenarios whose random play can end an episode within a few steps of its start (a goal drawn
+#: under the package, an agent spawned next to the goal): the rollout test checks only the limit
+EARLY_DONE = {"reverse_transport", "dropout", "ball_passage"}
 #: our state that is not the scenario's own (bodies and the episode clock: copy_state's)
 _COMMON_STATE = {"pos", "vel", "rot", "ang_vel", "t", "episode", "rng_key", "pending_reset"}
 
@@ -73,9 +77,13 @@ def _pair(env_id, action, kwargs, *, device=None, **extra):
 
 
 def vmas_extra_state(ours):
-    """``extra_state`` for ``R.copy_state``: each of our scenario's own state fields read off
-    VMAS under the same name (stacked over VMAS's agents or their controllers, or the scenario
+    """``extra_state`` for ``R.copy_state``: the scenario's parity tests' own ``extra_state``
+    (``tests/test_vmas_<scenario>.py``) where they define one, else each of our scenario's own
+    state fields read off VMAS under the same name (stacked over VMAS's agents or their controllers, or the scenario
     object's tensor)."""
+    own = getattr(importlib.import_module(f"test_vmas_{ours.vmas_scenario}"), "extra_state", None)
+    if own is not None:  # the scenario's parity tests read its state off VMAS themselves
+        return own
     keys = [k for k in ours.state_keys if k not in _COMMON_STATE]
     shapes = {k: tuple(t.shape) for k, t in ours.get_state().items()}
 
@@ -173,7 +181,9 @@ def test_rollout_has_vmas_env_keys_and_shapes(env_id, action, kwargs):
     assert td_o.batch_size == td_t.batch_size == (E, 7)
     for td in (td_o, td_t):  # VMAS's time limit is done and terminated, every 4 steps
         done = td["next", "done"].squeeze(-1)
-        assert done[:, 3].all() and not done[:, :3].any() and not done[:, 4:6].any()
+        assert done[:, 3].all()
+        if _name(env_id) not in EARLY_DONE:
+            assert not done[:, :3].any() and not done[:, 4:6].any()
         assert torch.equal(td["next", "terminated"], td["next", "done"])
     ours.close()
 

@@ -39,6 +39,11 @@ _SCENARIOS: dict[str, str] = {
     "Sampling-v0": "war_envs.scenarios.vmas.sampling:Sampling",
     "Flocking-v0": "war_envs.scenarios.vmas.flocking:Flocking",
     "Discovery-v0": "war_envs.scenarios.vmas.discovery:Discovery",
+    "Dropout-v0": "war_envs.scenarios.vmas.dropout:Dropout",
+    "ReverseTransport-v0": "war_envs.scenarios.vmas.reverse_transport:ReverseTransport",
+    "BallPassage-v0": "war_envs.scenarios.vmas.ball_passage:BallPassage",
+    "WindFlocking-v0": "war_envs.scenarios.vmas.wind_flocking:WindFlocking",
+    "MultiGiveWay-v0": "war_envs.scenarios.vmas.multi_give_way:MultiGiveWay",
     "SwitchRiddle-v0": "war_envs.scenarios.switch_riddle.switch_riddle:SwitchRiddle",
     "CoinGame-v0": "war_envs.scenarios.coin_game.coin_game:CoinGame",
 }

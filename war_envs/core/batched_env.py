@@ -214,6 +214,9 @@ class BatchedEnv:
     #: state entries holding random draws already made that no agent has seen yet (the world's
     #: stream key ``rng_key`` is always such an entry); ``redraw_private_future`` re-draws them
     private_future: tuple[str, ...] = ()
+    #: whether a reset draws the start from the world's stream (False: every episode of the
+    #: configuration starts from the same state, as VMAS's ``multi_give_way``)
+    random_start: bool = True
 
     @classmethod
     def evaluation_variants(cls, env_kwargs: dict) -> dict[str, dict]:

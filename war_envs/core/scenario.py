@@ -86,6 +86,12 @@ nothing else (no probing for optional attributes, no tables keyed by scenario id
     state declares the entries and overrides that method (vectorised torch on the env's
     device, from ``generator`` only); the default declares none.
 
+``random_start: bool = True``
+    Whether a reset draws the start from the world's own stream.  A scenario whose reference
+    starts every episode from the same state (VMAS's ``multi_give_way`` without observation
+    noise, TagGridWorld-v0's fixed starts) sets it False (a class or instance attribute);
+    ``war_envs.testing`` then does not ask another seed for another start.
+
 ``evaluation_variants(env_kwargs) -> {name: kwargs}`` (classmethod, default ``{}``)
     Other start distributions an evaluation should also play: each entry's kwargs override the
     run's ``env_kwargs`` (``war_envs.make(id, **{**env_kwargs, **kwargs})``).  Variants equal to

@@ -367,6 +367,7 @@ class VmasBase(StructWorldEnv):
         w.mass = array([b.mass for b in bodies], F)
         w.inertia = array([b.moment_of_inertia() for b in bodies], F)
         w.reach = array([b.circumscribed_radius() for b in bodies], F)
+        w.overlap_dist_min = array([G.box_sphere_overlap_dist_min(float(b.radius)) for b in bodies], F)
         w.max_speed = array([_none(b.max_speed) for b in bodies], F)
         w.v_range = array([_none(b.v_range) for b in bodies], F)
         w.keep = array([1 - (lay.drag if b.drag is None else b.drag) for b in bodies], F)

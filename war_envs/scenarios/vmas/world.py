@@ -94,6 +94,7 @@ def shared_fields(F) -> dict:
         "width": wp.array(dtype=F), "hollow": wp.array(dtype=wp.int32),
         "movable": wp.array(dtype=wp.int32), "rotatable": wp.array(dtype=wp.int32),
         "mass": wp.array(dtype=F), "inertia": wp.array(dtype=F), "reach": wp.array(dtype=F),
+        "overlap_dist_min": wp.array(dtype=F),
         "max_speed": wp.array(dtype=F), "v_range": wp.array(dtype=F), "keep": wp.array(dtype=F),
         "lin_friction": wp.array(dtype=F), "ang_friction": wp.array(dtype=F),
         # Contact pairs (VMAS's order); for LINE_SPHERE / BOX_SPHERE / BOX_LINE ``pair_a`` is the
@@ -277,7 +278,7 @@ def overlapping_box_sphere(w: Any, e: int, box: int, sphere: int):
     ps = position(w, e, sphere)
     closest = G.closest_point_box(pb, w.rot[e, box], w.width[box], w.length[box], ps)
     to_closest = distance(ps, closest)
-    return distance(ps, pb) < distance(pb, closest) or to_closest < w.radius[sphere] + w.line_min_dist
+    return distance(ps, pb) < distance(pb, closest) or to_closest < w.overlap_dist_min[sphere]
 
 
 @wp.func(inline=True)
@@ -287,7 +288,7 @@ def get_distance(w: Any, e: int, a: int, b: int):
     from the sphere's centre to the closest point, minus ``LINE_MIN_DIST`` and the radius, -1
     where a box and a sphere overlap; lines and boxes: the closest points' distance minus
     ``LINE_MIN_DIST``), in VMAS's operation order (its Python-float sum ``radius +
-    LINE_MIN_DIST`` in the box-sphere overlap test is a float sum of the two here)."""
+    LINE_MIN_DIST`` in the box-sphere overlap test is ``overlap_dist_min``, rounded once)."""
     sa = w.shape[a]
     sb = w.shape[b]
     pa = position(w, e, a)
