@@ -4,7 +4,9 @@ evaluation (``eval.json``) and its last logged training figures.
 Each seed is a complete ``war-train train`` run (its own process, one torch thread; ``--jobs``
 at a time), written under ``--out``; a seed whose folder holds a checkpoint but no evaluation (an
 interrupted run) is continued exactly from its last checkpoint (``war-train train --resume``),
-after checking its settings are this command's.  The table has one row per seed and a median row; with
+after checking its settings are this command's; a seed whose run fails or is interrupted (its
+``war-train`` exits non-zero: SIGTERM gives 143) stops the command, later seeds are not started
+(they would be tabulated against an unfinished one).  The table has one row per seed and a median row; with
 ``--json PATH`` the rows (and every run's full evaluation) are written as a JSON list of
 records with the command, versions, machine and date.
 
@@ -30,6 +32,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -158,12 +161,20 @@ def main(argv=None) -> list[dict]:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     seeds = [int(s) for s in args.seeds.split(",")]
+    failed = threading.Event()   # a seed failed or was interrupted: start no other
+
     def run(seed: int) -> Path:
         run_dir = out / f"{args.preset}__seed{seed}"
         if args.reuse and (run_dir / "eval.json").exists():
             check_reused(run_dir, args.preset, seed, overrides)
             return run_dir
-        return run_seed(args.preset, seed, out, overrides)
+        if failed.is_set():
+            raise SystemExit(f"seed {seed} not started: an earlier seed failed or was interrupted")
+        try:
+            return run_seed(args.preset, seed, out, overrides)
+        except BaseException:
+            failed.set()
+            raise
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         dirs = list(pool.map(run, seeds))

@@ -252,9 +252,12 @@ def vmas_throughput(records: list[dict]) -> str:
         f"\n\nagent-steps/s (worlds × agents × steps / s) on one pinned core, one thread (torch's too), default "
         f"arguments, continuous random actions drawn each step, the median of {first['repeats']} repeats of "
         f"~{first['target_s']:g} s" + (f" (median of {first['rounds']} rounds)" if first.get("rounds", 1) > 1 else "")
-        + f"; ours through the batch API's trusted step, VMAS's `env.step` with `reset` when every world is done (`reset_at` for each done world "
-        f"otherwise). "
-        f"{outcome} Versions: {'; '.join(versions)}. `{first['command']}`, {first['date'][:10]}.")
+        + ("; ours through the batch API's trusted step, VMAS's `env.step`; no horizon and no restart on either side "
+           "(`--resets none`: ours `max_steps=None, autoreset_mode=\"disabled\"`, VMAS `max_steps=None` and never reset). "
+           if first.get("resets_mode") == "none" else
+           "; ours through the batch API's trusted step, VMAS's `env.step` with `reset` when every world is done "
+           "(`reset_at` for each done world otherwise). ")
+        + f"{outcome} Versions: {'; '.join(versions)}. `{first['command']}`, {first['date'][:10]}.")
 
 
 def learning_relay(records: list[dict]) -> str:

@@ -175,6 +175,19 @@ def test_learning_continues_an_interrupted_seed_from_its_checkpoint(tmp_path):
         learning.main([*argv, "--set", "lr=1e-4"])
 
 
+def test_learning_starts_no_seed_after_one_fails(tmp_path):
+    """A seed whose war-train exits non-zero (here: a preset override war-train refuses; SIGTERM
+    is another, exit 143) stops the command: the seeds after it are not started."""
+    import subprocess
+
+    learning = load("learning")
+    out = tmp_path / "runs"
+    with pytest.raises(subprocess.CalledProcessError):
+        learning.main(["--preset", "smoke", "--seeds", "1,2", "--jobs", "1", "--quick", "--out", str(out),
+                       "--set", "num_envs=0"])
+    assert (out / "smoke__seed1.log").exists() and not (out / "smoke__seed2.log").exists()
+
+
 def test_smax_table_reads_each_maps_results_and_compares_with_the_anchors(tmp_path, capsys):
     """``smax_table.py`` over a results folder: one row per map with a learning file (median
     and range over its seeds, the anchors, reached or not within SLACK), the others listed with
