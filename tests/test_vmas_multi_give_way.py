@@ -287,19 +287,7 @@ def test_observation_noise():
     vm = R.make_vmas(SCENARIO, 256, 0, True)
     ours = R.make_ours(ENV, 256, True, obs_noise=noise)
     R.copy_state(vm, ours, extra_state)
-    gen = torch.Generator().manual_seed(3)
-    deltas = []
-    for _ in range(10):
-        acts, ours_acts = R.random_actions(vm, ours, gen)
-        obs = torch.stack(vm.step(acts)[0], dim=1)
-        deltas.append(ours.step(ours_acts)[0]["agents"] - obs)
-    d = torch.stack(deltas)
-    assert float(d.abs().max()) <= noise * (1 + 1e-4)
-    u = d.flatten().numpy()
-    ref = np.random.default_rng(0).uniform(-noise, noise, len(u))
-    assert R.ks_statistic(u, ref) < R.ks_critical(len(u), len(ref))
-    assert float((d[1:] != d[:-1]).float().mean()) > 0.99
-    assert float((d[:, :, 0] != d[:, :, 1]).float().mean()) > 0.99
+    R.check_observation_noise(vm, ours, noise)
 
 
 @pytest.mark.parametrize("kwargs,match", [

@@ -266,3 +266,22 @@ def float64_follows_float32(env_id, steps, atol=1e-3, state_keys=("pos",), **kwa
         out[precision] = (obs["agents"].double(), torch.stack(rews), *(state[k].double() for k in state_keys))
     for a, b in zip(out["float32"], out["float64"]):
         torch.testing.assert_close(a, b, rtol=1e-3, atol=atol)
+
+
+def check_observation_noise(vm, ours, noise: float, steps: int = 10) -> None:
+    """``obs_noise``: VMAS run without noise beside ours with it, from the same state (copied
+    already): ours minus VMAS's observation is U(-noise, noise) (KS against the uniform law),
+    fresh every step and for every agent."""
+    gen = torch.Generator().manual_seed(3)
+    deltas = []
+    for _ in range(steps):
+        acts, ours_acts = random_actions(vm, ours, gen)
+        obs = torch.stack(vm.step(acts)[0], dim=1)
+        deltas.append(ours.step(ours_acts)[0]["agents"] - obs)
+    d = torch.stack(deltas)
+    assert float(d.abs().max()) <= noise * (1 + 1e-4)
+    u = d.flatten().numpy()
+    ref = np.random.default_rng(0).uniform(-noise, noise, len(u))
+    assert ks_statistic(u, ref) < ks_critical(len(u), len(ref))
+    assert float((d[1:] != d[:-1]).float().mean()) > 0.99
+    assert float((d[:, :, 0] != d[:, :, 1]).float().mean()) > 0.99

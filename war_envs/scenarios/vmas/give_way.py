@@ -97,14 +97,7 @@ def process_action(w: Any, e: int, i: int):
             w.prev_err[e, i, k] = F0
     b = W.body_of(w, i)
     for k in range(2):
-        err = u[k] - w.vel[e, b, k]
-        accum = wp.clamp(w.accum_errs[e, i, k] + w.dt * err, -w.windup_cutoff, w.windup_cutoff)
-        w.accum_errs[e, i, k] = accum
-        integral = w.inv_integral_ts * accum
-        rate = (w.derivative_ts * (err - w.prev_err[e, i, k])) / w.dt
-        w.prev_err[e, i, k] = err
-        force = (w.ctrl_gain * ((err + integral) + rate)) * w.mass[b]
-        w.u[e, i, k] = wp.float32(force)
+        W.velocity_controller(w, e, i, b, k, u[k])
 
 
 @wp.func(inline=True)

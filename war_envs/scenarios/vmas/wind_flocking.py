@@ -112,14 +112,7 @@ def process_action(w: Any, e: int, i: int):
     b = W.body_of(w, i)
     if w.use_controller != 0:
         for k in range(2):
-            err = type(F0)(w.u[e, i, k]) - w.vel[e, b, k]
-            accum = wp.clamp(w.accum_errs[e, i, k] + w.dt * err, -w.windup_cutoff, w.windup_cutoff)
-            w.accum_errs[e, i, k] = accum
-            integral = w.inv_integral_ts * accum
-            rate = (w.derivative_ts * (err - w.prev_err[e, i, k])) / w.dt
-            w.prev_err[e, i, k] = err
-            force = (w.ctrl_gain * ((err + integral) + rate)) * w.mass[b]
-            w.u[e, i, k] = wp.float32(force)
+            W.velocity_controller(w, e, i, b, k, type(F0)(w.u[e, i, k]))
     ux = type(F0)(w.u[e, i, 0])
     uy = type(F0)(w.u[e, i, 1])
     w.u_norm[e, i] = G.vector_norm(wp.vector(ux, uy))

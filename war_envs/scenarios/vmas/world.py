@@ -282,6 +282,24 @@ def overlapping_box_sphere(w: Any, e: int, box: int, sphere: int):
 
 
 @wp.func(inline=True)
+def velocity_controller(w: Any, e: int, i: int, b: int, k: int, target: Any):
+    """VMAS's ``VelocityController`` (PID, standard form) on axis k of agent i (body b): the force
+    toward velocity ``target``, ``ctrl_gain · (err + integral + rate) · mass``, into ``w.u`` as
+    float32, its integrator (clamped to ``±windup_cutoff``) and last error kept in
+    ``w.accum_errs`` / ``w.prev_err``.  For the scenarios with a controller (their fields
+    ``ctrl_gain``, ``inv_integral_ts``, ``derivative_ts``, ``windup_cutoff``, ``accum_errs``,
+    ``prev_err``)."""
+    err = target - w.vel[e, b, k]
+    accum = wp.clamp(w.accum_errs[e, i, k] + w.dt * err, -w.windup_cutoff, w.windup_cutoff)
+    w.accum_errs[e, i, k] = accum
+    integral = w.inv_integral_ts * accum
+    rate = (w.derivative_ts * (err - w.prev_err[e, i, k])) / w.dt
+    w.prev_err[e, i, k] = err
+    force = (w.ctrl_gain * ((err + integral) + rate)) * w.mass[b]
+    w.u[e, i, k] = wp.float32(force)
+
+
+@wp.func(inline=True)
 def get_distance(w: Any, e: int, a: int, b: int):
     """VMAS's ``World.get_distance(a, b)`` in world e: the gap between the two bodies' surfaces
     (sphere-sphere: centre distance minus both radii; a sphere and a line or box: the distance
