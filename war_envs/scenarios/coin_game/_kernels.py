@@ -136,6 +136,35 @@ def draw_start(w: Any, e: int, key: int, first: int):
 
 
 @wp.func(inline=True)
+def respawn_coins(w: Any, e: int, key: int, injected: bool, red: bool, blue: bool):
+    """The red coin (``red``) and the blue coin (``blue``) picked up reappear on uniform cells:
+    draws 0..3 of the step's stream ``key`` (JaxMARL draws both every step and uses those of the
+    coins picked up), or the injected cells."""
+    for j in range(2):
+        for axis in range(2):
+            c = int(0)
+            if injected:
+                c = w.draw[e, j * 2 + axis]
+            else:
+                c = cell3(key, j * 2 + axis)
+            if (j == 0 and red) or (j == 1 and blue):
+                w.coin_pos[e, j, axis] = c
+
+
+@wp.func(inline=True)
+def next_inner_game(w: Any, e: int, key: int, injected: bool):
+    """The start of the next inner game: every cell drawn afresh (draws 4..11 of the step's
+    stream ``key``), or the injected cells."""
+    if injected:
+        for j in range(2):
+            for axis in range(2):
+                w.agent_pos[e, j, axis] = w.draw[e, 4 + j * 2 + axis]
+                w.coin_pos[e, j, axis] = w.draw[e, 8 + j * 2 + axis]
+    else:
+        draw_start(w, e, key, 4)
+
+
+@wp.func(inline=True)
 def clear_outputs(w: Any, e: int):
     for i in range(2):
         w.reward[e, i] = type(w.reward[e, i])(0.0)
@@ -193,25 +222,10 @@ def step_kernel(World, F):
                 injected = w.draw_injected[e] != 0
                 w.draw_injected[e] = 0
                 key = int(wp.rand_init(int(wp.rand_init(w.world_seed[e], w.episode[e])) ^ STEP_SALT, steps))
-                # the respawn cells (JaxMARL draws both every step and uses those of coins picked up)
                 if rr or br or rb or bb:
-                    for j in range(2):
-                        for axis in range(2):
-                            c = int(0)
-                            if injected:
-                                c = w.draw[e, j * 2 + axis]
-                            else:
-                                c = cell3(key, j * 2 + axis)
-                            if (j == 0 and (rr or br)) or (j == 1 and (rb or bb)):
-                                w.coin_pos[e, j, axis] = c
+                    respawn_coins(w, e, key, injected, rr or br, rb or bb)
                 if inner_done:
-                    if injected:
-                        for j in range(2):
-                            for axis in range(2):
-                                w.agent_pos[e, j, axis] = w.draw[e, 4 + j * 2 + axis]
-                                w.coin_pos[e, j, axis] = w.draw[e, 8 + j * 2 + axis]
-                    else:
-                        draw_start(w, e, key, 4)
+                    next_inner_game(w, e, key, injected)
                     red = F(0.0)
                     blue = F(0.0)
                 if w.shared_rewards != 0:
