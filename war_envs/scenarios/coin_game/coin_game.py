@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
-import gymnasium
 import numpy as np
 import torch
 import warp as wp
 
 from war_envs.core import validation as v
-from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces, world_bytes
+from war_envs.core.batched_env import world_bytes
+from war_envs.core.small_game import SmallGameEnv
 from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.coin_game import _kernels as K
 
@@ -28,7 +28,7 @@ def _coins(name: str):
     return lambda info: info[name].to(torch.float64).sum(-1)
 
 
-class CoinGame(BatchedEnv):
+class CoinGame(SmallGameEnv):
     """CoinGame-v0 — the coin game: two agents on a 3 x 3 torus pick up coins of their own colour
     or of the other's, who then pays for it (JaxMARL's ``coin_game``, a sequential social
     dilemma after Lerer & Peysakhovich 2017).
@@ -142,8 +142,7 @@ class CoinGame(BatchedEnv):
     # ------------------------------------------------------------------ building
     def _build(self) -> None:
         F, dev = self.wp_float, self.device
-        self.groups["agent"] = GroupSpec("agent", ("agent_0", "agent_1"), 0, OBS_DIM,
-                                         gymnasium.spaces.Discrete(K.NUM_ACTIONS), stack_group_spaces(OBS_DIM))
+        self._add_agents(2, OBS_DIM, K.NUM_ACTIONS)
         self._check_allocation(self._common_world_bytes(2) + world_bytes(
             *[((2, 2), wp.int32)] * 2, ((K.NUM_DRAWS,), wp.int32), *[((), wp.int32)] * 2,
             *[((2,), wp.int32)] * 3, *[((2, OBS_DIM), wp.float32)] * 2), 2)
@@ -159,24 +158,12 @@ class CoinGame(BatchedEnv):
         w.draw = self._world_array((K.NUM_DRAWS,), wp.int32)
         w.draw_injected = self._world_array((), wp.int32)
         w.inner_episode_done = self._world_array((), wp.int32)
-        for name in ("action", "own_coins", "other_coins"):
+        for name in ("own_coins", "other_coins"):
             setattr(w, name, self._world_array((2,), wp.int32))
-        self._action_view = wp.to_torch(w.action)
-        w.obs = self._obs_arrays["agent"] = self._world_array((2, OBS_DIM), wp.float32)
-        w.final_obs = self._final_obs_arrays["agent"] = self._world_array((2, OBS_DIM), wp.float32)
-        self._w, self._shard_structs = w, {}
-        self._kernels = K.kernels(F)
-        self._metrics = {name: wp.to_torch(getattr(w, name))
-                         for name in ("own_coins", "other_coins", "inner_episode_done")}
-        self._make_views()
+        self._finish_build(w, self._Struct, K.kernels(F), "coin_step", "coin_observe",
+                           ("own_coins", "other_coins", "inner_episode_done"))
 
-    # ------------------------------------------------------------------ launches
-    def _launch_step(self, worlds: slice | None = None) -> None:
-        self._launch_chunked(self._kernels["coin_step"], worlds)
-
-    def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
-        self._launch_chunked(self._kernels["coin_observe"], worlds, int(write_final))
-
+    # ------------------------------------------------------------------ draws
     def inject_draws(self, *, coins, start) -> None:
         """Make the next step (only) use these cells instead of its own draws, in every world:
         ``coins`` int ``[E, 2, 2]`` (where the red and the blue coin reappear if picked up) and
@@ -190,19 +177,13 @@ class CoinGame(BatchedEnv):
             v.check_shape(name, tensor, shape)
             v.check_discrete(name, tensor, 3)
             parts.append(tensor.reshape(self.num_envs, -1).to(torch.int32))
-        wp.to_torch(self._w.draw).copy_(torch.cat(parts, dim=1))
-        wp.to_torch(self._w.draw_injected).fill_(1)
+        self._inject(torch.cat(parts, dim=1))
 
     # ------------------------------------------------------------------ state
     def _state_arrays(self) -> dict[str, wp.array]:
         return {"agent_pos": self._w.agent_pos, "coin_pos": self._w.coin_pos, **self._clock_state()}
 
-    def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
-        if not tensor.numel():
-            return
-        top = {"agent_pos": 2, "coin_pos": 2, "pending_reset": 1}.get(key)
-        if top is not None and int(tensor.max()) > top:
-            raise ValueError(f"state[{key!r}]: expected values in [0, {top}], got up to {int(tensor.max())}")
+    _state_maxima = {"agent_pos": 2, "coin_pos": 2}
 
     # ------------------------------------------------------------------ rendering
     def render_frame(self, world: int = 0, *, width: int = 700, height: int = 700,

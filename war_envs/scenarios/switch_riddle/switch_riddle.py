@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import gymnasium
 import numpy as np
 import torch
 import warp as wp
 
 from war_envs.core import validation as v
-from war_envs.core.batched_env import BatchedEnv, GroupSpec, stack_group_spaces, world_bytes
+from war_envs.core.batched_env import world_bytes
+from war_envs.core.small_game import SmallGameEnv
 from war_envs.core.scenario import EpisodeMetric
 from war_envs.scenarios.switch_riddle import _kernels as K
 
@@ -26,7 +26,7 @@ def _as_float(name: str):
     return lambda info: info[name].to(torch.float64)
 
 
-class SwitchRiddle(BatchedEnv):
+class SwitchRiddle(SmallGameEnv):
     """SwitchRiddle-v0 — the switch riddle: one prisoner a day visits a room with a light bulb; one
     of them must tell when every prisoner has been there (JaxMARL's ``switch_riddle``).
 
@@ -120,8 +120,7 @@ class SwitchRiddle(BatchedEnv):
     # ------------------------------------------------------------------ building
     def _build(self, n: int) -> None:
         F = self.wp_float
-        self.groups["agent"] = GroupSpec("agent", tuple(f"agent_{i}" for i in range(n)), 0, OBS_DIM,
-                                         gymnasium.spaces.Discrete(K.NUM_ACTIONS), stack_group_spaces(OBS_DIM))
+        self._add_agents(n, OBS_DIM, K.NUM_ACTIONS)
         self._check_allocation(self._common_world_bytes(n) + world_bytes(
             *[((), wp.int32)] * 7, *[((n,), wp.int32)] * 2, *[((n, OBS_DIM), wp.float32)] * 2), n)
         self._allocate_common(n)
@@ -133,22 +132,10 @@ class SwitchRiddle(BatchedEnv):
         for name in ("bulb", "in_room", "draw", "draw_injected", "told", "success", "visited"):
             setattr(w, name, self._world_array((), wp.int32))
         w.has_been = self._world_array((n,), wp.int32)
-        w.action = self._world_array((n,), wp.int32)
-        self._action_view = wp.to_torch(w.action)
-        w.obs = self._obs_arrays["agent"] = self._world_array((n, OBS_DIM), wp.float32)
-        w.final_obs = self._final_obs_arrays["agent"] = self._world_array((n, OBS_DIM), wp.float32)
-        self._w, self._shard_structs = w, {}
-        self._kernels = K.kernels(F)
-        self._metrics = {name: wp.to_torch(getattr(w, name)) for name in ("told", "success", "visited")}
-        self._make_views()
+        self._finish_build(w, self._Struct, K.kernels(F), "riddle_step", "riddle_observe",
+                           ("told", "success", "visited"))
 
-    # ------------------------------------------------------------------ launches
-    def _launch_step(self, worlds: slice | None = None) -> None:
-        self._launch_chunked(self._kernels["riddle_step"], worlds)
-
-    def _launch_observe(self, write_final: bool, worlds: slice | None = None) -> None:
-        self._launch_chunked(self._kernels["riddle_observe"], worlds, int(write_final))
-
+    # ------------------------------------------------------------------ draws
     def inject_draws(self, *, in_room) -> None:
         """Make the next step (only) put agent ``in_room[e]`` (int ``[E]``, ``0 … N − 1``) in world
         e's room instead of drawing it.  JaxMARL's reference tests pass the agents its own keys
@@ -157,20 +144,16 @@ class SwitchRiddle(BatchedEnv):
         tensor = v.as_tensor("in_room", in_room, self.torch_device)
         v.check_shape("in_room", tensor, (self.num_envs,))
         v.check_discrete("in_room", tensor, self.num_agents)
-        wp.to_torch(self._w.draw).copy_(tensor)
-        wp.to_torch(self._w.draw_injected).fill_(1)
+        self._inject(tensor)
 
     # ------------------------------------------------------------------ state
     def _state_arrays(self) -> dict[str, wp.array]:
         w = self._w
         return {"bulb": w.bulb, "in_room": w.in_room, "has_been": w.has_been, **self._clock_state()}
 
-    def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
-        if not tensor.numel():
-            return
-        top = {"bulb": 1, "has_been": 1, "pending_reset": 1, "in_room": self.num_agents - 1}.get(key)
-        if top is not None and int(tensor.max()) > top:
-            raise ValueError(f"state[{key!r}]: expected values in [0, {top}], got up to {int(tensor.max())}")
+    @property
+    def _state_maxima(self) -> dict[str, int]:
+        return {"bulb": 1, "has_been": 1, "in_room": self.num_agents - 1}
 
     # ------------------------------------------------------------------ rendering
     def render_frame(self, world: int = 0, *, width: int = 700, height: int = 700,
