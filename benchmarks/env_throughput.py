@@ -36,6 +36,7 @@ TagGridWorld-v0     -                           -                        -
 SMAX-v0:<map> [3]   -                           -                        HeuristicEnemySMAX [3]
 SwitchRiddle-v0     -                           -                        switch_riddle [4]
 CoinGame-v0         -                           -                        coin_game [4]
+Overcooked-v0       -                           -                        overcooked [4]
 ==================  ==========================  =======================  ==========================
 
 [1] the names passed to ``vmas.make_env`` and, prefixed with ``MPE_``, to ``jaxmarl.make``.
@@ -46,9 +47,10 @@ CoinGame-v0         -                           -                        coin_ga
     defaults (heuristic enemy, discrete actions, ``max_steps=100``, episodes that end when a team
     is dead).  ``--scenarios SMAX-v0`` selects every map, ``--scenarios SMAX-v0:3m`` one; they are
     measured at 1, 64, 512 and 4096 worlds (1 and 512 with ``--quick``) unless ``--worlds`` says.
-[4] ``jaxmarl.make("switch_riddle")`` / ``jaxmarl.make("coin_game")`` at their defaults (3 agents,
-    episodes end on a tell or after 6 steps; 100-step meta-episodes of ten 10-step games), as ours;
-    measured at 1, 64, 512 and 4096 worlds like SMAX.
+[4] ``jaxmarl.make("switch_riddle")`` / ``jaxmarl.make("coin_game")`` / ``jaxmarl.make("overcooked")``
+    at their defaults (3 agents, episodes end on a tell or after 6 steps; 100-step meta-episodes
+    of ten 10-step games; cramped_room, 400 steps), as ours; measured at 1, 64, 512 and 4096
+    worlds like SMAX.
 
 A registered id missing from this table (a scenario added later) is measured for war-envs
 alone; an id in the table that is not registered (yet) is skipped with a message.
@@ -209,6 +211,7 @@ SCENARIOS = (
     "TagGridWorld-v0",  # no peer equivalent (WarpDrive's tag_gridworld: WarpDrive needs CUDA)
     "SwitchRiddle-v0",
     "CoinGame-v0",
+    "Overcooked-v0",
 )
 # Registered ids measured on several maps: one row per map, labelled "<id>:<map>" and made as
 # ``war_envs.make(id, map_name=map)``.  ``--scenarios <id>`` selects every map of the id.
@@ -217,12 +220,13 @@ SCENARIOS += tuple(f"{env_id}:{m}" for env_id, maps in MAPS.items() for m in map
 DEFAULT_WORLDS = (1, 64, 1024, 8192)
 QUICK_WORLDS = (1, 1024)
 # Registered ids measured at other sizes than DEFAULT_WORLDS / QUICK_WORLDS: (default, --quick).
-WORLDS = {env_id: ((1, 64, 512, 4096), (1, 512)) for env_id in ("SMAX-v0", "SwitchRiddle-v0", "CoinGame-v0")}
+WORLDS = {env_id: ((1, 64, 512, 4096), (1, 512)) for env_id in ("SMAX-v0", "SwitchRiddle-v0", "CoinGame-v0",
+                                                                   "Overcooked-v0")}
 # Registered ids whose episodes are not EPISODE_LEN steps (measured at their defaults): their
 # longest episode (SMAX: both sides' default max_steps=100 gives episodes of at most 101 steps,
 # as JaxMARL counts them; one ends sooner when a team is dead).
 EPISODE_LIMITS = {"Tag-v0": 100, "Relay-v0": 50, "SMAX-v0": 101, "TagGridWorld-v0": 100, "SwitchRiddle-v0": 6,
-                  "CoinGame-v0": 100}
+                  "CoinGame-v0": 100, "Overcooked-v0": 400}
 # Registered ids whose actions are unavailable at times (``env.has_action_mask``): every
 # framework draws its random actions among the available ones.
 ACTION_MASKED = ("SMAX-v0",)
@@ -282,6 +286,7 @@ JAXMARL_ENVS = {
     **{f"SMAX-v0:{m}": ("HeuristicEnemySMAX", {"scenario": m}) for m in MAPS["SMAX-v0"]},
     "SwitchRiddle-v0": ("switch_riddle", {}),
     "CoinGame-v0": ("coin_game", {}),
+    "Overcooked-v0": ("overcooked", {}),   # JaxMARL's default layout: cramped_room, as ours
 }
 PEER_ENVS = {"mpe2": MPE2_ENVS, "vmas": VMAS_ENVS, "jaxmarl": JAXMARL_ENVS}
 

@@ -8,7 +8,8 @@
 # self-play enemies), start-state distributions and random-policy statistics against JaxMARL's
 # (tests/smax_reference.py records them in JaxMARL's venv); then tests/test_jaxmarl_games_reference.py:
 # SwitchRiddle-v0 and CoinGame-v0 against JaxMARL's switch_riddle and coin_game (episodes replayed
-# with JaxMARL's draws, our draws' distributions, random-policy statistics).
+# with JaxMARL's draws, our draws' distributions, random-policy statistics); then
+# tests/test_overcooked_reference.py: Overcooked-v0 against JaxMARL's overcooked (every layout).
 #
 #   bash scripts/smax_check.sh
 #
@@ -49,4 +50,4 @@ export SMAX_REFERENCE_PYTHON="$VENV/bin/python"
 export JAX_COMPILATION_CACHE_DIR="${JAX_COMPILATION_CACHE_DIR:-$(dirname "$VENV")/jaxmarl-xla-cache}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 export WARP_CACHE_PATH="${WARP_CACHE_PATH:-$HOME/.cache/war-envs/warp}"
-"$PROJECT/bin/python" -m pytest -q -p no:cacheprovider tests/test_smax_reference.py tests/test_jaxmarl_games_reference.py
+"$PROJECT/bin/python" -m pytest -q -p no:cacheprovider tests/test_smax_reference.py tests/test_jaxmarl_games_reference.py tests/test_overcooked_reference.py

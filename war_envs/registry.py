@@ -46,6 +46,7 @@ _SCENARIOS: dict[str, str] = {
     "MultiGiveWay-v0": "war_envs.scenarios.vmas.multi_give_way:MultiGiveWay",
     "SwitchRiddle-v0": "war_envs.scenarios.switch_riddle.switch_riddle:SwitchRiddle",
     "CoinGame-v0": "war_envs.scenarios.coin_game.coin_game:CoinGame",
+    "Overcooked-v0": "war_envs.scenarios.overcooked.overcooked:Overcooked",
 }
 
 #: single-agent scenarios (one group of one agent): Gymnasium's front ends give them Gymnasium's
