@@ -242,6 +242,8 @@ def test_random_reset_draws_uniformly(layout):
     ({"layout": {**LAYOUTS["cramped_room"], "agent_idx": [6, 6]}}, "agent_idx"),
     ({"layout": {**LAYOUTS["cramped_room"], "goal_idx": [99]}}, "goal_idx"),
     ({"max_steps": 0}, "max_steps"),
+    ({"shaped_reward_coef": -0.5}, "shaped_reward_coef"),
+    ({"shaped_reward_coef": float("nan")}, "shaped_reward_coef"),
 ])
 def test_bad_arguments_are_refused_by_name(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -312,6 +314,26 @@ def test_float64_worlds_step_as_float32_ones_and_render():
     frame = a.render_frame(3, width=250, height=200)
     assert frame.shape == (200, 250, 3) and frame.dtype == np.uint8 and len(np.unique(frame.reshape(-1, 3), axis=0)) > 8
     assert a.render_frame(0).shape == (700, 700, 3)
+
+
+def test_shaped_reward_coef_adds_each_agents_shaped_reward():
+    """reward_i = 20 · deliveries + c · shaped_i (c = 0: the sparse reward, bitwise)."""
+    sparse = war_envs.make("Overcooked-v0", num_envs=64, seed=5, random_reset=True, max_steps=50)
+    shaped = war_envs.make("Overcooked-v0", num_envs=64, seed=5, random_reset=True, max_steps=50,
+                           shaped_reward_coef=0.25)
+    assert shaped.config["shaped_reward_coef"] == 0.25 and sparse.config["shaped_reward_coef"] == 0.0
+    sparse.reset(), shaped.reset()
+    gen = torch.Generator().manual_seed(1)
+    seen = 0
+    for _ in range(150):
+        act = {"agent": torch.randint(0, 6, (64, 2), generator=gen)}
+        _, rs, _, _, info_s = sparse.step(act)
+        _, rc, _, _, info_c = shaped.step(act)
+        assert torch.equal(rs["agent"], 20.0 * info_s["deliveries"].float()[:, None].expand(-1, 2))
+        assert torch.equal(info_s["shaped_reward"], info_c["shaped_reward"])
+        assert torch.equal(rc["agent"], rs["agent"] + 0.25 * info_c["shaped_reward"])
+        seen += int((info_c["shaped_reward"] > 0).sum())
+    assert seen > 0
 
 
 @pytest.mark.parametrize("layout", ["cramped_room", "asymm_advantages"])

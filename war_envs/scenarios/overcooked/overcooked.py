@@ -19,6 +19,8 @@ __all__ = ["ACTION_NAMES", "CHANNELS", "OVERCOOKED_DEFAULTS", "Overcooked", "che
 
 #: JaxMARL 0.2.0 ``Overcooked.__init__`` defaults
 OVERCOOKED_DEFAULTS: dict = {"layout": "cramped_room", "random_reset": False, "max_steps": 400}
+#: ours only (not a JaxMARL argument): 0 is JaxMARL's sparse reward
+SHAPED_REWARD_COEF_DEFAULT = 0.0
 #: what each action index does (JaxMARL's ``OvercookedActions``)
 ACTION_NAMES = ("up", "down", "right", "left", "stay", "interact")
 #: the 26 observation channels (JaxMARL's ``get_obs``), "own" / "other" from the observer's side
@@ -83,6 +85,9 @@ class Overcooked(SmallGameEnv):
     shared).  ``info["shaped_reward"] [E, 2]`` (JaxMARL's ``shaped_reward``, per agent, not
     in the reward): 3 for an onion into a pot, 5 for picking up a soup, 3 for picking up a plate
     when no plate lies on a counter and fewer plates are in hands than pots are not empty.
+    ``shaped_reward_coef=c`` (ours; default 0, JaxMARL's reward): agent ``i``'s reward is the
+    sparse reward plus ``c`` times its shaped reward, as JaxMARL's IPPO script adds it (there
+    with a coefficient annealed from 1 to 0); ``c = 0`` adds nothing (bitwise JaxMARL's reward).
 
     **Episode**: ``truncated`` after ``max_steps`` steps (JaxMARL's one ``done``); it never
     terminates.
@@ -123,6 +128,8 @@ class Overcooked(SmallGameEnv):
     ``LAYOUTS`` or a dict with JaxMARL's keys ``height``, ``width``, ``wall_idx``,
     ``goal_idx``, ``plate_pile_idx``, ``onion_pile_idx``, ``pot_idx`` and optionally
     ``agent_idx``: see ``check_layout``), ``random_reset=False``, ``max_steps=400`` (int ≥ 1);
+    ``shaped_reward_coef=0.0`` (ours: a finite number ≥ 0, the weight of the shaped reward in
+    the reward; not a JaxMARL argument);
     plus the batch arguments ``num_envs``, ``device``, ``seed``, ``precision`` (rewards are
     whole numbers: float32 and float64 worlds give the same), ``autoreset_mode``,
     ``num_threads``.
@@ -142,8 +149,9 @@ class Overcooked(SmallGameEnv):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 8}
     episode_length_kwarg = "max_steps"
     per_agent_metrics = ("shaped_reward",)
+    progress_metric = "deliveries"
     episode_metrics = (
-        EpisodeMetric("deliveries", "soups served in the episode (episode_return is 20 per delivery)", _deliveries,
+        EpisodeMetric("deliveries", "soups served in the episode", _deliveries,
                       "sum"),
         EpisodeMetric("sparse_return", "JaxMARL's sparse return: 20 per soup served (each agent's reward)",
                       _sparse, "sum"),
@@ -152,13 +160,14 @@ class Overcooked(SmallGameEnv):
     )
 
     def __init__(self, *, layout="cramped_room", random_reset: bool = False, max_steps: int = 400,
-                 **kwargs) -> None:
+                 shaped_reward_coef: float = SHAPED_REWARD_COEF_DEFAULT, **kwargs) -> None:
         self.layout_name, self.layout = check_layout(layout)
         self.height, self.width = self.layout["height"], self.layout["width"]
         #: JaxMARL's observation array shape; ``obs.reshape(..., *obs_shape)`` gives it back
         self.obs_shape = (self.height, self.width, K.NUM_CHANNELS)
         self.random_reset = v.check_bool("random_reset", random_reset)
         self.max_steps = self.max_cycles = v.check_int("max_steps", max_steps, minimum=1)
+        self.shaped_reward_coef = v.check_float("shaped_reward_coef", shaped_reward_coef, low=0.0)
         super().__init__(**kwargs)
         self._build()
 
@@ -167,7 +176,8 @@ class Overcooked(SmallGameEnv):
         """The resolved scenario arguments."""
         layout = self.layout_name if self.layout_name is not None else {k: list(x) if isinstance(x, list) else x
                                                                           for k, x in self.layout.items()}
-        return {"layout": layout, "random_reset": self.random_reset, "max_steps": self.max_steps}
+        return {"layout": layout, "random_reset": self.random_reset, "max_steps": self.max_steps,
+                "shaped_reward_coef": self.shaped_reward_coef}
 
     # ------------------------------------------------------------------ building
     def _build(self) -> None:
@@ -186,6 +196,7 @@ class Overcooked(SmallGameEnv):
         w = self._Struct()
         w.mode, w.max_steps, w.height, w.width = self._mode_code, self.max_steps, H, W
         w.random_reset = int(self.random_reset)
+        w.shaped_reward_coef = self.shaped_reward_coef
         w.random_agents = int(self.random_reset or "agent_idx" not in lay)
         w.base_map = wp.array(self._base_map, dtype=wp.int32, device=dev)
         w.pot_cells = wp.array(np.asarray(lay["pot_idx"], dtype=np.int32), dtype=wp.int32, device=dev)
