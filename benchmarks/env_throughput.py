@@ -37,6 +37,7 @@ SMAX-v0:<map> [3]   -                           -                        Heurist
 SwitchRiddle-v0     -                           -                        switch_riddle [4]
 CoinGame-v0         -                           -                        coin_game [4]
 Overcooked-v0       -                           -                        overcooked [4]
+Hanabi-v0           -                           -                        hanabi [4]
 ==================  ==========================  =======================  ==========================
 
 [1] the names passed to ``vmas.make_env`` and, prefixed with ``MPE_``, to ``jaxmarl.make``.
@@ -47,10 +48,10 @@ Overcooked-v0       -                           -                        overcoo
     defaults (heuristic enemy, discrete actions, ``max_steps=100``, episodes that end when a team
     is dead).  ``--scenarios SMAX-v0`` selects every map, ``--scenarios SMAX-v0:3m`` one; they are
     measured at 1, 64, 512 and 4096 worlds (1 and 512 with ``--quick``) unless ``--worlds`` says.
-[4] ``jaxmarl.make("switch_riddle")`` / ``jaxmarl.make("coin_game")`` / ``jaxmarl.make("overcooked")``
-    at their defaults (3 agents, episodes end on a tell or after 6 steps; 100-step meta-episodes
-    of ten 10-step games; cramped_room, 400 steps), as ours; measured at 1, 64, 512 and 4096
-    worlds like SMAX.
+[4] ``jaxmarl.make("switch_riddle")`` / ``"coin_game"`` / ``"overcooked"`` / ``"hanabi"`` at their
+    defaults (3 agents, episodes end on a tell or after 6 steps; 100-step meta-episodes of ten
+    10-step games; cramped_room, 400 steps; 2 players, at most 96 moves, random moves among the
+    legal ones as for SMAX), as ours; measured at 1, 64, 512 and 4096 worlds like SMAX.
 
 A registered id missing from this table (a scenario added later) is measured for war-envs
 alone; an id in the table that is not registered (yet) is skipped with a message.
@@ -91,12 +92,12 @@ automatic reset, and draws its random actions inside the timed loop:
   folded into a checksum carried through the scan so XLA cannot dead-code-eliminate them (every
   other framework materialises them too).  Compile time is excluded.
 
-Where some actions are unavailable at times (the scenarios of ``ACTION_MASKED``: SMAX), every
+Where some actions are unavailable at times (the scenarios of ``ACTION_MASKED``: SMAX, Hanabi), every
 framework draws uniformly among the available ones, the same way: the argmax of uniform noise
 plus the availability mask (available actions score in [1, 2), the others in [0, 1)).  Ours
 reads the mask from each step's ``info["action_mask"]`` (``env.action_mask()`` before the first
 step) and draws it with ``torch.rand`` into buffers made once (the validated loop: new tensors
-every step); JaxMARL computes ``env.get_avail_actions(state)`` inside the scanned step and draws
+every step); JaxMARL computes ``env.get_avail_actions(state)`` (Hanabi: ``get_legal_moves``) inside the scanned step and draws
 with ``jax.random.uniform``; our PettingZoo ``ParallelEnv`` each live agent's action from its
 ``infos[agent]["action_mask"]`` (numpy).  SMAX's episodes last at most 101 steps
 (``max_steps=100``), fewer when a team is dead, auto-reset in every framework.
@@ -212,6 +213,7 @@ SCENARIOS = (
     "SwitchRiddle-v0",
     "CoinGame-v0",
     "Overcooked-v0",
+    "Hanabi-v0",
 )
 # Registered ids measured on several maps: one row per map, labelled "<id>:<map>" and made as
 # ``war_envs.make(id, map_name=map)``.  ``--scenarios <id>`` selects every map of the id.
@@ -221,15 +223,16 @@ DEFAULT_WORLDS = (1, 64, 1024, 8192)
 QUICK_WORLDS = (1, 1024)
 # Registered ids measured at other sizes than DEFAULT_WORLDS / QUICK_WORLDS: (default, --quick).
 WORLDS = {env_id: ((1, 64, 512, 4096), (1, 512)) for env_id in ("SMAX-v0", "SwitchRiddle-v0", "CoinGame-v0",
-                                                                   "Overcooked-v0")}
+                                                                   "Overcooked-v0", "Hanabi-v0")}
 # Registered ids whose episodes are not EPISODE_LEN steps (measured at their defaults): their
 # longest episode (SMAX: both sides' default max_steps=100 gives episodes of at most 101 steps,
 # as JaxMARL counts them; one ends sooner when a team is dead).
 EPISODE_LIMITS = {"Tag-v0": 100, "Relay-v0": 50, "SMAX-v0": 101, "TagGridWorld-v0": 100, "SwitchRiddle-v0": 6,
-                  "CoinGame-v0": 100, "Overcooked-v0": 400}
+                  "CoinGame-v0": 100, "Overcooked-v0": 400,
+                  "Hanabi-v0": 96}
 # Registered ids whose actions are unavailable at times (``env.has_action_mask``): every
 # framework draws its random actions among the available ones.
-ACTION_MASKED = ("SMAX-v0",)
+ACTION_MASKED = ("SMAX-v0", "Hanabi-v0")
 
 
 def split_scenario(scenario: str) -> tuple[str, dict]:
@@ -287,6 +290,7 @@ JAXMARL_ENVS = {
     "SwitchRiddle-v0": ("switch_riddle", {}),
     "CoinGame-v0": ("coin_game", {}),
     "Overcooked-v0": ("overcooked", {}),   # JaxMARL's default layout: cramped_room, as ours
+    "Hanabi-v0": ("hanabi", {}),
 }
 PEER_ENVS = {"mpe2": MPE2_ENVS, "vmas": VMAS_ENVS, "jaxmarl": JAXMARL_ENVS}
 
@@ -637,7 +641,7 @@ def _bench_jaxmarl(scenario: str, worlds: int):
 
     name, kwargs = JAXMARL_ENVS[scenario]
     masked = split_scenario(scenario)[0] in ACTION_MASKED
-    if masked:  # SMAX: the map's Scenario, every other argument at its default (as ours)
+    if split_scenario(scenario)[0] == "SMAX-v0":  # the map's Scenario, every other argument at its default (as ours)
         from jaxmarl.environments.smax import map_name_to_scenario
 
         env = jaxmarl.make(name, **dict(kwargs, scenario=map_name_to_scenario(kwargs["scenario"])))
@@ -676,7 +680,7 @@ def jaxmarl_masked_draw(key, avail):
 def jaxmarl_runner(env, worlds: int, chunk_steps: int, masked: bool = False):
     """``run(calls)`` for a JaxMARL env: ``calls`` jitted chunks of ``chunk_steps`` vmapped steps
     (``lax.scan``), random actions from ``jax.random`` (``masked``: among the available ones,
-    ``env.get_avail_actions(state)`` in the scanned step), the outputs consumed into a checksum
+    ``env.get_avail_actions(state)``, Hanabi's ``get_legal_moves``, in the scanned step), the outputs consumed into a checksum
     so XLA cannot drop them (also used by tag_scale.py)."""
     import jax
     import jax.numpy as jnp
@@ -684,7 +688,8 @@ def jaxmarl_runner(env, worlds: int, chunk_steps: int, masked: bool = False):
     agents = list(env.agents)
     spaces = [env.action_space(a) for a in agents]
     step = jax.vmap(env.step)
-    avail_actions = jax.vmap(env.get_avail_actions) if masked else None
+    # (Hanabi's masks are its get_legal_moves; SMAX's its get_avail_actions)
+    avail_actions = jax.vmap(getattr(env, "get_legal_moves", env.get_avail_actions)) if masked else None
 
     def draw(k, space):
         if hasattr(space, "n"):  # Discrete

@@ -9,7 +9,8 @@
 # (tests/smax_reference.py records them in JaxMARL's venv); then tests/test_jaxmarl_games_reference.py:
 # SwitchRiddle-v0 and CoinGame-v0 against JaxMARL's switch_riddle and coin_game (episodes replayed
 # with JaxMARL's draws, our draws' distributions, random-policy statistics); then
-# tests/test_overcooked_reference.py: Overcooked-v0 against JaxMARL's overcooked (every layout).
+# tests/test_overcooked_reference.py: Overcooked-v0 against JaxMARL's overcooked (every layout), and
+# tests/test_hanabi_reference.py: Hanabi-v0 against JaxMARL's hanabi (2-5 players, masks).
 #
 #   bash scripts/smax_check.sh
 #
@@ -50,4 +51,4 @@ export SMAX_REFERENCE_PYTHON="$VENV/bin/python"
 export JAX_COMPILATION_CACHE_DIR="${JAX_COMPILATION_CACHE_DIR:-$(dirname "$VENV")/jaxmarl-xla-cache}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 export WARP_CACHE_PATH="${WARP_CACHE_PATH:-$HOME/.cache/war-envs/warp}"
-"$PROJECT/bin/python" -m pytest -q -p no:cacheprovider tests/test_smax_reference.py tests/test_jaxmarl_games_reference.py tests/test_overcooked_reference.py
+"$PROJECT/bin/python" -m pytest -q -p no:cacheprovider tests/test_smax_reference.py tests/test_jaxmarl_games_reference.py tests/test_overcooked_reference.py tests/test_hanabi_reference.py

@@ -46,6 +46,7 @@ _SCENARIOS: dict[str, str] = {
     "MultiGiveWay-v0": "war_envs.scenarios.vmas.multi_give_way:MultiGiveWay",
     "SwitchRiddle-v0": "war_envs.scenarios.switch_riddle.switch_riddle:SwitchRiddle",
     "CoinGame-v0": "war_envs.scenarios.coin_game.coin_game:CoinGame",
+    "Hanabi-v0": "war_envs.scenarios.hanabi.hanabi:Hanabi",
     "Overcooked-v0": "war_envs.scenarios.overcooked.overcooked:Overcooked",
 }
 
