@@ -285,3 +285,156 @@ def check_observation_noise(vm, ours, noise: float, steps: int = 10) -> None:
     assert ks_statistic(u, ref) < ks_critical(len(u), len(ref))
     assert float((d[1:] != d[:-1]).float().mean()) > 0.99
     assert float((d[:, :, 0] != d[:, :, 1]).float().mean()) > 0.99
+
+
+# ---------------------------------------------------------------------------------------------
+# Ill-conditioned worlds (joints): ours against VMAS's own one-ulp spread
+# ---------------------------------------------------------------------------------------------
+
+
+def _outputs(vm, vm_out, info_keys) -> dict[str, torch.Tensor]:
+    """VMAS's step outputs and bodies as ``{label: [E, ...] float64}`` (``_our_outputs``' keys)."""
+    obs, rew, _, infos = vm_out
+    out = {"obs": torch.stack(list(obs), dim=1), "reward": torch.stack([r.reshape(vm.num_envs) for r in rew], dim=1)}
+    for key in info_keys:
+        out[f"info[{key}]"] = torch.stack([i[key].reshape(vm.num_envs) for i in infos], dim=1)
+    out.update(vmas_state(vm))
+    return {k: v.double().reshape(vm.num_envs, -1) for k, v in out.items()}
+
+
+def _our_outputs(ours, our_out, info_keys) -> dict[str, torch.Tensor]:
+    o_obs, o_rew, _, _, o_info = our_out
+    E = ours.num_envs
+    out = {"obs": torch.cat([o_obs[g] for g in ours.groups], dim=1),
+           "reward": torch.cat([o_rew[g] for g in ours.groups], dim=1)}
+    for key in info_keys:
+        out[f"info[{key}]"] = o_info[key]
+    state = ours.get_state()
+    out.update({k: state[k] for k in ("pos", "vel", "rot", "ang_vel")})
+    return {k: torch.as_tensor(v).double().reshape(E, -1) for k, v in out.items()}
+
+
+def one_step_within_vmas_spread(env_id: str, scenario: str, *, twins, sync, num_envs: int = 8, steps: int = 40,
+                                seed: int = 0, continuous: bool = True, extra_state=None, info_keys=(), start=None,
+                                factor: float = 4.0, tol=None, precision: str = "float32", check: bool = True,
+                                **kwargs) -> dict[str, float]:
+    """One step from every VMAS state, for worlds where one float32 ulp of the state changes a
+    step's result by far more than float32 rounding (VMAS's stiff joints): beside VMAS's step,
+    ``twins`` (functions ``state -> state`` moving the state by an ulp) give VMAS's own steps
+    from next-door states (a second VMAS env, its scenario state made VMAS's by ``sync(twin,
+    vm)``), and in every world every output (observations, rewards, ``info_keys``, bodies) of ours
+    must be within ``factor`` times the largest twin's distance from VMAS's (per world, per
+    output), plus ``tol`` (``STEP_TOL``).  Dones must agree exactly.  Returns, per output, the
+    largest of ours' distance over the twins' (how tight the runs were)."""
+    tol = tol or STEP_TOL
+    vm = make_vmas(scenario, num_envs, seed, continuous, max_steps=steps + 1, **kwargs)
+    twin = make_vmas(scenario, num_envs, seed, continuous, max_steps=steps + 1, **kwargs)
+    if start is not None:  # (on both: a start may change VMAS's constants too)
+        start(vm)
+        start(twin)
+    ours = make_ours(env_id, num_envs, continuous, max_steps=steps + 1, precision=precision, **kwargs)
+    gen = torch.Generator().manual_seed(seed + 1)
+    ratio: dict[str, float] = {}
+    for t in range(steps):
+        copy_state(vm, ours, extra_state)
+        state = vmas_state(vm)
+        acts, ours_acts = random_actions(vm, ours, gen)
+        twin_outs = []
+        for perturb in twins:
+            set_vmas_state(twin, perturb({k: v.clone() for k, v in state.items()}))
+            sync(twin, vm)
+            twin.steps = vm.steps.clone()
+            twin_outs.append(_outputs(twin, twin.step([a.clone() for a in acts]), info_keys))
+        vm_out = vm.step(acts)
+        theirs = _outputs(vm, vm_out, info_keys)
+        our_out = ours.step(ours_acts)
+        mine = _our_outputs(ours, our_out, info_keys)
+        ours_done = ours.world_flags()
+        assert torch.equal((ours_done[0] | ours_done[1]).cpu(), vm_out[2].cpu()), f"{env_id} step {t}: done"
+        for key, value in theirs.items():
+            assert mine[key].shape == value.shape, (key, mine[key].shape, value.shape)
+            gap = (mine[key] - value).abs().amax(dim=1)
+            twin_gap = torch.stack([(o[key] - value).abs().amax(dim=1) for o in twin_outs]).amax(0)
+            limit = factor * twin_gap + tol["atol"] + tol["rtol"] * value.abs().amax(dim=1)
+            if check and not bool((gap <= limit).all()):
+                w = int((gap - limit).argmax())
+                raise AssertionError(f"{env_id} step {t} {key}: world {w}: |ours - VMAS| = {gap[w]:.3g}, VMAS's "
+                                     f"one-ulp twin {twin_gap[w]:.3g} (limit {limit[w]:.3g})")
+            r = float((gap / (twin_gap + tol["atol"])).max())
+            ratio[key] = max(ratio.get(key, 0.0), r)
+    return ratio
+
+
+def whole_episode_within_vmas_spread(env_id: str, scenario: str, *, twin_start, sync, num_envs: int = 8,
+                                     steps: int = 100, seed: int = 0, continuous: bool = True, extra_state=None,
+                                     info_keys=(), start=None, factor: float = 4.0, tol=None,
+                                     precision: str = "float32", check: bool = True, twin_forces=None,
+                                     **kwargs) -> dict[str, float]:
+    """A whole free-running episode in ill-conditioned worlds (VMAS's stiff joints): VMAS, its twin
+    (VMAS from the same start, its state moved by ``twin_start``, an ulp, before every step; its
+    scenario state made VMAS's by ``sync`` at the start; ``twin_forces(twin)``, e.g.
+    ``ulp_noisy_forces``, may make its forces' rounding differ too) and ours from VMAS's start, the
+    same actions; after every step, in every world, every output of ours within ``factor`` times the
+    largest distance the twin has had from VMAS so far (per world and output), plus ``tol``
+    (``STEP_TOL``): ours stays as close to VMAS as VMAS's own rounding does. Dones must agree
+    wherever the twin's agree with VMAS's. Returns, per output, the largest of ours' distance over
+    the twin's band plus ``tol``'s atol (``check=False``: only that, nothing asserted but the
+    dones)."""
+    tol = tol or STEP_TOL
+    vm = make_vmas(scenario, num_envs, seed, continuous, max_steps=steps + 1, **kwargs)
+    twin = make_vmas(scenario, num_envs, seed, continuous, max_steps=steps + 1, **kwargs)
+    if start is not None:
+        start(vm)
+        start(twin)
+    if twin_forces is not None:
+        twin_forces(twin)
+    ours = make_ours(env_id, num_envs, continuous, max_steps=steps + 1, precision=precision, **kwargs)
+    copy_state(vm, ours, extra_state)
+    set_vmas_state(twin, twin_start(vmas_state(vm)))
+    sync(twin, vm)
+    gen = torch.Generator().manual_seed(seed + 1)
+    band: dict[str, torch.Tensor] = {}
+    ratio: dict[str, float] = {}
+    for t in range(steps):
+        acts, ours_acts = random_actions(vm, ours, gen)
+        if t > 0:  # an ulp of rounding every step, as ours has
+            set_vmas_state(twin, twin_start(vmas_state(twin)))
+        twin_out = twin.step([a.clone() for a in acts])
+        twin_o = _outputs(twin, twin_out, info_keys)
+        vm_out = vm.step(acts)
+        theirs = _outputs(vm, vm_out, info_keys)
+        mine = _our_outputs(ours, ours.step(ours_acts), info_keys)
+        ours_done = ours.world_flags()
+        same = twin_out[2].cpu() == vm_out[2].cpu()
+        assert torch.equal((ours_done[0] | ours_done[1]).cpu()[same], vm_out[2].cpu()[same]), f"{env_id} step {t}"
+        for key, value in theirs.items():
+            gap = (mine[key] - value).abs().amax(dim=1)
+            twin_gap = (twin_o[key] - value).abs().amax(dim=1)
+            band[key] = twin_gap if key not in band else torch.maximum(band[key], twin_gap)
+            limit = factor * band[key] + tol["atol"] + tol["rtol"] * value.abs().amax(dim=1)
+            if check and not bool((gap <= limit).all()):
+                w = int((gap - limit).argmax())
+                raise AssertionError(f"{env_id} step {t} {key}: world {w}: |ours - VMAS| = {gap[w]:.3g}, VMAS's "
+                                     f"one-ulp twin so far {band[key][w]:.3g} (limit {limit[w]:.3g})")
+            ratio[key] = max(ratio.get(key, 0.0), float((gap / (band[key] + tol["atol"])).max()))
+    return ratio
+
+
+def ulp_noisy_forces(env, seed: int = 0):
+    """VMAS's world ``env.world`` with every constraint force (joints and contacts) moved by one
+    float32 ulp up or down at random (seeded), each component every substep: VMAS as a different
+    libm's last-bit choices in exp / log1p / sqrt would compute it (a twin for
+    ``whole_episode_within_vmas_spread``'s ``start``)."""
+    world = env.world
+    original = type(world)._get_constraint_forces
+    gen = torch.Generator().manual_seed(seed)
+
+    def noisy(self, *args, **kwargs):
+        f_a, _ = original(self, *args, **kwargs)
+        up = torch.rand(f_a.shape, generator=gen) < 0.5
+        target = torch.where(up, torch.full_like(f_a, float("inf")), torch.full_like(f_a, float("-inf")))
+        f_a = torch.where(f_a != 0, torch.nextafter(f_a, target), f_a)
+        return f_a, -f_a
+
+    world._get_constraint_forces = noisy.__get__(world)
+    return env

@@ -44,6 +44,7 @@ _SCENARIOS: dict[str, str] = {
     "BallPassage-v0": "war_envs.scenarios.vmas.ball_passage:BallPassage",
     "WindFlocking-v0": "war_envs.scenarios.vmas.wind_flocking:WindFlocking",
     "MultiGiveWay-v0": "war_envs.scenarios.vmas.multi_give_way:MultiGiveWay",
+    "JointPassage-v0": "war_envs.scenarios.vmas.joint_passage:JointPassage",
     "SwitchRiddle-v0": "war_envs.scenarios.switch_riddle.switch_riddle:SwitchRiddle",
     "CoinGame-v0": "war_envs.scenarios.coin_game.coin_game:CoinGame",
     "Hanabi-v0": "war_envs.scenarios.hanabi.hanabi:Hanabi",

@@ -123,6 +123,99 @@ class Body:
 
 
 @dataclasses.dataclass
+class Joint:
+    """VMAS's ``Joint`` (``vmas/simulator/joints.py``) between bodies ``entity_a`` and
+    ``entity_b`` (names), with VMAS's arguments and defaults: anchors in ``[-1, 1]²`` (scaled by
+    the shape: a line's ``(x length / 2, 0)``, a box's ``(x length / 2, y width / 2)``, a
+    sphere's ``(x r, y r)``), ``rotate_a`` / ``rotate_b`` (whether each body may turn freely at
+    its anchor), ``fixed_rotation_a`` / ``fixed_rotation_b``, ``dist``, ``collidable``,
+    ``width`` and ``mass`` (of the joint's own landmark).
+
+    ``dist = 0``: one constraint holding the two anchors together.  ``dist > 0``: VMAS adds a
+    landmark, a movable and rotatable line of length ``dist`` (a box of width ``width`` where
+    ``width > 0``) named ``"joint <a> <b>"`` (``landmark()``: the scenario lists it among its
+    bodies where VMAS's ``add_joint`` adds it), and two constraints: its ends to a's and b's
+    anchors.  Bodies held by a constraint never collide with each other."""
+
+    entity_a: str
+    entity_b: str
+    anchor_a: tuple[float, float] = (0.0, 0.0)
+    anchor_b: tuple[float, float] = (0.0, 0.0)
+    rotate_a: bool = True
+    rotate_b: bool = True
+    dist: float = 0.0
+    collidable: bool = False
+    width: float = 0.0
+    mass: float = 1.0
+    fixed_rotation_a: float | None = None
+    fixed_rotation_b: float | None = None
+    #: the landmark's collision filter (names it never collides with)
+    ignores: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        # VMAS's assertions, as ValueErrors
+        if self.entity_a == self.entity_b:
+            raise ValueError(f"Joint: cannot join {self.entity_a!r} to itself")
+        for anchor in (self.anchor_a, self.anchor_b):
+            if not (max(anchor) <= 1 and min(anchor) >= -1):
+                raise ValueError(f"Joint anchors: expected values in [-1, 1], got {anchor}")
+        if not self.dist >= 0:
+            raise ValueError(f"Joint.dist: expected >= 0, got {self.dist}")
+        if self.dist == 0 and (self.collidable or self.width != 0
+                               or self.fixed_rotation_a != self.fixed_rotation_b):
+            raise ValueError("Joint with dist 0: cannot be collidable or have a width, and "
+                             "fixed_rotation_a must equal fixed_rotation_b")
+        for rotate, fixed in ((self.rotate_a, self.fixed_rotation_a), (self.rotate_b, self.fixed_rotation_b)):
+            if fixed is not None and rotate:
+                raise ValueError("Joint: a fixed rotation needs rotate=False on that side")
+        if self.width > 0 and not self.collidable:
+            raise ValueError("Joint.width: a joint with a width must be collidable")
+        self.ignores = frozenset(self.ignores)
+
+    @property
+    def landmark_name(self) -> str:
+        return f"joint {self.entity_a} {self.entity_b}"
+
+    def landmark(self) -> Body | None:
+        """VMAS's joint landmark (None for ``dist = 0``)."""
+        if self.dist == 0:
+            return None
+        shape = {"shape": "box", "length": self.dist, "width": self.width} if self.width != 0 else \
+            {"shape": "line", "length": self.dist}
+        return Body(self.landmark_name, movable=True, rotatable=True, mass=self.mass, collide=self.collidable,
+                    color=COLORS["black"], ignores=self.ignores, **shape)
+
+    def constraints(self) -> list[tuple[str, str, tuple, tuple, bool, float | None]]:
+        """VMAS's ``joint_constraints``: ``(a, b, anchor_a, anchor_b, rotate, fixed_rotation)``,
+        ``fixed_rotation`` None where VMAS infers it at every reset (``Joint.notify``)."""
+        if self.dist == 0:
+            rotate = self.rotate_a and self.rotate_b
+            return [(self.entity_a, self.entity_b, self.anchor_a, self.anchor_b, rotate,
+                     0.0 if rotate else self.fixed_rotation_a)]
+        name = self.landmark_name
+        return [(name, self.entity_a, (-1, 0), self.anchor_a, self.rotate_a,
+                 0.0 if self.rotate_a else self.fixed_rotation_a),
+                (name, self.entity_b, (1, 0), self.anchor_b, self.rotate_b,
+                 0.0 if self.rotate_b else self.fixed_rotation_b)]
+
+
+def anchor_delta(body: Body, anchor) -> tuple[float, float]:
+    """VMAS's ``Shape.get_delta_from_anchor`` (its sphere's, normalisation slip included), as the
+    float32 values of VMAS's delta tensor."""
+    if body.shape == "sphere":
+        delta = torch.tensor([anchor[0] * body.radius, anchor[1] * body.radius]).to(torch.float32)
+        norm = torch.linalg.vector_norm(delta)
+        if norm > body.radius:
+            delta /= norm * body.radius
+        values = delta.tolist()
+    elif body.shape == "box":
+        values = [anchor[0] * body.length / 2, anchor[1] * body.width / 2]
+    else:
+        values = [anchor[0] * body.length / 2, 0.0]
+    return tuple(torch.tensor(values, dtype=torch.float32).tolist())
+
+
+@dataclasses.dataclass
 class Lidar:
     """VMAS's ``Lidar`` sensor of one agent: ``n_rays`` rays from ``angle_start`` to
     ``angle_end`` (a full turn leaves out the repeated end), ``max_range``, seeing the bodies named
@@ -160,6 +253,9 @@ class Layout:
     gravity: tuple[float, float] = (0.0, 0.0)
     lidars: list[Lidar] = dataclasses.field(default_factory=list)
     action_size: int = 2
+    joints: list[Joint] = dataclasses.field(default_factory=list)
+    joint_force: float = G.JOINT_FORCE
+    torque_constraint_force: float = G.TORQUE_CONSTRAINT_FORCE
 
     def __post_init__(self) -> None:
         names = [b.name for b in self.bodies]
@@ -176,6 +272,12 @@ class Layout:
         grouped = [a for _, members in self.groups for a in members]
         if grouped != agents:
             raise ValueError(f"Layout.groups: expected the agents {agents} in order, got {grouped}")
+        if self.joints and self.substeps <= 1:
+            raise ValueError("Layout.substeps: joints need more than one substep (VMAS's add_joint)")
+        for joint in self.joints:
+            for name in (joint.entity_a, joint.entity_b) + ((joint.landmark_name,) if joint.dist else ()):
+                if name not in names:
+                    raise ValueError(f"Layout.joints: no body named {name!r}")
 
     @property
     def agents(self) -> list[Body]:
@@ -188,17 +290,33 @@ class Layout:
     def index(self, name: str) -> int:
         return [b.name for b in self.bodies].index(name)
 
+    def joint_constraints(self) -> list[tuple[int, int, tuple, tuple, bool, float | None]]:
+        """Every joint constraint as ``(a, b, delta_a, delta_b, rotate, fixed_rotation)`` (body
+        indices, anchor offsets), in the order VMAS's step applies them: VMAS keeps one constraint
+        per pair of bodies (its dict by name pair, the later one kept) and applies them in
+        entity-pair order."""
+        by_pair = {}
+        for joint in self.joints:
+            for a, b, anchor_a, anchor_b, rotate, fixed in joint.constraints():
+                ia, ib = self.index(a), self.index(b)
+                by_pair[frozenset((ia, ib))] = (ia, ib, anchor_delta(self.bodies[ia], anchor_a),
+                                                anchor_delta(self.bodies[ib], anchor_b), rotate, fixed)
+        return [by_pair[k] for k in sorted(by_pair, key=lambda k: sorted(k))]
+
     def contact_pairs(self) -> list[tuple[int, int, int]]:
         """``(a, b, kind)`` for every pair VMAS's world works on, in VMAS's order: by kind
         (``world.SPHERE_SPHERE`` ...), then entity-pair order; for mixed kinds ``a`` is the
         line / box."""
         pairs = []
+        joined = {frozenset((c[0], c[1])) for c in self.joint_constraints()}
         for i, a in enumerate(self.bodies):
             for j in range(i + 1, len(self.bodies)):
                 b = self.bodies[j]
                 if not (a.collide and b.collide) or b.name in a.ignores or a.name in b.ignores:
                     continue
                 if not (a.movable or a.rotatable or b.movable or b.rotatable):
+                    continue
+                if frozenset((i, j)) in joined:  # VMAS skips a pair held by a joint
                     continue
                 first, second = (i, j)
                 key = (a.shape, b.shape)
@@ -312,7 +430,7 @@ class VmasBase(StructWorldEnv):
         obs_dim = max(s.obs_dim for s in self.groups.values())
         # pos, vel, force; rot_dir; rot, ang_vel, torque; placed
         buffers = [((num_bodies, 2), F)] * 3 + [((num_bodies, 3), F)] + [((num_bodies,), F)] * 3
-        buffers += [((num_bodies,), wp.int32)]
+        buffers += [((num_bodies,), wp.int32), ((max(len(lay.joint_constraints()), 1),), F)]  # placed; joint_rot
         buffers += [((num_agents,), wp.int32), ((num_agents, K), wp.float32), ((num_agents, K), wp.float32)]
         buffers += [((num_agents, obs_dim), wp.float32)] * 2
         self._allocate_worlds(num_agents, buffers, fields)
@@ -392,6 +510,35 @@ class VmasBase(StructWorldEnv):
         w.script_row = ints([scripted.index(b.name) if b.scripted else -1 for b in bodies])
         w.script_u = self._world_array((max(len(scripted), 1), 2), wp.float32)
         w.f_range = array([_none(b.f_range) for b in agents], F)
+        self._set_joints(w)
+
+    def _set_joints(self, w) -> None:
+        """The joint constraints (``Layout.joint_constraints``) and joint landmarks into ``w``."""
+        lay, F, array, ints = self.layout, self.wp_float, self._array, self._ints
+        cons = lay.joint_constraints()
+        self.joint_constraints = cons
+        w.joint_force, w.torque_constraint_force = lay.joint_force, lay.torque_constraint_force
+        w.joint_a, w.joint_b = ints([c[0] for c in cons]), ints([c[1] for c in cons])
+        w.joint_delta = array([list(c[2]) + list(c[3]) for c in cons] or np.zeros((0, 4)), F)
+        w.joint_rotate = ints([int(c[4]) for c in cons])
+        # VMAS's fixed rotations are float32 tensors; inferred ones are set at every reset
+        fixed = [float(np.float32(0.0 if c[5] is None else c[5])) for c in cons]
+        self.joint_rot = self._world_array((max(len(cons), 1),), F)
+        self.joint_rot.assign(np.broadcast_to(np.asarray(fixed or [0.0], dtype=np.float64),
+                                              self.joint_rot.shape).astype(wp.dtype_to_numpy(F)))
+        w.joint_rot = self.joint_rot
+        self.infers_joint_rotation = any(c[5] is None for c in cons)
+        pair_index = {frozenset((c[0], c[1])): k for k, c in enumerate(cons)}
+        with_dist = [j for j in lay.joints if j.dist != 0]
+        rows = []
+        for j in with_dist:
+            body = lay.index(j.landmark_name)
+            ca = pair_index[frozenset((body, lay.index(j.entity_a)))]
+            cb = pair_index[frozenset((body, lay.index(j.entity_b)))]
+            infer = int(not j.rotate_a and j.fixed_rotation_a is None) + 2 * int(not j.rotate_b and
+                                                                                  j.fixed_rotation_b is None)
+            rows.append((body, ca, cb, infer))
+        w.jl_body, w.jl_con_a, w.jl_con_b, w.jl_infer = (ints([r[k] for r in rows]) for k in range(4))
 
     def _set_lidars(self, w) -> None:
         """The lidars' agents, ranges, rays and what they see into struct ``w``."""
@@ -410,7 +557,10 @@ class VmasBase(StructWorldEnv):
         w.lidar_last = self._world_array((max(int(sum(len(a) for a in angles)), 1),), F)
 
     def _family_state(self) -> dict[str, wp.array]:
-        return {"pos": self.pos, "vel": self.vel, "rot": self.rot, "ang_vel": self.ang_vel}
+        state = {"pos": self.pos, "vel": self.vel, "rot": self.rot, "ang_vel": self.ang_vel}
+        if getattr(self, "infers_joint_rotation", False):
+            state["joint_rot"] = self.joint_rot  # VMAS's inferred JointConstraint.fixed_rotation
+        return state
 
     def _check_state_value(self, key: str, tensor: torch.Tensor) -> None:
         super()._check_state_value(key, tensor)

@@ -17,10 +17,12 @@ kernels around them:
 One substep, as VMAS (float32 worlds round every operation as VMAS's float32 torch code):
 
     force_b  = 0 [+ action force (max_f norm clamp, f_range clamp)] + friction + m g
+               + joint forces (VMAS's ``JointConstraint``s, in entity-pair order: the anchors
+                 pulled together with ``joint_force``, plus a torque holding a fixed rotation)
                + contact forces of every colliding pair, pairs grouped by shape kind in VMAS's
                  order (sphere-sphere, line-sphere, line-line, box-sphere, box-line, box-box),
                  within a kind in entity-pair order
-    torque_b = 0 + angular friction + contact torques (same order)
+    torque_b = 0 + angular friction + joint torques + contact torques (same order)
     substep 0: vel *= 1 - drag, ang_vel *= 1 - drag
     vel = clamp(vel + force / m * sub_dt)  (max_speed norm clamp, v_range clamp)
     pos = clamp(pos + vel * sub_dt)        (to +-x_semidim / +-y_semidim where set)
@@ -135,6 +137,19 @@ def shared_fields(F) -> dict:
         # body its row of ``script_u`` (-1: not scripted), and ``script_u`` [E, rows, 2] the force
         # their script set this step (float32, VMAS's action.u; the scenario's ``pre_step``)
         "script_row": wp.array(dtype=wp.int32), "script_u": wp.array3d(dtype=wp.float32),
+        # Joints (VMAS's ``JointConstraint``s, in the order VMAS's step applies them: entity-pair
+        # order): the two bodies, their anchors' offsets (float32, as VMAS's delta tensors:
+        # ``[dx_a, dy_a, dx_b, dy_b]``), whether the pair may turn freely (else the fixed
+        # rotation ``joint_rot[e, k]`` of b relative to a is held by a torque)
+        "joint_force": F, "torque_constraint_force": F,
+        "joint_a": wp.array(dtype=wp.int32), "joint_b": wp.array(dtype=wp.int32),
+        "joint_delta": wp.array2d(dtype=F), "joint_rotate": wp.array(dtype=wp.int32),
+        "joint_rot": wp.array2d(dtype=F),
+        # joints with a distance (VMAS's joint landmark): the landmark body, its constraints with
+        # entity a and entity b, and which of the two fixed rotations VMAS infers at every reset
+        # (bit 0: a's, bit 1: b's)
+        "jl_body": wp.array(dtype=wp.int32), "jl_con_a": wp.array(dtype=wp.int32),
+        "jl_con_b": wp.array(dtype=wp.int32), "jl_infer": wp.array(dtype=wp.int32),
     }
 
 
@@ -685,6 +700,67 @@ def box_box_contact(w: Any, e: int, a: int, b: int, pa: Any, pb: Any):
 
 
 @wp.func(inline=True)
+def joint_point(w: Any, e: int, b: int, dx: Any, dy: Any):
+    """VMAS's ``JointConstraint.pos_point``: body b's position plus its anchor's offset
+    ``(dx, dy)`` turned by its rotation (``TorchUtils.rotate_vector``)."""
+    return position(w, e, b) + G.rotate_vector(wp.vector(dx, dy), w.rot[e, b])
+
+
+@wp.func(inline=True)
+def joint_constraint(w: Any, e: int, k: int):
+    """Joint constraint k in world e (VMAS's ``World._vectorized_joint_constraints`` for one
+    joint): the anchors pulled together by ``_get_constraint_forces`` with ``dist_min = 0`` and
+    ``joint_force`` (the attractive force plus the repulsive one, which is zero there), each
+    force's torque about its body's centre, and where the pair may not turn freely the torque
+    ``_get_constraint_torques(rot_a, rot_b + joint_rot)`` on top; added to a, then b."""
+    a = w.joint_a[k]
+    b = w.joint_b[k]
+    zero = type(w.dt)(0.0)
+    pa = position(w, e, a)
+    pb = position(w, e, b)
+    ja = joint_point(w, e, a, w.joint_delta[k, 0], w.joint_delta[k, 1])
+    jb = joint_point(w, e, b, w.joint_delta[k, 2], w.joint_delta[k, 3])
+    f_attractive = G.constraint_force(ja, jb, zero, w.joint_force, w.contact_margin, True)
+    f_repulsive = G.constraint_force(ja, jb, zero, w.joint_force, w.contact_margin, False)
+    f_a = f_attractive + f_repulsive
+    f_b = (-f_attractive) + (-f_repulsive)
+    t_a = G.compute_torque(f_a, ja - pa)
+    t_b = G.compute_torque(f_b, jb - pb)
+    if w.joint_rotate[k] == 0:
+        t_fixed = G.constraint_torque(w.rot[e, a], w.rot[e, b] + w.joint_rot[e, k], w.torque_constraint_force)
+        t_a = t_a + t_fixed
+        t_b = t_b + (-t_fixed)
+    add_force(w, e, a, f_a)
+    add_torque(w, e, a, t_a)
+    add_force(w, e, b, f_b)
+    add_torque(w, e, b, t_b)
+
+
+@wp.func(inline=True)
+def place_joint_landmarks(w: Any, e: int):
+    """VMAS's ``Joint.notify`` for every joint with a distance in world e: its landmark at the
+    middle of the two anchor points, turned to the angle from a's to b's
+    (``atan2``), and, for a side that may not turn and has no fixed rotation given, that
+    rotation inferred as the angle minus the body's rotation.  VMAS runs it whenever either
+    body is placed (``set_pos`` & co.); a scenario calls it at the end of its reset, once both
+    bodies are where VMAS's last call finds them."""
+    for j in range(w.jl_body.shape[0]):
+        ca = w.jl_con_a[j]
+        cb = w.jl_con_b[j]
+        ea = w.joint_b[ca]
+        eb = w.joint_b[cb]
+        pa = joint_point(w, e, ea, w.joint_delta[ca, 2], w.joint_delta[ca, 3])
+        pb = joint_point(w, e, eb, w.joint_delta[cb, 2], w.joint_delta[cb, 3])
+        set_position(w, e, w.jl_body[j], (pa + pb) / type(w.dt)(2.0))
+        angle = wp.atan2(pb[1] - pa[1], pb[0] - pa[0])
+        w.rot[e, w.jl_body[j]] = angle
+        if (w.jl_infer[j] & 1) != 0:
+            w.joint_rot[e, ca] = angle - w.rot[e, ea]
+        if (w.jl_infer[j] & 2) != 0:
+            w.joint_rot[e, cb] = angle - w.rot[e, eb]
+
+
+@wp.func(inline=True)
 def pair_contact(w: Any, e: int, k: int):
     """The contact force (and torques) of pair k in world e, added to both bodies (VMAS's
     ``_<kind>_vectorized_collision`` for one pair)."""
@@ -711,18 +787,12 @@ def pair_contact(w: Any, e: int, k: int):
 
 
 @wp.func(inline=True)
-def substep(w: Any, e: int, s: int):
-    """One of VMAS's substeps in world e (see the module docstring)."""
+def body_forces(w: Any, e: int):
+    """Every moving body's own force and torque of a substep, into ``w.force`` / ``w.torque``:
+    the action force (``max_f`` norm clamp, ``f_range`` clamp), a scripted agent's force,
+    friction and gravity, in VMAS's order.  Only movable or rotatable bodies: nothing reads a
+    static body's force or torque (add_force, add_torque) and nothing integrates it."""
     zero = type(w.dt)(0.0)
-    for j in range(w.shaped_bodies.shape[0]):
-        # a line's or box's direction for the contacts: rotations change only between steps and
-        # in a substep's integration (of rotatable bodies), and the cache keeps the rotation it
-        # was worked out for (NaN at first), so a static wall's is worked out once
-        b = w.shaped_bodies[j]
-        if s == 0 or w.rotatable[b] != 0:
-            current_direction(w, e, b)
-    # only movable or rotatable bodies: nothing reads a static body's force or torque
-    # (add_force, add_torque) and nothing integrates it
     for j in range(w.dynamic_bodies.shape[0]):
         b = w.dynamic_bodies[j]
         fx = zero
@@ -756,6 +826,23 @@ def substep(w: Any, e: int, s: int):
         w.force[e, b, 0] = fx
         w.force[e, b, 1] = fy
         w.torque[e, b] = tq
+
+
+@wp.func(inline=True)
+def substep(w: Any, e: int, s: int):
+    """One of VMAS's substeps in world e (see the module docstring)."""
+    zero = type(w.dt)(0.0)
+    for j in range(w.shaped_bodies.shape[0]):
+        # a line's or box's direction for the contacts: rotations change only between steps and
+        # in a substep's integration (of rotatable bodies), and the cache keeps the rotation it
+        # was worked out for (NaN at first), so a static wall's is worked out once
+        b = w.shaped_bodies[j]
+        if s == 0 or w.rotatable[b] != 0:
+            current_direction(w, e, b)
+    body_forces(w, e)
+    # VMAS's _apply_vectorized_enviornment_force: the joints first, then the contacts
+    for k in range(w.joint_a.shape[0]):
+        joint_constraint(w, e, k)
     for k in range(w.pair_a.shape[0]):
         pair_contact(w, e, k)
     for j in range(w.dynamic_bodies.shape[0]):
