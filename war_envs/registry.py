@@ -45,6 +45,8 @@ _SCENARIOS: dict[str, str] = {
     "WindFlocking-v0": "war_envs.scenarios.vmas.wind_flocking:WindFlocking",
     "MultiGiveWay-v0": "war_envs.scenarios.vmas.multi_give_way:MultiGiveWay",
     "JointPassage-v0": "war_envs.scenarios.vmas.joint_passage:JointPassage",
+    "BallTrajectory-v0": "war_envs.scenarios.vmas.ball_trajectory:BallTrajectory",
+    "BuzzWire-v0": "war_envs.scenarios.vmas.buzz_wire:BuzzWire",
     "Goal-v0": "war_envs.scenarios.vmas.goal:Goal",
     "HetMass-v0": "war_envs.scenarios.vmas.het_mass:HetMass",
     "VelControl-v0": "war_envs.scenarios.vmas.vel_control:VelControl",
