@@ -367,13 +367,15 @@ def wall(x: float) -> str:
 
 
 def learning_classic(*tasks: list[dict]) -> str:
-    """Classic control presets (one results file per task): greedy, sampled and random returns
-    over the evaluation episodes, per seed and the median."""
+    """Presets scored by one progress metric (classic control, Overcooked, Hanabi; one results file
+    of ``benchmarks/learning.py`` per task): greedy, sampled and random scores over the evaluation
+    episodes, per seed and the median; the task names its metric where it is not the return."""
     columns = [("train_last5", num), ("eval/greedy", num), ("eval/sample", num), ("eval/random", num),
                ("wall_s", wall)]
     rows = []
     for records in tasks:
-        label = f"`{records[0]['scenario']}`"
+        metric = records[0].get("metric", "episode_return")
+        label = f"`{records[0]['scenario']}`" + ("" if metric == "episode_return" else f" ({metric})")
         for r in records:
             rows.append([label, str(r["seed"]), *(fmt(r[key]) for key, fmt in columns)])
         rows.append([label, *median_row(records, columns, bold=(1,))])

@@ -27,18 +27,22 @@ SMAX_MAP_PRESETS = tuple(f"smax_{m}" for m in ("3s5z", "3s_vs_5z", "6h_vs_8z", "
 PRESETS = {name: name for name in ("onpolicy", "spread", "spread_onpolicy_starts", "spread_continuous",
                                     "predator_prey", "tag", "tag_warpdrive", "speaker_listener", "reference",
                                     "relay", "smoke", "smax", "smax_2s3z", "smax_5m_vs_6m", *SMAX_MAP_PRESETS, "tag_gridworld",
-                                    "cartpole", "pendulum", "navigation", "balance", "transport", "wheel", "sampling")}
+                                    "cartpole", "pendulum", "navigation", "balance", "transport", "wheel", "sampling",
+                                    "overcooked", "overcooked_asymm_advantages", "hanabi")}
 #: scenario id -> default preset
 DEFAULT_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey", "Tag-v0": "tag",
                     "SpeakerListener-v0": "speaker_listener", "Reference-v0": "reference",
                     "Relay-v0": "relay", "SMAX-v0": "smax", "TagGridWorld-v0": "tag_gridworld",
                     "CartPole-v1": "cartpole", "Pendulum-v1": "pendulum",
                     "Navigation-v0": "navigation", "Balance-v0": "balance",
-                    "Transport-v0": "transport", "Wheel-v0": "wheel", "Sampling-v0": "sampling"}
+                    "Transport-v0": "transport", "Wheel-v0": "wheel", "Sampling-v0": "sampling",
+                    "Overcooked-v0": "overcooked", "Hanabi-v0": "hanabi"}
 #: scenario id -> (the env argument that names a variant, {its value: preset}): a variant's own
 #: preset where it has one (other variants get the scenario's default preset)
 VARIANT_PRESETS = {"SMAX-v0": ("map_name", {"3m": "smax", "2s3z": "smax_2s3z", "5m_vs_6m": "smax_5m_vs_6m",
-                                           **{name[len("smax_"):]: name for name in SMAX_MAP_PRESETS}})}
+                                           **{name[len("smax_"):]: name for name in SMAX_MAP_PRESETS}}),
+                   "Overcooked-v0": ("layout", {"cramped_room": "overcooked",
+                                                "asymm_advantages": "overcooked_asymm_advantages"})}
 #: the source article's case: 1 agent at 50 ms + 9 at 5 ms per decision 
 ARTICLE_COSTS = {"commander": {"per_decision_ms": 50.0}, "sentry": {"per_decision_ms": 5.0}}
 #: scenario id -> the declared WAR costs it gets when ``WarConfig.costs`` is empty (others: measured)
