@@ -137,17 +137,7 @@ def test_random_policy_returns_bite():
 
 
 def test_reset_empties_the_delay_queue():
-    """Our deliberate change to VMAS's dynamics: a reset empties the ``dt_delay`` queue."""
-    env = war_envs.make(ENV, num_envs=3, dt_delay=2, max_steps=10)
-    env.reset(seed=1)
-    for _ in range(3):
-        env.step({"agents": torch.full((3, 1, 2), 0.4)})
-    assert bool((env.get_state()["input_queue"] != 0).any())
-    env.reset(seed=1)
-    assert bool((env.get_state()["input_queue"] == 0).all())
-    start = env.get_state()
-    env.step({"agents": torch.full((3, 1, 2), 0.4)})
-    torch.testing.assert_close(env.get_state()["pos"], start["pos"], rtol=0, atol=0)
+    D.check_reset_empties_delay_queue(ENV)
 
 
 def test_observation_noise():

@@ -152,3 +152,18 @@ def float64_against_vmas(env_id: str, scenario: str, *, steps: int = 30, num_env
         acts, ours_acts = R.random_actions(vm, ours, gen)
         R.compare_outputs(f"{env_id} float64 step {t}", vm, ours, vm.step(acts), ours.step(ours_acts), tol,
                           info_keys)
+
+
+def check_reset_empties_delay_queue(env_id: str) -> None:
+    """Our deliberate change to VMAS's dynamics (Goal-v0, CircleTrajectory-v0): a reset empties
+    the ``dt_delay`` queue, so the first step after it moves nothing (the queued command is 0)."""
+    env = war_envs.make(env_id, num_envs=3, dt_delay=2, max_steps=10)
+    env.reset(seed=1)
+    for _ in range(3):
+        env.step({"agents": torch.full((3, 1, 2), 0.4)})
+    assert bool((env.get_state()["input_queue"] != 0).any())
+    env.reset(seed=1)
+    assert bool((env.get_state()["input_queue"] == 0).all())
+    start = env.get_state()
+    env.step({"agents": torch.full((3, 1, 2), 0.4)})
+    torch.testing.assert_close(env.get_state()["pos"], start["pos"], rtol=0, atol=0)
