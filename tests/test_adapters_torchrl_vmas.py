@@ -197,6 +197,13 @@ def _step_theirs(env_id, theirs, ours, td):
         return theirs.step(td.clone())["next"]
 
 
+#: scenarios with VMAS's joints: one float32 ulp moves VMAS's own next step by up to ~1e-4 in the
+#: observations (their physics is checked against VMAS's one-ulp twin in their own test files),
+#: so this layout test holds their values to a tolerance above that and far below a misplaced entry
+JOINT_STEP_TOL = dict(rtol=1e-4, atol=5e-4)
+JOINT_IDS = ("JointPassage-v0", "BallTrajectory-v0", "BuzzWire-v0")
+
+
 @pytest.mark.parametrize("env_id,action,kwargs", CASES, ids=CASE_IDS)
 def test_one_step_from_vmas_state_gives_vmas_env_values(env_id, action, kwargs):
     """Our worlds := VMAS's before each step; the same action tensordict on both; every entry
@@ -223,7 +230,7 @@ def test_one_step_from_vmas_state_gives_vmas_env_values(env_id, action, kwargs):
             if a.dtype == torch.bool:
                 assert torch.equal(a, b), f"step {t} {key}: {a.flatten().tolist()} != VmasEnv's {b.flatten().tolist()}"
             else:
-                R.compare(f"step {t} {key}", a, b, R.STEP_TOL)
+                R.compare(f"step {t} {key}", a, b, JOINT_STEP_TOL if env_id in JOINT_IDS else R.STEP_TOL)
         assert out_t["done"].all() == (t == steps - 1)
     ours.close()
 

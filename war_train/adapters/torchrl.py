@@ -220,6 +220,8 @@ class TorchRLEnv(EnvBase):
         self.strict_action_mask = strict
         self._masked = bool(batched.has_action_mask)
         self.agent_names = list(batched.agents)
+        if self._vmas and getattr(type(batched), "vmas_agent_names_spaced", False):
+            self.agent_names = [name.replace("_", " ") for name in self.agent_names]   # VMAS's "agent 0"
         self.num_envs = batched.num_envs
         self._pending_seed: int | None = None
         try:

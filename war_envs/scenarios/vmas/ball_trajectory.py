@@ -170,6 +170,7 @@ class BallTrajectory(VmasBase):
 
     env_id = "BallTrajectory-v0"
     vmas_scenario = "ball_trajectory"
+    per_agent_metrics = ("pos_rew", "speed_rew", "dist_rew")
     episode_metrics = (
         EpisodeMetric("speed_error", "the ball's |1 - speed| (VMAS's desired speed 1), averaged over the episode",
                       _speed_error, "mean"),

@@ -389,6 +389,9 @@ class VmasBase(StructWorldEnv):
     episode_length_kwarg = "max_steps"
     #: the VMAS scenario (``vmas.make_env(scenario=...)``) this one is
     vmas_scenario: str = ""
+    #: VMAS names this scenario's agents ``"agent 0"`` (some debug scenarios) where ours are
+    #: ``agent_0``: the TorchRL ``VmasEnv`` adapter hands out VMAS's names
+    vmas_agent_names_spaced: bool = False
 
     reset_world = None
     reward_world = None

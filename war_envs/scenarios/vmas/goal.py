@@ -128,6 +128,7 @@ class Goal(VmasBase):
 
     env_id = "Goal-v0"
     vmas_scenario = "goal"
+    vmas_agent_names_spaced = True
     per_agent_metrics = ("pos_rew", "energy_rew", "time_rew")
     episode_metrics = (EpisodeMetric("success", "1 if the agent reached the goal during the episode", _reached,
                                      "any"),)

@@ -102,6 +102,7 @@ class HetMass(VmasBase):
 
     env_id = "HetMass-v0"
     vmas_scenario = "het_mass"
+    vmas_agent_names_spaced = True
     per_agent_metrics = ("max_speed", "energy_expenditure")
 
     reset_world = reset_world

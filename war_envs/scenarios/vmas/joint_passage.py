@@ -413,7 +413,7 @@ class JointPassage(VmasBase):
 
     env_id = "JointPassage-v0"
     vmas_scenario = "joint_passage"
-    per_agent_metrics = ("pos_rew", "rot_rew", "collision_rew")
+    per_agent_metrics = ("pos_rew", "rot_rew", "collision_rew", "energy_rew", "passed")
     episode_metrics = (
         EpisodeMetric("success", "1 if the rod reached its goal pose during the episode", _reached, "any"),
         EpisodeMetric("passed", "1 if both agents got through the wall during the episode", _passed, "any"),

@@ -132,6 +132,7 @@ class VelControl(VmasBase):
 
     env_id = "VelControl-v0"
     vmas_scenario = "vel_control"
+    vmas_agent_names_spaced = True
     per_agent_metrics = ("energy_expenditure",)
     random_start = False
 
