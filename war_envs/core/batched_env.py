@@ -217,6 +217,8 @@ class BatchedEnv:
     #: whether a reset draws the start from the world's stream (False: every episode of the
     #: configuration starts from the same state, as VMAS's ``multi_give_way``)
     random_start: bool = True
+    #: False where the observation is a constant (core/scenario.py: ``informative_observation``)
+    informative_observation: bool = True
 
     @classmethod
     def evaluation_variants(cls, env_kwargs: dict) -> dict[str, dict]:

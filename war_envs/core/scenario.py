@@ -92,6 +92,11 @@ nothing else (no probing for optional attributes, no tables keyed by scenario id
     noise, TagGridWorld-v0's fixed starts) sets it False (a class or instance attribute);
     ``war_envs.testing`` then does not ask another seed for another start.
 
+``informative_observation: bool = True``
+    Whether the observations show the state.  A scenario whose observation is a constant
+    (VMAS's ``pollock`` without lidar: ``[0]`` for every agent) sets it False; ``war_envs.testing``
+    then does not ask a new start (another seed, an auto-reset) to be seen in the observations.
+
 ``evaluation_variants(env_kwargs) -> {name: kwargs}`` (classmethod, default ``{}``)
     Other start distributions an evaluation should also play: each entry's kwargs override the
     run's ``env_kwargs`` (``war_envs.make(id, **{**env_kwargs, **kwargs})``).  Variants equal to

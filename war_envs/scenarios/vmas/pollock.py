@@ -107,6 +107,7 @@ class Pollock(VmasBase):
         self.n_lines = v.check_int("n_lines", n_lines, minimum=0)
         self.n_boxes = v.check_int("n_boxes", n_boxes, minimum=0)
         self.lidar = v.check_bool("lidar", lidar)
+        self.informative_observation = self.lidar   # without lidar every observation is VMAS's [0]
         self.vectorized_lidar = v.check_bool("vectorized_lidar", vectorized_lidar)
         check_room("n_agents + n_lines + n_boxes", MIN_DIST, self.n_agents + self.n_lines + self.n_boxes, WORLD_SEMIDIM, WORLD_SEMIDIM)
         super().__init__(**kwargs)
