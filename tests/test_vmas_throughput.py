@@ -37,7 +37,7 @@ def test_every_registered_vmas_scenario_is_found():
     assert list(cells) == vmas_family() and "Navigation-v0" in cells
     for env_id, cell in cells.items():
         assert cell["vmas_scenario"] == scenario_class(env_id).vmas_scenario, env_id
-        assert cell["vmas_scenario"] in vmas.scenarios, env_id  # a VMAS scenario of make_env
+        assert cell["vmas_scenario"] in vmas.scenarios + vmas.debug_scenarios, env_id  # a VMAS scenario of make_env
         env = war_envs.make(env_id, num_envs=1)
         assert (cell["agents"], cell["max_steps"]) == (env.num_agents, env.max_steps), env_id
         env.close()
