@@ -40,35 +40,8 @@ def sync(twin, vm):
         setattr(twin.scenario, key, getattr(vm.scenario, key).clone())
 
 
-def _up(state, key, bodies=None):
-    value = state[key] if bodies is None else state[key][:, list(bodies)]
-    up = torch.nextafter(value, torch.full_like(value, 10.0))
-    if bodies is None:
-        state[key] = up
-    else:
-        state[key][:, list(bodies)] = up
-    return state
-
-
 #: one-step twins: the rods' rotations an ulp up; every position an ulp up
-TWINS = [lambda s: _up(s, "rot", RODS), lambda s: _up(s, "pos")]
-
-
-def _ulp_either_way(state, key, gen):
-    """``state[key]`` each entry one float32 ulp up or down at random."""
-    value = state[key]
-    up = torch.rand(value.shape, generator=gen) < 0.5
-    state[key] = torch.nextafter(value, torch.where(up, torch.full_like(value, 10.0), torch.full_like(value, -10.0)))
-    return state
-
-
-def _twin_every_step():
-    """The free-running twin's rounding (a fresh seeded stream per episode): every position,
-    velocity and rotation an ulp up or down at random (with the rods at rest at reset, an ulp the
-    same way for every body barely moves the gaps at the rods' ends, whose crossing of VMAS's
-    1e-6 switch decides the first steps)."""
-    gen = torch.Generator().manual_seed(0)
-    return lambda s: _ulp_either_way(_ulp_either_way(_ulp_either_way(s, "pos", gen), "vel", gen), "rot", gen)
+TWINS = [lambda s: R.ulp_up(s, "rot", RODS), lambda s: R.ulp_up(s, "pos")]
 
 
 def one_step(**kwargs):
@@ -77,7 +50,7 @@ def one_step(**kwargs):
 
 
 def episode(factor=FACTOR, **kwargs):
-    return R.whole_episode_within_vmas_spread(ENV, SCENARIO, twin_start=_twin_every_step(), sync=sync,
+    return R.whole_episode_within_vmas_spread(ENV, SCENARIO, twin_start=R.twin_every_step(), sync=sync,
                                               twin_forces=R.ulp_noisy_forces, extra_state=extra_state,
                                               info_keys=INFO, factor=factor, **kwargs)
 

@@ -438,3 +438,31 @@ def ulp_noisy_forces(env, seed: int = 0):
 
     world._get_constraint_forces = noisy.__get__(world)
     return env
+
+
+def ulp_up(state, key, bodies=None):
+    """``state[key]`` (of ``bodies``, default all) one float32 ulp up."""
+    value = state[key] if bodies is None else state[key][:, list(bodies)]
+    up = torch.nextafter(value, torch.full_like(value, 10.0))
+    if bodies is None:
+        state[key] = up
+    else:
+        state[key][:, list(bodies)] = up
+    return state
+
+
+def ulp_either_way(state, key, gen):
+    """``state[key]`` each entry one float32 ulp up or down at random."""
+    value = state[key]
+    up = torch.rand(value.shape, generator=gen) < 0.5
+    state[key] = torch.nextafter(value, torch.where(up, torch.full_like(value, 10.0), torch.full_like(value, -10.0)))
+    return state
+
+
+def twin_every_step():
+    """The free-running twin's rounding (a fresh seeded stream per episode): every position,
+    velocity and rotation an ulp up or down at random (with the rods at rest at reset, an ulp the
+    same way for every body barely moves the gaps at the rods' ends, whose crossing of VMAS's
+    1e-6 switch decides the first steps)."""
+    gen = torch.Generator().manual_seed(0)
+    return lambda s: ulp_either_way(ulp_either_way(ulp_either_way(s, "pos", gen), "vel", gen), "rot", gen)
