@@ -10,7 +10,9 @@
 # SwitchRiddle-v0 and CoinGame-v0 against JaxMARL's switch_riddle and coin_game (episodes replayed
 # with JaxMARL's draws, our draws' distributions, random-policy statistics); then
 # tests/test_overcooked_reference.py: Overcooked-v0 against JaxMARL's overcooked (every layout), and
-# tests/test_hanabi_reference.py: Hanabi-v0 against JaxMARL's hanabi (2-5 players, masks).
+# tests/test_hanabi_reference.py: Hanabi-v0 against JaxMARL's hanabi (2-5 players, masks), and
+# tests/test_facmac_reference.py: FacmacPredatorPrey-v0 and its 3a/6a/9a presets against JaxMARL's
+# MPE_simple_facmac_v1/_3a/_6a/_9a (episodes replayed with JaxMARL's prey draws, float32 and x64).
 #
 #   bash scripts/smax_check.sh
 #
@@ -51,4 +53,4 @@ export SMAX_REFERENCE_PYTHON="$VENV/bin/python"
 export JAX_COMPILATION_CACHE_DIR="${JAX_COMPILATION_CACHE_DIR:-$(dirname "$VENV")/jaxmarl-xla-cache}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 export WARP_CACHE_PATH="${WARP_CACHE_PATH:-$HOME/.cache/war-envs/warp}"
-"$PROJECT/bin/python" -m pytest -q -p no:cacheprovider tests/test_smax_reference.py tests/test_jaxmarl_games_reference.py tests/test_overcooked_reference.py tests/test_hanabi_reference.py
+"$PROJECT/bin/python" -m pytest -q -p no:cacheprovider tests/test_smax_reference.py tests/test_jaxmarl_games_reference.py tests/test_overcooked_reference.py tests/test_hanabi_reference.py tests/test_facmac_reference.py

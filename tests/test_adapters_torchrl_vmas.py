@@ -46,7 +46,8 @@ KWARGS = {"navigation": [dict(n_agents=3, observe_all_goals=True, shared_rew=Fal
                             norm=False)],
           "flocking": [dict(n_agents=3, n_obstacles=2, n_lidar_rays=8, collision_reward=-0.5)],
           "discovery": [dict(use_agent_lidar=True, shared_reward=True, n_targets=4, agent_collision_penalty=-0.5,
-                             time_penalty=-0.01)]}
+                             time_penalty=-0.01)],
+          "football": [dict(ai_red_agents=False, n_blue_agents=2, n_red_agents=3, ai_strength=0.7)]}
 CASES = [(i, a, kw) for i in VMAS_IDS for a in ACTIONS
          for kw in [{}] + KWARGS.get(registry.scenario_class(i).vmas_scenario, [])]
 CASE_IDS = [f"{i}-{a}-{'default' if not kw else 'kwargs'}" for i, a, kw in CASES]
@@ -73,6 +74,8 @@ def _pair(env_id, action, kwargs, *, device=None, **extra):
         warnings.simplefilter("ignore")
         theirs = TorchRLVmasEnv(_name(env_id), **args)
     R.ungated_vmas(theirs._env)  # VMAS's batch-wide collides gate off (see tests/vmas_reference.py)
+    if _name(env_id) == "football":  # its scripted team's one batch coupling off (tests/vmas_reference.py)
+        R.per_world_football_ai(theirs._env)
     return theirs, VmasEnv(_name(env_id), **args)
 
 
@@ -188,9 +191,13 @@ def test_rollout_has_vmas_env_keys_and_shapes(env_id, action, kwargs):
     ours.close()
 
 
-def _step_theirs(env_id, theirs, ours, td):
+def _step_theirs(env_id, theirs, ours, td, draws=None):
     """VmasEnv's step after ours; Discovery's respawn draws are ours (``R.discovery_draws``:
-    VMAS draws them from torch's global generator inside its step)."""
+    VMAS draws them from torch's global generator inside its step), as are Football's scripted
+    team's (``draws``: ``ai_draws()`` taken before our step, ``R.football_draws``)."""
+    if env_id == "Football-v0":
+        with R.football_draws(theirs._env, draws):
+            return theirs.step(td.clone())["next"]
     if env_id != "Discovery-v0":
         return theirs.step(td.clone())["next"]
     with R.discovery_draws(theirs._env, ours.batched):
@@ -201,7 +208,11 @@ def _step_theirs(env_id, theirs, ours, td):
 #: observations (their physics is checked against VMAS's one-ulp twin in their own test files),
 #: so this layout test holds their values to a tolerance above that and far below a misplaced entry
 JOINT_STEP_TOL = dict(rtol=1e-4, atol=5e-4)
-JOINT_IDS = ("JointPassage-v0", "BallTrajectory-v0", "BuzzWire-v0")
+JOINT_IDS = ("JointPassage-v0", "BallTrajectory-v0", "BuzzWire-v0", "JointPassageSize-v0", "AsymJoint-v0",
+             "Waterfall-v0")
+#: scenarios whose default observation noise (torch's global generator in VMAS, ours per world)
+#: is switched off for the value comparison (their noise is tested in their own test files)
+NOISELESS = {"asym_joint": {"obs_noise": 0.0}}
 
 
 @pytest.mark.parametrize("env_id,action,kwargs", CASES, ids=CASE_IDS)
@@ -209,7 +220,7 @@ def test_one_step_from_vmas_state_gives_vmas_env_values(env_id, action, kwargs):
     """Our worlds := VMAS's before each step; the same action tensordict on both; every entry
     of the step's "next" tensordict agrees (the last step reaches max_steps: done on both)."""
     steps = 6
-    theirs, ours = _pair(env_id, action, kwargs, max_steps=steps)
+    theirs, ours = _pair(env_id, action, {**NOISELESS.get(_name(env_id), {}), **kwargs}, max_steps=steps)
     extra = vmas_extra_state(ours.batched)
     theirs.reset()
     ours.reset()
@@ -221,8 +232,9 @@ def test_one_step_from_vmas_state_gives_vmas_env_values(env_id, action, kwargs):
             if td[key].is_floating_point():
                 low, high = theirs.full_action_spec[key].space.low, theirs.full_action_spec[key].space.high
                 td[key] = low + (high - low) * torch.rand(td[key].shape, generator=gen)
+        draws = ours.batched.ai_draws() if env_id == "Football-v0" else None
         out_o = ours.step(td.clone())["next"]
-        out_t = _step_theirs(env_id, theirs, ours, td)
+        out_t = _step_theirs(env_id, theirs, ours, td, draws)
         assert set(out_o.keys(True, True)) == set(out_t.keys(True, True))
         for key in out_t.keys(True, True):
             a, b = out_o[key], out_t[key]
@@ -326,9 +338,9 @@ def test_vmas_env_constructor_arguments():
     assert env.n_agents == 3 and env.full_observation_spec["agents", "observation"].shape == (2, 3, 10)
     assert env.batched.max_steps is None and env.scenario_name == "Navigation-v0"
     env.close()
-    with pytest.raises(ValueError, match=r"scenario: VMAS's 'football' has no war-envs port.*supported: "
+    with pytest.raises(ValueError, match=r"scenario: VMAS's 'road_traffic' has no war-envs port.*supported: "
                                          r"\[.*'navigation'"):
-        VmasEnv("football", num_envs=2)
+        VmasEnv("road_traffic", num_envs=2)
     with pytest.raises(ValueError, match=r"scenario: unknown VMAS scenario 'navigaton'.*did you mean.*navigation"):
         VmasEnv("navigaton", num_envs=2)
     with pytest.raises(TypeError, match="scenario: expected a VMAS scenario name"):

@@ -45,6 +45,15 @@ def test_learning_table_over_seeds(tmp_path):
         assert r["metric"] == "onpolicy_episode_reward" and math.isfinite(r["train_last5"])
         assert {"eval/greedy", "eval/random", "eval/greedy@onpolicy_init"} <= set(r)
     assert rows[0]["eval/greedy"] != rows[1]["eval/greedy"]   # different seeds, different runs
+    assert rows[0]["greedy_over_random"] == rows[0]["eval/greedy"] - rows[0]["eval/random"]
+    # another column: the runs tabulated again (--reuse) on the episode return
+    again = learning.main(["--preset", "smoke", "--seeds", "1,2", "--quick", "--out", str(tmp_path / "runs"),
+                           "--reuse", "--metric", "episode_return"])
+    assert [r["metric"] for r in again] == ["episode_return"] * 2
+    assert again[0]["eval/greedy"] == rows[0]["eval"]["greedy"]["episode_return"]
+    with pytest.raises(SystemExit, match="--metric: 'nope' is not in"):
+        learning.main(["--preset", "smoke", "--seeds", "1", "--quick", "--out", str(tmp_path / "runs"), "--reuse",
+                       "--metric", "nope"])
 
 
 def test_learning_set_takes_json_or_a_plain_string_and_refuses_unknown_fields():

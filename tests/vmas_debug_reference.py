@@ -167,3 +167,73 @@ def check_reset_empties_delay_queue(env_id: str) -> None:
     start = env.get_state()
     env.step({"agents": torch.full((3, 1, 2), 0.4)})
     torch.testing.assert_close(env.get_state()["pos"], start["pos"], rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The dynamics debug scenarios (DiffDrive-v0, KinematicBicycle-v0, Drone-v0): several groups of
+# different action sizes, no reward
+# ---------------------------------------------------------------------------------------------
+
+
+def vmas_random_rollout(scenario: str, n: int, steps: int, seed: int = 0, **kwargs) -> dict[str, torch.Tensor]:
+    """VMAS's bodies (``vmas_state``) after ``steps`` steps of uniform random actions over each
+    agent's action box, from VMAS's per-world starts (``reset_world_at(i)``)."""
+    vm = R.make_vmas(scenario, n, seed, True, max_steps=steps, **kwargs)
+    for i in range(n):
+        vm.scenario.reset_world_at(i)
+    highs = [torch.as_tensor(space.high) for space in vm.action_space]
+    gen = torch.Generator().manual_seed(seed + 1)
+    for _ in range(steps):
+        vm.step([(torch.rand(n, len(high), generator=gen) * 2 - 1) * high for high in highs])
+    return R.vmas_state(vm)
+
+
+def our_random_rollout(env_id: str, n: int, steps: int, seed: int = 0, **kwargs) -> dict[str, torch.Tensor]:
+    """Ours, as ``vmas_random_rollout``: our own starts and random numbers, every group."""
+    env = war_envs.make(env_id, num_envs=n, max_steps=steps, autoreset_mode="disabled", **kwargs)
+    env.reset(seed=seed)
+    gen = torch.Generator().manual_seed(seed + 7)
+    for _ in range(steps):
+        actions = {}
+        for g, spec in env.groups.items():
+            high = torch.as_tensor(spec.action_space.high)
+            actions[g] = (torch.rand(n, spec.n_agents, len(high), generator=gen) * 2 - 1) * high
+        env.step(actions)
+    return env.get_state()
+
+
+def rollouts_differ(mine: dict, theirs: dict, keys=("pos", "vel", "rot", "ang_vel")) -> list[str]:
+    """The per-body state components whose laws differ (two-sample KS at level 1e-3) between
+    two samples of worlds (``our_random_rollout`` / ``vmas_random_rollout``)."""
+    out = []
+    for key in keys:
+        a, b = mine[key].double(), theirs[key].double()
+        for body in range(a.shape[1]):
+            for k in range(a.shape[2] if a.dim() == 3 else 1):
+                x = (a[:, body, k] if a.dim() == 3 else a[:, body]).numpy()
+                y = (b[:, body, k] if b.dim() == 3 else b[:, body]).numpy()
+                if R.ks_statistic(x, y) >= R.ks_critical(len(x), len(y)):
+                    out.append(f"{key}[{body}, {k}]")
+    return out
+
+
+def float64_follows_float32_groups(env_id: str, steps: int, state_keys=("pos", "vel", "rot", "ang_vel"),
+                                   atol: float = 1e-3, **kwargs) -> None:
+    """``vmas_reference.float64_follows_float32`` for scenarios with several groups: the same
+    episode (4 worlds, seed 2, the same uniform random actions of every group) in float32 and
+    float64 worlds, to float32 rounding (observations and ``state_keys``)."""
+    out = {}
+    for precision in ("float32", "float64"):
+        env = war_envs.make(env_id, num_envs=4, precision=precision, max_steps=steps, **kwargs)
+        env.reset(seed=2)
+        gen = torch.Generator().manual_seed(0)
+        for _ in range(steps):
+            actions = {}
+            for g, spec in env.groups.items():
+                low, high = (torch.as_tensor(x) for x in (spec.action_space.low, spec.action_space.high))
+                actions[g] = low + torch.rand(4, spec.n_agents, *spec.action_space.shape, generator=gen) * (high - low)
+            obs, *_ = env.step(actions)
+        state = env.get_state()
+        out[precision] = [obs[g].double() for g in env.groups] + [state[k].double() for k in state_keys]
+    for a, b in zip(out["float32"], out["float64"]):
+        torch.testing.assert_close(a, b, rtol=1e-3, atol=atol)

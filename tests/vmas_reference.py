@@ -466,3 +466,112 @@ def twin_every_step():
     1e-6 switch decides the first steps)."""
     gen = torch.Generator().manual_seed(0)
     return lambda s: ulp_either_way(ulp_either_way(ulp_either_way(s, "pos", gen), "vel", gen), "rot", gen)
+
+
+# ---------------------------------------------------------------------------------------------
+# Football: VMAS's scripted team drawing our normals
+# ---------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def football_draws(vm, draws: dict[str, torch.Tensor]):
+    """Football: VMAS's scripted red team (``AgentPolicy``) takes ``draws`` (our env's
+    ``ai_draws()`` for the step, taken before either side steps) instead of torch's global
+    generator: every ``torch.randn`` call of its step returns ours for the worlds of the call's
+    mask, by purpose (possession noise of the player running ``check_possession``, the
+    candidate spots of ``check_better_positions``, their value noise in ``get_pos_value``, the
+    position then velocity noise of ``go_to``)."""
+    ctrl = vm.scenario.red_controller
+    if ctrl is None:
+        yield
+        return
+    stack = []
+    originals = {}
+
+    def wrap(name, purpose, agent_of):
+        original = originals[name] = getattr(ctrl, name)
+
+        def wrapped(*args, **kwargs):
+            agent = agent_of(args, kwargs)
+            mask = kwargs.get("env_index", Ellipsis)
+            stack.append([purpose, agent, mask, 0])
+            try:
+                return original(*args, **kwargs)
+            finally:
+                stack.pop()
+
+        setattr(ctrl, name, wrapped)
+
+    def fake_randn(*size, **kwargs):
+        purpose, agent, mask, calls = stack[-1]
+        stack[-1][3] += 1
+        j = ctrl.teammates.index(agent)
+        if purpose == "possession":
+            out = draws["possession"][:, j]
+        elif purpose == "samples":
+            out = draws["samples"][mask, j].reshape(-1, 2, 2)
+        elif purpose == "values":
+            out = draws["values"][mask, j]
+        else:
+            out = draws["precision"][mask, j][:, 2 * calls:2 * calls + 2]
+        shape = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else tuple(size)
+        assert tuple(out.shape) == shape, (purpose, tuple(out.shape), shape)
+        return out.clone()
+
+    first_arg = lambda args, kwargs: args[0]  # noqa: E731
+    scripts = {}
+    for agent in ctrl.teammates:  # (each agent holds VMAS's bound ``run``: the player running)
+        scripts[agent] = script = agent._action_script
+
+        def run(agent, world, script=script):
+            stack.append(["run", agent, Ellipsis, 0])
+            try:
+                return script(agent, world)
+            finally:
+                stack.pop()
+
+        agent._action_script = run
+    wrap("check_possession", "possession", lambda args, kwargs: stack[-1][1])
+    wrap("check_better_positions", "samples", first_arg)
+    wrap("get_pos_value", "values", lambda args, kwargs: kwargs["agent"])
+    wrap("go_to", "precision", first_arg)
+    randn = torch.randn
+    torch.randn = fake_randn
+    try:
+        yield
+    finally:
+        torch.randn = randn
+        for name, original in originals.items():
+            setattr(ctrl, name, original)
+        for agent, script in scripts.items():
+            agent._action_script = script
+
+
+def _check_better_positions_per_world(self, agent, env_index=Ellipsis):
+    """VMAS 1.5.2's ``AgentPolicy.check_better_positions`` with its last ``torch.gather`` made per
+    world: VMAS's ``gather(test_pos, 1, index[None])`` takes every world's best spot from the
+    *first* world of the mask's candidates (its own index into them), coupling the worlds of a
+    batch; here each world takes its own candidate (what VMAS does in a batch of one)."""
+    ball_pos = self.ball.state.pos[env_index]
+    curr_target = self.objectives[agent]["target_pos_rel"][env_index] + ball_pos
+    samples = (torch.randn(ball_pos.shape[0], self.nsamples, self.world.dim_p, device=self.world.device)
+               * self.sigma * (1 + 3 * (1 - self.decision_strength)))
+    samples[:, ::2] += ball_pos[:, None]
+    samples[:, 1::2] += agent.state.pos[env_index, None]
+    test_pos = torch.cat([curr_target[:, None, :], samples], dim=1)
+    test_pos_shape = test_pos.shape
+    test_pos = self.clamp_pos(test_pos.view(test_pos_shape[0] * test_pos_shape[1], test_pos_shape[2])).view(
+        *test_pos_shape)
+    values = self.get_pos_value(test_pos, agent=agent, env_index=env_index)
+    values[:, 0] += self.replan_margin + 3 * (1 - self.decision_strength)
+    highest_value = values.argmax(dim=1)
+    return test_pos[torch.arange(test_pos.shape[0]), highest_value]
+
+
+def per_world_football_ai(env):
+    """VMAS's football ``env`` with its scripted team's best-spot choice made per world
+    (``_check_better_positions_per_world``: VMAS's one batch coupling in ``AgentPolicy``)."""
+    ctrl = env.scenario.red_controller
+    if ctrl is not None:
+        ctrl.check_better_positions = _check_better_positions_per_world.__get__(ctrl)
+    return env

@@ -19,7 +19,8 @@ nothing else (no probing for optional attributes, no tables keyed by scenario id
     The column a progress bar shows: one of the names above.
 
 ``per_agent_metrics: tuple[str, ...] = ()``
-    The ``info`` entries holding one value per agent (``[E, A]``, agent order); every other
+    The ``info`` entries holding one value per agent (``[E, A]``, agent order; ``[E, A, k]``
+    for a ``k``-vector, as Football-v0's ``ball_pos``, VMAS's own); every other
     tensor entry is per world (``[E]``) or per something else (landmarks: ``[E, L]``).  The
     PettingZoo front end hands agent i its own value of these, and the whole array of the others.
 

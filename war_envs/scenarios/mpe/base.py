@@ -149,6 +149,10 @@ class MPEBase(StructWorldEnv):
     observe_agent = None
     clear_info = None
     required_functions = ("reset_world", "reward_world", "observe_agent")
+    #: JaxMARL's MPE physics instead of mpe2's (``world.py``); ``control_force(w, e, i)``: agent
+    #: i's control force there (None: ``world.action_force``, the agent's action)
+    jaxmarl_physics = False
+    control_force = None
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -211,6 +215,8 @@ class MPEBase(StructWorldEnv):
         lay, F = self.layout, self.wp_float
         cls = type(self)
         self._require_functions()
+        if cls.jaxmarl_physics and not all(lay.agent_movable):
+            raise ValueError(f"{cls.__name__}: JaxMARL's physics (jaxmarl_physics) needs every agent movable")
         num_agents, num_landmarks = len(lay.agent_size), len(lay.landmark_size)
         self.num_landmarks = num_landmarks
         self._add_groups(lay.groups, [agent_action_space(lay.agent_movable[i], lay.agent_silent[i], lay.dim_c,
@@ -239,7 +245,8 @@ class MPEBase(StructWorldEnv):
         self._finish_struct(w, Struct, fields, num_agents, act_dim, obs_dim)
         clear_info = cls.clear_info if cls.clear_info is not None else info_clearer(fields)
         self._physics, self._reward_done, self._observe = W.world_kernels(
-            Struct, kernel_module_name("mpe", cls, F), cls.reset_world, cls.reward_world, cls.observe_agent, clear_info)
+            Struct, kernel_module_name("mpe", cls, F), cls.reset_world, cls.reward_world, cls.observe_agent, clear_info,
+            cls.jaxmarl_physics, cls.control_force)
         self._make_views()
 
     def _set_world_params(self, w) -> None:

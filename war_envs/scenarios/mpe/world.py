@@ -17,6 +17,14 @@ float64 worlds agree with mpe2 to round-off:
     vel     = vel / |vel| * max_speed    if |vel| > max_speed
     c_i     = 0 if silent else the agent's communication action
 
+**JaxMARL mode** (``MPEBase.jaxmarl_physics``, chosen when the kernels are built: mpe2 scenarios
+compile without it): JaxMARL 0.2.0's ``SimpleMPE._world_step``, the same integration with the
+force sums in JaxMARL's order (every agent movable)
+
+    force_i = (sum_{j < i} -contact(j, i)  +  sum_{j > i, in entity order} contact(i, j))  +  u_i
+
+and ``u_i`` from the scenario's ``control_force`` (a scripted agent's own force).
+
 Every kernel runs one thread per world ("owner thread"): per-world sums need no atomics, and on
 the CPU a thread's fixed cost is paid once per world.  Arrays are ``[world, agent, component]``.
 
@@ -314,18 +322,15 @@ def action_force(w: Any, e: int, i: int):
 
 
 @wp.func
-def add_contact_forces(w: Any, e: int, i: int):
-    """Add to ``w.force[e, i]`` the contact forces on colliding agent i from the colliding agents
-    after it and from the colliding landmarks, and to each such agent j the reaction: j's force
-    from i is exactly minus i's from j (every operation of contact_force_x is odd in (dx, dy)
-    and dist_min is a commutative sum), so each pair is worked out once.  Called for i = 0, 1, ...
-    after every force holds u_i, agent i's sum runs in mpe2's entity order: u_i, the agents
-    before it (added at their turns), the agents after it, then the landmarks."""
+def contact_forces(w: Any, e: int, i: int, fx: Any, fy: Any):
+    """(fx, fy) plus the contact forces on colliding agent i from the colliding agents after it
+    and from the colliding landmarks, added one by one in entity order; each such agent j gets
+    the reaction subtracted from ``w.force[e, j]``: j's force from i is exactly minus i's from j
+    (every operation of contact_force_x is odd in (dx, dy) and dist_min is a commutative sum), so
+    each pair is worked out once."""
     px = w.agent_pos[e, i, 0]
     py = w.agent_pos[e, i, 1]
     size_i = w.agent_size[i]
-    fx = w.force[e, i, 0]
-    fy = w.force[e, i, 1]
     for j in range(i + 1, w.agent_pos.shape[1]):
         if w.agent_collide[j] != 0:
             dx = px - w.agent_pos[e, j, 0]
@@ -346,8 +351,7 @@ def add_contact_forces(w: Any, e: int, i: int):
             if in_contact_range(dx, dy, dist_min, w.contact_margin):
                 fx = fx + contact_force_x(dx, dy, dist_min, w.contact_force, w.contact_margin)
                 fy = fy + contact_force_x(dy, dx, dist_min, w.contact_force, w.contact_margin)
-    w.force[e, i, 0] = fx
-    w.force[e, i, 1] = fy
+    return wp.vector(fx, fy)
 
 
 @wp.func
@@ -395,10 +399,12 @@ def integrate(w: Any, e: int, i: int, keep: Any):
     w.agent_vel[e, i, 1] = vy
 
 
-def physics_kernel(World):
+def physics_kernel(World, jaxmarl: bool, control):
     """One world (owner thread): every agent's force from the current positions, then
     semi-implicit Euler for the movable agents with damping and a speed cap (max_speed < 0: no
-    cap), then the communication state."""
+    cap), then the communication state.  ``jaxmarl`` (chosen when the kernel is built, so mpe2
+    scenarios compile without it): JaxMARL's force sums, every agent's control force ``u_i`` from
+    ``control(w, e, i)`` (the scenario's; ``action_force`` by default)."""
 
     def mpe_physics(w: World):
         e = wp.tid()
@@ -407,26 +413,46 @@ def physics_kernel(World):
         num_agents = w.agent_pos.shape[1]
         zero = type(w.dt)(0.0)
         one = type(w.dt)(1.0)
-        # force_i = u_i (movable agents) + contact forces from every other colliding entity,
-        # summed in entity order (agents, then landmarks) like mpe2
-        if w.all_movable != 0:
+        if wp.static(jaxmarl):
+            # JaxMARL's sums (every agent movable): force_i = (sum over the agents j before i of
+            # their reactions on i, then i's own contacts summed from zero) + u_i
             for i in range(num_agents):
-                u = action_force(w, e, i)
-                w.force[e, i, 0] = u[0]
-                w.force[e, i, 1] = u[1]
+                w.force[e, i, 0] = zero
+                w.force[e, i, 1] = zero
+            for i in range(num_agents):
+                if w.agent_collide[i] != 0:
+                    f = contact_forces(w, e, i, zero, zero)
+                    w.force[e, i, 0] = w.force[e, i, 0] + f[0]
+                    w.force[e, i, 1] = w.force[e, i, 1] + f[1]
+            for i in range(num_agents):
+                u = control(w, e, i)
+                w.force[e, i, 0] = w.force[e, i, 0] + u[0]
+                w.force[e, i, 1] = w.force[e, i, 1] + u[1]
         else:
-            for i in range(num_agents):
-                fx = zero
-                fy = zero
-                if w.agent_movable[i] != 0:
+            # mpe2's sums: force_i = u_i (movable agents) + contact forces from every other
+            # colliding entity, added one by one in entity order (agents, then landmarks)
+            if w.all_movable != 0:
+                for i in range(num_agents):
                     u = action_force(w, e, i)
-                    fx = u[0]
-                    fy = u[1]
-                w.force[e, i, 0] = fx
-                w.force[e, i, 1] = fy
-        for i in range(num_agents):
-            if w.agent_collide[i] != 0:
-                add_contact_forces(w, e, i)
+                    w.force[e, i, 0] = u[0]
+                    w.force[e, i, 1] = u[1]
+            else:
+                for i in range(num_agents):
+                    fx = zero
+                    fy = zero
+                    if w.agent_movable[i] != 0:
+                        u = action_force(w, e, i)
+                        fx = u[0]
+                        fy = u[1]
+                    w.force[e, i, 0] = fx
+                    w.force[e, i, 1] = fy
+            # called for i = 0, 1, ... after every force holds u_i: agent i's sum runs u_i, the
+            # agents before it (added at their turns), the agents after it, then the landmarks
+            for i in range(num_agents):
+                if w.agent_collide[i] != 0:
+                    f = contact_forces(w, e, i, w.force[e, i, 0], w.force[e, i, 1])
+                    w.force[e, i, 0] = f[0]
+                    w.force[e, i, 1] = f[1]
         # force / mass in place: (f / m) * dt as mpe2; skipped for unit masses (x / 1 is x)
         if w.unit_masses == 0:
             for i in range(num_agents):
@@ -484,8 +510,11 @@ def observe_kernel(World, reset, observe):
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
 
 
-def world_kernels(World, key: str, reset, reward, observe, clear_info):
+def world_kernels(World, key: str, reset, reward, observe, clear_info, jaxmarl: bool = False, control=None):
     """The physics, reward/done and observe kernels of one scenario and struct type, in one Warp
-    module named ``key`` (built once per process)."""
-    return tuple(module_kernels(key, lambda: (physics_kernel(World), reward_done_kernel(World, reward, clear_info),
+    module named ``key`` (built once per process; ``jaxmarl``, ``control``: ``physics_kernel``'s,
+    ``control`` None: ``action_force``)."""
+    control = action_force if control is None else control
+    return tuple(module_kernels(key, lambda: (physics_kernel(World, jaxmarl, control),
+                                              reward_done_kernel(World, reward, clear_info),
                                               observe_kernel(World, reset, observe))).values())

@@ -39,6 +39,7 @@ from war_envs.core.scenario import EpisodeMetric
 from war_envs.core.fields import world_struct as _world_struct
 from war_envs.core.runtime import capture_guard
 from war_envs.core.struct_world import StructWorldEnv
+from war_envs.scenarios.vmas import dynamics as DYN
 from war_envs.scenarios.vmas import geometry as G
 from war_envs.scenarios.vmas import world as W
 
@@ -83,6 +84,13 @@ class Body:
     u_multiplier: float | tuple[float, ...] = 1.0
     f_range: float | None = None
     max_f: float | None = None
+    t_range: float | None = None
+    max_t: float | None = None
+    #: VMAS's ``Agent(dynamics=...)`` (``dynamics.py``; default ``Holonomic``) and
+    #: ``action_size`` (None: the dynamics' ``needed_action_size``; a scenario acting with
+    #: fewer components fills the rest of ``u`` in its ``process_action``, as Drone-v0)
+    dynamics: DYN.Dynamics = DYN.Holonomic()
+    action_size: int | None = None
     #: names of bodies this one never collides with (VMAS's ``collision_filter`` returning False)
     ignores: frozenset[str] = frozenset()
     #: drawn in pictures (VMAS's ``is_rendering``; e.g. passage's removed wall boxes are not)
@@ -90,8 +98,9 @@ class Body:
     #: a VMAS agent moved by its ``action_script`` (not a policy agent: no action, observation or
     #: reward; e.g. flocking's target): movable and rotatable by default, its force each step
     #: the scenario's ``pre_step`` writes into ``w.script_u[e, row]`` (``world.script_row``).
-    #: Not an ``agent`` here: it is listed with the landmarks (``n_landmarks`` counts it), so it
-    #: must come before the policy agents, where VMAS's flocking has its target (first agent)
+    #: Not an ``agent`` here: it comes before the policy agents (``n_landmarks`` counts it, as
+    #: flocking's target, VMAS's first agent) or after them (football's scripted team and ball,
+    #: VMAS's later agents), where VMAS lists it
     scripted: bool = False
 
     def __post_init__(self) -> None:
@@ -106,6 +115,26 @@ class Body:
         if self.rotatable is None:
             self.rotatable = self.agent or self.scripted
         self.ignores = frozenset(self.ignores)
+        if not isinstance(self.dynamics, DYN.Dynamics):
+            raise TypeError(f"Body {self.name!r}: dynamics must be one of {[m.__name__ for m in DYN.MODELS]}, "
+                            f"got {self.dynamics!r}")
+        if self.action_size is None:
+            self.action_size = self.dynamics.needed_action_size
+        if self.agent and not (isinstance(self.action_size, int) and self.action_size >= 1):
+            raise ValueError(f"Body {self.name!r}: action_size: an agent acts with at least one component here "
+                             f"(VMAS's Static agents have none by default: give them an action_size), got "
+                             f"{self.action_size!r}")
+        for name in ("u_range", "u_multiplier"):  # VMAS's Action._check_action_init
+            value = getattr(self, name)
+            if isinstance(value, (tuple, list)) and len(value) != self.action_size:
+                raise ValueError(f"Body {self.name!r}: {name} must be a float or one per action "
+                                 f"({self.action_size}), got {value}")
+
+    @property
+    def u_size(self) -> int:
+        """The components of its ``u`` after ``process_action``: its action's, or more where its
+        dynamics need more (VMAS's ``check_and_process_action``)."""
+        return max(self.action_size, self.dynamics.needed_action_size)
 
     def circumscribed_radius(self) -> float:
         if self.shape == "sphere":
@@ -252,7 +281,6 @@ class Layout:
     contact_margin: float = 1e-3
     gravity: tuple[float, float] = (0.0, 0.0)
     lidars: list[Lidar] = dataclasses.field(default_factory=list)
-    action_size: int = 2
     joints: list[Joint] = dataclasses.field(default_factory=list)
     joint_force: float = G.JOINT_FORCE
     torque_constraint_force: float = G.TORQUE_CONSTRAINT_FORCE
@@ -261,13 +289,18 @@ class Layout:
         names = [b.name for b in self.bodies]
         if len(set(names)) != len(names):
             raise ValueError("Layout.bodies: body names must be unique")
-        seen_agent = False
+        seen_agent = after_agents = False
         for b in self.bodies:
+            if b.agent and after_agents:
+                raise ValueError(f"Layout.bodies: the policy agents come in one run; {b.name!r} follows a "
+                                 "scripted body that follows them")
             if b.agent:
                 seen_agent = True
-            elif seen_agent:
+            elif seen_agent and not b.scripted:
                 raise ValueError(f"Layout.bodies: landmarks come before agents (VMAS's entity order); "
                                  f"{b.name!r} follows an agent")
+            else:
+                after_agents = seen_agent
         agents = [b.name for b in self.bodies if b.agent]
         grouped = [a for _, members in self.groups for a in members]
         if grouped != agents:
@@ -284,8 +317,24 @@ class Layout:
         return [b for b in self.bodies if b.agent]
 
     @property
+    def action_size(self) -> int:
+        """The width of the action buffer: the largest agent action (``Body.action_size``)."""
+        return max((b.action_size for b in self.agents), default=0)
+
+    @property
+    def u_size(self) -> int:
+        """The width of ``u``: the largest ``Body.u_size``."""
+        return max((b.u_size for b in self.agents), default=0)
+
+    @property
+    def dynamics(self) -> list:
+        """Every agent's dynamics model, in agent order."""
+        return [b.dynamics for b in self.agents]
+
+    @property
     def n_landmarks(self) -> int:
-        return sum(not b.agent for b in self.bodies)
+        """The bodies before the first policy agent (landmarks, and scripted bodies listed there)."""
+        return next((k for k, b in enumerate(self.bodies) if b.agent), len(self.bodies))
 
     def index(self, name: str) -> int:
         return [b.name for b in self.bodies].index(name)
@@ -373,6 +422,14 @@ def _none(value) -> float:
     return -1.0 if value is None else float(value)
 
 
+def _per_action(value, size: int, width: int) -> np.ndarray:
+    """An agent's per-component action value (a float, or one per component) as ``width``
+    float32s, zeros past its ``size`` components."""
+    out = np.zeros(width, dtype=np.float32)
+    out[:size] = np.broadcast_to(np.asarray(value, dtype=np.float32), (size,))
+    return out
+
+
 def _reached_goals(info: dict) -> torch.Tensor:
     return info["reached_goals"]
 
@@ -427,14 +484,21 @@ class VmasBase(StructWorldEnv):
         cls = type(self)
         self._require_functions()
         agents = lay.agents
-        num_agents, num_bodies, K = len(agents), len(lay.bodies), lay.action_size
-        self._add_groups(lay.groups, [agent_action_space(b, K, self.continuous_actions) for b in agents])
+        num_agents, num_bodies, K, U = len(agents), len(lay.bodies), lay.action_size, lay.u_size
+        self._add_groups(lay.groups, [agent_action_space(b, b.action_size, self.continuous_actions) for b in agents])
         fields = self._checked_fields()
+        dynamics = DYN.agent_dynamics(lay.dynamics)
+        for name, field in DYN.dynamics_fields(lay.dynamics, [b.mass for b in agents], lay.dt).items():
+            if name in fields:
+                raise ValueError(f"{cls.__name__}._fields: {name!r} is a field of the agents' dynamics")
+            fields[name] = field
+        moved = num_agents if dynamics is not None else 0  # agents whose dynamics set force and torque
         obs_dim = max(s.obs_dim for s in self.groups.values())
         # pos, vel, force; rot_dir; rot, ang_vel, torque; placed
         buffers = [((num_bodies, 2), F)] * 3 + [((num_bodies, 3), F)] + [((num_bodies,), F)] * 3
         buffers += [((num_bodies,), wp.int32), ((max(len(lay.joint_constraints()), 1),), F)]  # placed; joint_rot
-        buffers += [((num_agents,), wp.int32), ((num_agents, K), wp.float32), ((num_agents, K), wp.float32)]
+        buffers += [((num_agents,), wp.int32), ((num_agents, K), wp.float32), ((num_agents, U), wp.float32)]
+        buffers += [((moved, 2), F), ((moved,), F)]  # agent_force, agent_torque
         buffers += [((num_agents, obs_dim), wp.float32)] * 2
         self._allocate_worlds(num_agents, buffers, fields)
         Struct = _world_struct(cls, F, W.shared_fields(F), fields, "VMAS world")
@@ -451,14 +515,16 @@ class VmasBase(StructWorldEnv):
         w.rot_dir = self._world_array((num_bodies, 3), F)
         w.rot_dir.fill_(float("nan"))  # no direction worked out yet (world.current_direction)
         w.placed = self._world_array((num_bodies,), wp.int32)
-        w.u = self._world_array((num_agents, K), wp.float32)
+        w.u = self._world_array((num_agents, U), wp.float32)
+        w.agent_force = self._world_array((moved, 2), F)
+        w.agent_torque = self._world_array((moved,), F)
         self._finish_struct(w, Struct, fields, num_agents, K, obs_dim)
         clear_info = cls.clear_info if cls.clear_info is not None else info_clearer(fields)
         process_action = cls.process_action if cls.process_action is not None else W.no_action_processing
         pre_step = cls.pre_step if cls.pre_step is not None else W.no_pre_step
         self._physics, self._reward_done, self._observe = W.world_kernels(
-            Struct, kernel_module_name("vmas", cls, F), cls.reset_world, cls.reward_world, cls.observe_agent,
-            clear_info, process_action, pre_step)
+            Struct, kernel_module_name("vmas", cls, F) + DYN.module_suffix(lay.dynamics), cls.reset_world,
+            cls.reward_world, cls.observe_agent, clear_info, process_action, pre_step, dynamics)
         self._make_views()
 
     def _set_world_params(self, w) -> None:
@@ -466,7 +532,7 @@ class VmasBase(StructWorldEnv):
         lay = self.layout
         w.mode, w.max_cycles = self._mode_code, self.max_cycles
         w.continuous, w.clamp_actions = int(self.continuous_actions), int(self.clamp_actions)
-        w.substeps, w.n_landmarks, w.action_size = lay.substeps, lay.n_landmarks, lay.action_size
+        w.substeps, w.n_landmarks = lay.substeps, lay.n_landmarks
         w.has_gravity = int(any(g != 0.0 for g in lay.gravity))
         w.dt, w.sub_dt = lay.dt, lay.dt / lay.substeps
         w.collision_force, w.contact_margin = lay.collision_force, lay.contact_margin
@@ -504,11 +570,12 @@ class VmasBase(StructWorldEnv):
         w.pair_reach_sq = array([pair_reach_squared(bodies[a], bodies[b], F) for a, b, _ in pairs], F)
         w.dynamic_bodies = ints([i for i, b in enumerate(bodies) if b.movable or b.rotatable])
         w.shaped_bodies = ints([i for i, b in enumerate(bodies) if b.shape != "sphere"])
-        w.u_range = array([np.broadcast_to(np.asarray(b.u_range, dtype=np.float32), (K,))
-                           for b in agents], wp.float32)
-        w.u_multiplier = array([np.broadcast_to(np.asarray(b.u_multiplier, dtype=np.float32), (K,))
-                                for b in agents], wp.float32)
+        w.agent_actions = ints([b.action_size for b in agents])
+        w.u_range = array([_per_action(b.u_range, b.action_size, K) for b in agents], wp.float32)
+        w.u_multiplier = array([_per_action(b.u_multiplier, b.action_size, K) for b in agents], wp.float32)
         w.max_f = array([_none(b.max_f) for b in agents], F)
+        w.max_t = array([_none(b.max_t) for b in agents], F)
+        w.t_range = array([_none(b.t_range) for b in agents], F)
         scripted = [b.name for b in bodies if b.scripted]
         w.script_row = ints([scripted.index(b.name) if b.scripted else -1 for b in bodies])
         w.script_u = self._world_array((max(len(scripted), 1), 2), wp.float32)
@@ -558,6 +625,15 @@ class VmasBase(StructWorldEnv):
         w.lidar_sees = array([[int(b.name in lid.sees) for b in lay.bodies] for lid in lidars]
                              or [[0] * len(lay.bodies)], wp.int32)
         w.lidar_last = self._world_array((max(int(sum(len(a) for a in angles)), 1),), F)
+
+    def _action_targets(self) -> dict[str, torch.Tensor]:
+        """Each group's view of the action buffer: its agents' columns, and of a continuous
+        buffer as wide as the widest agent action, its own action's first components."""
+        parts = {}
+        for g, spec in self.groups.items():
+            part = self._action_view[:, spec.start:spec.stop]
+            parts[g] = part[..., :spec.action_space.shape[0]] if self.continuous_actions else part
+        return parts
 
     def _family_state(self) -> dict[str, wp.array]:
         state = {"pos": self.pos, "vel": self.vel, "rot": self.rot, "ang_vel": self.ang_vel}

@@ -109,15 +109,10 @@ def is_slot_of_gap(w: Any, e: int, s: int):
 
 
 @wp.func(inline=True)
-def spawn_passage_map(w: Any, e: int, rng: wp.uint32):
-    """VMAS's ``spawn_passage_map``: the gaps' slots (``fixed_slots``, or each uniform in
-    ``0 .. N_BOXES - 2``, VMAS's ``randint(0, n_boxes - 1)``, coinciding or not), the gap boxes
-    on them, and the other boxes on the free slots from 0, in box order."""
+def place_wall_boxes(w: Any, e: int):
+    """The end of VMAS's ``spawn_passage_map``: gap box j (``gap_start + j``) on slot
+    ``w.slot[e, j]``, the other boxes on the free slots from 0, in box order."""
     for j in range(w.n_passages):
-        if w.fixed_passage != 0:
-            w.slot[e, j] = w.fixed_slot[j]
-        else:
-            w.slot[e, j] = wp.randi(rng, 0, w.n_boxes - 1)
         b = w.first_box + w.gap_start + j
         w.pos[e, b, 0] = w.box_x[w.slot[e, j]]
         w.pos[e, b, 1] = type(w.dt)(0.0)
@@ -129,38 +124,63 @@ def spawn_passage_map(w: Any, e: int, rng: wp.uint32):
             w.pos[e, w.first_box + k, 0] = w.box_x[s]
             w.pos[e, w.first_box + k, 1] = type(w.dt)(0.0)
             s = s + 1
+
+
+@wp.func(inline=True)
+def spawn_passage_map(w: Any, e: int, rng: wp.uint32):
+    """VMAS's ``spawn_passage_map``: the gaps' slots (``fixed_slots``, or each uniform in
+    ``0 .. N_BOXES - 2``, VMAS's ``randint(0, n_boxes - 1)``, coinciding or not), then
+    ``place_wall_boxes``."""
+    for j in range(w.n_passages):
+        if w.fixed_passage != 0:
+            w.slot[e, j] = w.fixed_slot[j]
+        else:
+            w.slot[e, j] = wp.randi(rng, 0, w.n_boxes - 1)
+    place_wall_boxes(w, e)
     return rng
 
 
 @wp.func(inline=True)
-def place_pair(w: Any, e: int, rng: wp.uint32):
-    """The start and goal angles, the joint's centre and the goal's (x, then y), VMAS's bounds
-    in its float32 operation order (``(lo - hi) * u + hi``); the agents (a random one first, at
-    the centre minus the half offset) and the mass (toward ``agent_1``); returns the stream."""
+def place_pair(w: Any, e: int, rng: wp.uint32, a: Any, shuffle: bool):
+    """The rod at start angle ``a`` (the caller's draw): the goal's angle, the rod's centre and
+    the goal's (x, then y), VMAS's bounds in its float32 operation order (``(lo - hi) * u +
+    hi``, ``spawn_radius`` from the arena's sides); the agents (with ``shuffle`` a random one
+    first, VMAS's ``randperm``, else ``agent_0``; the first at the centre minus the half offset)
+    and the mass (toward the second); returns the stream."""
     F0 = type(w.dt)(0.0)
     one = type(w.dt)(1.0)
-    a = W.uniform(wp.randf(rng), w.start_lo, w.start_hi)
     g = W.uniform(wp.randf(rng), w.goal_lo, w.goal_hi)
     dx = w.half_length * wp.cos(a)
     dy = w.half_length * wp.sin(a)
     gdx = wp.abs(w.half_length * wp.cos(g))
     gdy = wp.abs(w.half_length * wp.sin(g))
-    min_x = -one + (w.agent_radius + wp.abs(dx))
-    max_x = one - (w.agent_radius + wp.abs(dx))
-    min_y = -one + (w.agent_radius + wp.abs(dy))
+    min_x = -one + (w.spawn_radius + wp.abs(dx))
+    max_x = one - (w.spawn_radius + wp.abs(dx))
+    min_y = -one + (w.spawn_radius + wp.abs(dy))
     max_y = w.start_y_top - wp.abs(dy)
     jx = (min_x - max_x) * type(F0)(wp.randf(rng)) + max_x
     jy = (min_y - max_y) * type(F0)(wp.randf(rng)) + max_y
-    min_gx = -one + (w.agent_radius + gdx)
-    max_gx = one - (w.agent_radius + gdx)
+    min_gx = -one + (w.spawn_radius + gdx)
+    max_gx = one - (w.spawn_radius + gdx)
     min_gy = w.goal_y_bottom + gdy
-    max_gy = one - (w.agent_radius + gdy)
+    max_gy = one - (w.spawn_radius + gdy)
     w.pos[e, w.goal_body, 0] = (min_gx - max_gx) * type(F0)(wp.randf(rng)) + max_gx
     w.pos[e, w.goal_body, 1] = (min_gy - max_gy) * type(F0)(wp.randf(rng)) + max_gy
     w.rot[e, w.goal_body] = g
+    return place_agents_on_rod(w, e, rng, jx, jy, dx, dy, shuffle)
+
+
+@wp.func(inline=True)
+def place_agents_on_rod(w: Any, e: int, rng: wp.uint32, jx: Any, jy: Any, dx: Any, dy: Any, shuffle: bool):
+    """The two agents at the rod centre ``(jx, jy)`` minus and plus the half offset ``(dx, dy)``
+    (with ``shuffle`` a random one first, VMAS's ``randperm``, else ``agent_0``) and the mass
+    (with ``asym_package``) ``mass_position`` of the offset toward the second; returns the
+    stream (JointPassage-v0, JointPassageSize-v0, AsymJoint-v0)."""
+    one = type(w.dt)(1.0)
     first = int(0)
-    if wp.randf(rng) < 0.5:
-        first = 1
+    if shuffle:
+        if wp.randf(rng) < 0.5:
+            first = 1
     L = w.n_landmarks
     W.set_position(w, e, L + first, wp.vector(jx - dx, jy - dy))
     W.set_position(w, e, L + 1 - first, wp.vector(jx + dx, jy + dy))
@@ -174,29 +194,66 @@ def place_pair(w: Any, e: int, rng: wp.uint32):
 
 
 @wp.func(inline=True)
-def reset_world(w: Any, e: int):
-    """VMAS's ``reset_world_at``: ``place_pair``, the controllers cleared, the passage map, the
-    walls, the joint's landmark (``Joint.notify``), ``passed`` cleared and the four shaping
-    values."""
-    rng = W.episode_stream(w, e)
-    rng = place_pair(w, e, rng)
+def clear_controller(w: Any, e: int, i: int):
+    """Agent i's ``VelocityController.reset``: its integral and last error zeroed."""
+    for k in range(2):
+        w.accum_errs[e, i, k] = type(w.dt)(0.0)
+        w.prev_err[e, i, k] = type(w.dt)(0.0)
+
+
+@wp.func(inline=True)
+def reset_walls_and_rod(w: Any, e: int):
+    """The rest of a reset once the agents and the wall boxes are placed: the controllers
+    cleared, the four walls (VMAS's ``spawn_walls``), the rod's landmark at its agents' middle
+    (``Joint.notify``) and ``passed_mark`` cleared."""
     for i in range(N_AGENTS):
-        for k in range(2):
-            w.accum_errs[e, i, k] = type(w.dt)(0.0)
-            w.prev_err[e, i, k] = type(w.dt)(0.0)
-    rng = spawn_passage_map(w, e, rng)
+        clear_controller(w, e, i)
     for k in range(4):
         w.pos[e, w.first_wall + k, 0] = w.wall_x[k]
         w.pos[e, w.first_wall + k, 1] = w.wall_y[k]
         w.rot[e, w.first_wall + k] = w.wall_rot[k]
     W.place_joint_landmarks(w, e)
     w.passed_mark[e] = type(w.dt)(0.0)
+
+
+@wp.func(inline=True)
+def reset_world(w: Any, e: int):
+    """VMAS's ``reset_world_at``: the start angle, ``place_pair``, the passage map,
+    ``reset_walls_and_rod`` and the four shaping values."""
+    rng = W.episode_stream(w, e)
+    a = W.uniform(wp.randf(rng), w.start_lo, w.start_hi)
+    rng = place_pair(w, e, rng, a, True)
+    rng = spawn_passage_map(w, e, rng)
+    reset_walls_and_rod(w, e)
     jp = W.position(w, e, w.joint_body)
     rot = w.rot[e, w.joint_body]
     w.pos_shaping_pre[e] = gap_distance(w, e) * w.pos_shaping_factor
     w.pos_shaping_post[e] = W.distance(jp, W.position(w, e, w.goal_body)) * w.pos_shaping_factor
     w.rot_shaping_pre[e] = angle_dist_0_180(rot, w.middle_angle, w.middle_angle_minus_pi) * w.rot_shaping_factor
     w.rot_shaping_post[e] = angle_dist_to(rot, w.rot[e, w.goal_body]) * w.rot_shaping_factor
+
+
+@wp.func(inline=True)
+def box_contacts(w: Any, e: int, a: int, rew: Any):
+    """``rew`` plus ``collision_reward`` for every wall box that collides within
+    ``MIN_COLLISION_DISTANCE`` of body a (VMAS's ``get_distance``), in box order."""
+    out = rew
+    for k in range(w.n_boxes):
+        if k < w.gap_start or k >= w.gap_start + w.n_passages:
+            if W.distance_at_most(w, e, a, w.first_box + k, w.min_collision_distance):
+                out = out + w.collision_reward
+    return out
+
+
+@wp.func(inline=True)
+def wall_contacts(w: Any, e: int, a: int, rew: Any):
+    """``rew`` plus ``collision_reward`` for every wall within ``MIN_COLLISION_DISTANCE`` of
+    body a."""
+    out = rew
+    for k in range(4):
+        if W.distance_at_most(w, e, a, w.first_wall + k, w.min_collision_distance):
+            out = out + w.collision_reward
+    return out
 
 
 @wp.func(inline=True)
@@ -213,13 +270,7 @@ def collision_penalty(w: Any, e: int):
         a = L + q
         if q == N_AGENTS:
             a = w.mass_body
-        for k in range(w.n_boxes):
-            if k < w.gap_start or k >= w.gap_start + w.n_passages:
-                if W.distance_at_most(w, e, a, w.first_box + k, w.min_collision_distance):
-                    rew = rew + w.collision_reward
-        for k in range(4):
-            if W.distance_at_most(w, e, a, w.first_wall + k, w.min_collision_distance):
-                rew = rew + w.collision_reward
+        rew = wall_contacts(w, e, a, box_contacts(w, e, a, rew))
     for k in range(w.n_boxes):
         if k < w.gap_start or k >= w.gap_start + w.n_passages:
             if W.distance_at_most(w, e, w.first_box + k, w.joint_body, w.min_collision_distance):
@@ -246,41 +297,49 @@ def rot_reward(w: Any, e: int, rot_passed: bool):
 
 
 @wp.func(inline=True)
-def reward_world(w: Any, e: int):
-    """VMAS's ``reward`` (worked out at the first agent, shared by both) and ``info``: the
-    position shaping (toward the nearest gap until the joint's centre is above y = 0, toward the
-    goal after), ``rot_reward``, ``collision_penalty`` and the energy term
-    ``-coeff (|u_0| + |u_1|) / sqrt(2 f_range²)``.  Returns VMAS's ``done()``: the joint within
-    0.01 of the goal's position and of its angle (mod pi)."""
-    zero = type(w.dt)(0.0)
-    L = w.n_landmarks
-    jp = W.position(w, e, w.joint_body)
-    goal = W.position(w, e, w.goal_body)
-    joint_passed = jp[1] > zero
+def agents_passed(w: Any, e: int):
+    """Both agents above the wall (VMAS's ``all_passed``: y > passage_width / 2)."""
     all_passed = bool(True)
     for i in range(N_AGENTS):
-        if not (w.pos[e, L + i, 1] > w.half_passage_width):
+        if not (w.pos[e, w.n_landmarks + i, 1] > w.half_passage_width):
             all_passed = False
-    pos_rew = zero
-    shaping = gap_distance(w, e) * w.pos_shaping_factor
+    return all_passed
+
+
+@wp.func(inline=True)
+def pos_reward(w: Any, e: int, shaping_pre: Any, to_goal: Any, joint_passed: bool):
+    """The position shaping: the decrease of ``shaping_pre`` (the rod toward the passage) until
+    the rod's centre is above y = 0, of ``to_goal * pos_shaping_factor`` after (both shaping
+    values updated every step)."""
+    pos_rew = type(w.dt)(0.0)
     if not joint_passed:
-        pos_rew = pos_rew + (w.pos_shaping_pre[e] - shaping)
-    w.pos_shaping_pre[e] = shaping
-    to_goal = W.distance(jp, goal)
+        pos_rew = pos_rew + (w.pos_shaping_pre[e] - shaping_pre)
+    w.pos_shaping_pre[e] = shaping_pre
     shaping = to_goal * w.pos_shaping_factor
     if joint_passed:
         pos_rew = pos_rew + (w.pos_shaping_post[e] - shaping)
     w.pos_shaping_post[e] = shaping
-    rot_passed = joint_passed
-    if w.all_passed_rot != 0:
-        rot_passed = all_passed
-    rot_rew = rot_reward(w, e, rot_passed)
-    collision_rew = collision_penalty(w, e)
-    energy = zero
+    return pos_rew
+
+
+@wp.func(inline=True)
+def energy_reward(w: Any, e: int):
+    """``-energy_reward_coeff (|u_0| + |u_1|) / energy_norm`` (the agents' forces)."""
+    energy = type(w.dt)(0.0)
     for i in range(N_AGENTS):
-        u = wp.vector(type(zero)(w.u[e, i, 0]), type(zero)(w.u[e, i, 1]))
+        u = wp.vector(type(w.dt)(w.u[e, i, 0]), type(w.dt)(w.u[e, i, 1]))
         energy = energy + G.vector_norm(u) / w.energy_norm
-    energy_rew = -energy * w.energy_reward_coeff
+    return -energy * w.energy_reward_coeff
+
+
+@wp.func(inline=True)
+def record_rewards(w: Any, e: int, pos_rew: Any, rot_rew: Any, collision_rew: Any, energy_rew: Any,
+                   all_passed: bool, to_goal: Any):
+    """Both agents' reward ``((pos + rot) + collision) + energy`` and VMAS's ``info`` (``passed``:
+    1.0 on the step both agents first got above the wall, when ``passed_mark`` becomes 100).
+    Returns VMAS's ``done()``: the rod within 0.01 of the goal's position (``to_goal``) and of its
+    angle (mod pi)."""
+    zero = type(w.dt)(0.0)
     rew = ((pos_rew + rot_rew) + collision_rew) + energy_rew
     just_passed = all_passed and w.passed_mark[e] == zero
     flag = zero
@@ -300,6 +359,24 @@ def reward_world(w: Any, e: int):
 
 
 @wp.func(inline=True)
+def reward_world(w: Any, e: int):
+    """VMAS's ``reward`` (worked out at the first agent, shared by both) and ``info``:
+    ``pos_reward`` (toward the nearest gap, then the goal), ``rot_reward``,
+    ``collision_penalty`` and ``energy_reward``, into ``record_rewards``."""
+    jp = W.position(w, e, w.joint_body)
+    joint_passed = jp[1] > type(w.dt)(0.0)
+    all_passed = agents_passed(w, e)
+    to_goal = W.distance(jp, W.position(w, e, w.goal_body))
+    pos_rew = pos_reward(w, e, gap_distance(w, e) * w.pos_shaping_factor, to_goal, joint_passed)
+    rot_passed = joint_passed
+    if w.all_passed_rot != 0:
+        rot_passed = all_passed
+    rot_rew = rot_reward(w, e, rot_passed)
+    collision_rew = collision_penalty(w, e)
+    return record_rewards(w, e, pos_rew, rot_rew, collision_rew, energy_reward(w, e), all_passed, to_goal)
+
+
+@wp.func(inline=True)
 def process_action(w: Any, e: int, i: int):
     """VMAS's ``process_action``: with ``use_controller`` the action is the desired velocity of
     VMAS's PID ``VelocityController`` (standard form, gain 2, integral time 10, derivative time
@@ -308,26 +385,27 @@ def process_action(w: Any, e: int, i: int):
         b = W.body_of(w, i)
         u = wp.vector(type(w.dt)(w.u[e, i, 0]), type(w.dt)(w.u[e, i, 1]))
         if G.vector_norm(u) < type(w.dt)(1e-3):
-            for k in range(2):
-                w.accum_errs[e, i, k] = type(w.dt)(0.0)
-                w.prev_err[e, i, k] = type(w.dt)(0.0)
+            clear_controller(w, e, i)
         for k in range(2):
             W.velocity_controller(w, e, i, b, k, u[k])
 
 
 @wp.func(inline=True)
-def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
-    """[pos, vel, pos - goal, pos - gap box (2 per gap, box order), (cos, sin) of the goal's
-    rotation, with ``observe_joint_angle`` (cos, sin) of the joint's rotation plus N(0,
-    joint_angle_obs_noise²)]; every entry plus U(-obs_noise, obs_noise) where obs_noise > 0."""
+def observe_pose(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
+    """Agent i's [pos, vel, pos - goal] from offset 0; returns the next offset."""
     b = W.body_of(w, i)
     p = W.position(w, e, b)
     o = W.write_vec(out, e, i, 0, p)
     o = W.write_vec(out, e, i, o, W.velocity(w, e, b))
-    o = W.write_vec(out, e, i, o, p - W.position(w, e, w.goal_body))
-    for j in range(w.n_passages):
-        o = W.write_vec(out, e, i, o, p - W.position(w, e, w.first_box + w.gap_start + j))
-    o = W.write_vec(out, e, i, o, G.cos_sin(w.rot[e, w.goal_body]))
+    return W.write_vec(out, e, i, o, p - W.position(w, e, w.goal_body))
+
+
+@wp.func(inline=True)
+def observe_angles(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32), offset: int):
+    """From ``offset``: (cos, sin) of the goal's rotation, with ``observe_joint_angle`` (cos,
+    sin) of the rod's rotation plus N(0, joint_angle_obs_noise²); then every entry of agent i's
+    row plus U(-obs_noise, obs_noise) where obs_noise > 0."""
+    o = W.write_vec(out, e, i, offset, G.cos_sin(w.rot[e, w.goal_body]))
     rng = W.step_stream(w, e, i)
     if w.observe_joint_angle != 0:
         angle = w.rot[e, w.joint_body]
@@ -338,6 +416,117 @@ def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
         for k in range(o):
             noise = W.uniform(wp.randf(rng), -w.obs_noise, w.obs_noise)
             out[e, i, k] = wp.float32(type(noise)(out[e, i, k]) + noise)
+
+
+@wp.func(inline=True)
+def observe_agent(w: Any, e: int, i: int, out: wp.array3d(dtype=wp.float32)):
+    """[pos, vel, pos - goal, pos - gap box (2 per gap, box order), (cos, sin) of the goal's
+    rotation (, of the rod's)] (``observe_pose``, ``observe_angles``)."""
+    p = W.position(w, e, W.body_of(w, i))
+    o = observe_pose(w, e, i, out)
+    for j in range(w.n_passages):
+        o = W.write_vec(out, e, i, o, p - W.position(w, e, w.first_box + w.gap_start + j))
+    observe_angles(w, e, i, out, o)
+
+
+def set_rod_arguments(env, *, fixed_passage, joint_length, random_start_angle, random_goal_angle, observe_joint_angle,
+                      joint_angle_obs_noise, asym_package, mass_ratio, mass_position, max_speed_1, pos_shaping_factor,
+                      rot_shaping_factor, collision_reward, energy_reward_coeff, obs_noise) -> None:
+    """The keyword arguments both rod scenarios take (JointPassage-v0's and
+    JointPassageSize-v0's: VMAS's names), checked, as ``env``'s attributes."""
+    env.fixed_passage = v.check_bool("fixed_passage", fixed_passage)
+    env.joint_length = v.check_float("joint_length", joint_length)
+    if not env.joint_length > 0:
+        raise ValueError(f"joint_length: expected a float > 0, got {env.joint_length}")
+    env.random_start_angle = v.check_bool("random_start_angle", random_start_angle)
+    env.random_goal_angle = v.check_bool("random_goal_angle", random_goal_angle)
+    env.observe_joint_angle = v.check_bool("observe_joint_angle", observe_joint_angle)
+    env.joint_angle_obs_noise = v.check_float("joint_angle_obs_noise", joint_angle_obs_noise, low=0.0)
+    if env.joint_angle_obs_noise != 0 and not env.observe_joint_angle:
+        raise ValueError("joint_angle_obs_noise: expected 0 without observe_joint_angle (VMAS asserts it)")
+    env.asym_package = v.check_bool("asym_package", asym_package)
+    env.mass_ratio = v.check_float("mass_ratio", mass_ratio)
+    if not env.mass_ratio > 0:
+        raise ValueError(f"mass_ratio: expected a float > 0, got {env.mass_ratio}")
+    env.mass_position = v.check_float("mass_position", mass_position, low=-1.0, high=1.0)
+    env.max_speed_1 = None if max_speed_1 is None else v.check_float("max_speed_1", max_speed_1, low=0.0)
+    env.pos_shaping_factor = v.check_float("pos_shaping_factor", pos_shaping_factor)
+    env.rot_shaping_factor = v.check_float("rot_shaping_factor", rot_shaping_factor)
+    env.collision_reward = v.check_float("collision_reward", collision_reward)
+    env.energy_reward_coeff = v.check_float("energy_reward_coeff", energy_reward_coeff)
+    env.obs_noise = v.check_float("obs_noise", obs_noise, low=0.0)
+
+
+def rod_layout(env, agents: list[Body], rod: Joint, gaps: list[int], **world) -> Layout:
+    """Both rod scenarios' bodies in VMAS's entity order around their ``agents`` and ``rod``: the
+    rod's landmark, with ``asym_package`` the mass (a sphere of ``mass_ratio`` held at
+    ``mass_position`` on the rod; it collides with neither agent), the goal (a line), the four
+    walls and the wall's boxes (``gaps``: those that neither collide nor are drawn; boxes never
+    collide with each other); ``world``: VMAS's ``World`` arguments besides the arena's."""
+    r = AGENT_RADIUS
+    boxes = [f"passage {k}" for k in range(N_BOXES)]
+    bodies = [rod.landmark()]
+    joints = [rod]
+    if env.asym_package:
+        bodies.append(Body("mass", radius=r * (2 / 3), movable=True, mass=env.mass_ratio,
+                           color=COLORS["black"], ignores=frozenset([JOINT, "agent_0", "agent_1"])))
+        joints.append(Joint("mass", JOINT, anchor_b=(env.mass_position, 0)))
+    bodies.append(Body("joint_goal", shape="line", length=env.joint_length, collide=False, color=COLORS["green"]))
+    bodies += [Body(f"wall {k}", shape="line", length=2 + r * 2, color=COLORS["black"]) for k in range(4)]
+    bodies += [Body(name, shape="box", length=PASSAGE_LENGTH, width=PASSAGE_WIDTH, collide=k not in gaps,
+                    visible=k not in gaps, color=COLORS["red"], ignores=frozenset(boxes))
+               for k, name in enumerate(boxes)]
+    return Layout(bodies=bodies + agents, groups=[("agents", ["agent_0", "agent_1"])], joints=joints,
+                  x_semidim=X_SEMIDIM, y_semidim=Y_SEMIDIM, **world)
+
+
+def rod_fields(env, *, gap_start: int, spawn_radius: float, goal_angles: tuple[float, float], f_range: float,
+               energy_norm: float, use_controller: bool) -> dict[str, Field]:
+    """The fields both rod scenarios' shared functions read, from ``env``'s checked arguments
+    (``set_rod_arguments``, ``n_passages``) and these: the bodies' indices, the wall and
+    its boxes (the gaps from box ``gap_start``), the spawn bounds (``spawn_radius`` from the
+    arena's sides and the wall), the goal's angle range, the rewards' parameters
+    (``energy_norm``: the energy term's divisor), the observation's, VMAS's
+    ``VelocityController`` (its windup limit from the agents' ``f_range``), the shaping state and
+    the info."""
+    n, r = N_AGENTS, spawn_radius
+    asym = int(env.asym_package)
+    gain, integral_ts, derivative_ts = CONTROLLER_PARAMS
+    wall_pos = torch.tensor([[X_SEMIDIM + AGENT_RADIUS, 0.0], [0.0, Y_SEMIDIM + AGENT_RADIUS],
+                             [-X_SEMIDIM - AGENT_RADIUS, 0.0], [0.0, -Y_SEMIDIM - AGENT_RADIUS]], dtype=torch.float32)
+    half_pi = float(torch.tensor([torch.pi / 2])[0])
+    return {
+        "joint_body": param(0, "int"), "mass_body": param(1 if asym else -1, "int"),
+        "goal_body": param(1 + asym, "int"), "first_wall": param(2 + asym, "int"),
+        "first_box": param(6 + asym, "int"), "n_boxes": param(N_BOXES, "int"),
+        "n_passages": param(env.n_passages, "int"), "gap_start": param(gap_start, "int"),
+        "fixed_passage": param(int(env.fixed_passage), "int"),
+        "box_x": const(slot_x(N_BOXES + 1)),
+        "wall_x": const(wall_pos[:, 0].tolist()), "wall_y": const(wall_pos[:, 1].tolist()),
+        "wall_rot": const([half_pi, 0.0, half_pi, 0.0]),
+        "goal_lo": param(goal_angles[0]), "goal_hi": param(goal_angles[1]),
+        "half_length": param(env.joint_length / 2), "spawn_radius": param(r),
+        "start_y_top": param(-2 * r - PASSAGE_WIDTH / 2), "goal_y_bottom": param(2 * r + PASSAGE_WIDTH / 2),
+        "half_passage_width": param(PASSAGE_WIDTH / 2),
+        "mass_position": param(env.mass_position),
+        "pos_shaping_factor": param(env.pos_shaping_factor), "rot_shaping_factor": param(env.rot_shaping_factor),
+        "collision_reward": param(env.collision_reward), "energy_reward_coeff": param(env.energy_reward_coeff),
+        "energy_norm": param(energy_norm),
+        "min_collision_distance": param(MIN_COLLISION_DISTANCE), "done_dist": param(0.01),
+        "observe_joint_angle": param(int(env.observe_joint_angle), "int"),
+        "joint_angle_obs_noise": param(env.joint_angle_obs_noise), "obs_noise": param(env.obs_noise),
+        "use_controller": param(int(use_controller), "int"),
+        "ctrl_gain": param(gain), "inv_integral_ts": param(1.0 / integral_ts),
+        "derivative_ts": param(derivative_ts),
+        "windup_cutoff": param(0.5 * f_range * integral_ts / (DT * gain)),
+        # VMAS's names: joint.pos_shaping_pre & co., passed (passed_mark), agent.controller.accum_errs / prev_err
+        "pos_shaping_pre": state("float"), "pos_shaping_post": state("float"), "rot_shaping_pre": state("float"),
+        "passed_mark": state("float"),
+        "accum_errs": state("float", n, 2), "prev_err": state("float", n, 2),
+        "slot": Field("scratch", "int", (env.n_passages,)),
+        "pos_rew": info("float", n), "rot_rew": info("float", n), "collision_rew": info("float", n),
+        "energy_rew": info("float", n), "passed": info("float", n), "reached_goals": info("float"),
+    }
 
 
 def _reached(info: dict) -> torch.Tensor:
@@ -397,7 +586,10 @@ class JointPassage(VmasBase):
     ``accum_errs`` / ``prev_err``.  Episode metrics: ``success`` (the goal pose reached) and
     ``passed``.
 
-    **Where this differs from VMAS.**  When VMAS resets one world (``reset_at``), its
+    **Where this differs from VMAS.**  VMAS's ``done`` multiplies a ``[B]`` position test by a
+    ``[B, 1]`` angle test before ``all(dim=1)``, so in a batch world i is done when its rod's
+    angle is on its goal's and *every* world's rod is on its goal position; here each world is
+    done on its own rod (VMAS's with one world).  When VMAS resets one world (``reset_at``), its
     ``Joint.notify`` moves the rod of *every* world of the batch to the middle of its agents
     (``set_pos(..., batch_index=None)``); each world here only places its own rod.  With
     ``joint_angle_obs_noise`` VMAS adds each agent's noise into the rod's rotation itself (an
@@ -435,28 +627,14 @@ class JointPassage(VmasBase):
         self.n_passages = v.check_int("n_passages", n_passages, minimum=1)
         if self.n_passages > N_BOXES:
             raise ValueError(f"n_passages: expected 1..{N_BOXES} (VMAS), got {self.n_passages}")
-        self.fixed_passage = v.check_bool("fixed_passage", fixed_passage)
-        self.joint_length = v.check_float("joint_length", joint_length)
-        if not self.joint_length > 0:
-            raise ValueError(f"joint_length: expected a float > 0, got {self.joint_length}")
-        self.random_start_angle = v.check_bool("random_start_angle", random_start_angle)
-        self.random_goal_angle = v.check_bool("random_goal_angle", random_goal_angle)
-        self.observe_joint_angle = v.check_bool("observe_joint_angle", observe_joint_angle)
-        self.joint_angle_obs_noise = v.check_float("joint_angle_obs_noise", joint_angle_obs_noise, low=0.0)
-        if self.joint_angle_obs_noise != 0 and not self.observe_joint_angle:
-            raise ValueError("joint_angle_obs_noise: expected 0 without observe_joint_angle (VMAS asserts it)")
-        self.asym_package = v.check_bool("asym_package", asym_package)
-        self.mass_ratio = v.check_float("mass_ratio", mass_ratio)
-        if not self.mass_ratio > 0:
-            raise ValueError(f"mass_ratio: expected a float > 0, got {self.mass_ratio}")
-        self.mass_position = v.check_float("mass_position", mass_position, low=-1.0, high=1.0)
-        self.max_speed_1 = None if max_speed_1 is None else v.check_float("max_speed_1", max_speed_1, low=0.0)
-        self.pos_shaping_factor = v.check_float("pos_shaping_factor", pos_shaping_factor)
-        self.rot_shaping_factor = v.check_float("rot_shaping_factor", rot_shaping_factor)
-        self.collision_reward = v.check_float("collision_reward", collision_reward)
-        self.energy_reward_coeff = v.check_float("energy_reward_coeff", energy_reward_coeff)
+        set_rod_arguments(self, fixed_passage=fixed_passage, joint_length=joint_length,
+                          random_start_angle=random_start_angle, random_goal_angle=random_goal_angle,
+                          observe_joint_angle=observe_joint_angle, joint_angle_obs_noise=joint_angle_obs_noise,
+                          asym_package=asym_package, mass_ratio=mass_ratio, mass_position=mass_position,
+                          max_speed_1=max_speed_1, pos_shaping_factor=pos_shaping_factor,
+                          rot_shaping_factor=rot_shaping_factor, collision_reward=collision_reward,
+                          energy_reward_coeff=energy_reward_coeff, obs_noise=obs_noise)
         self.all_passed_rot = v.check_bool("all_passed_rot", all_passed_rot)
-        self.obs_noise = v.check_float("obs_noise", obs_noise, low=0.0)
         self.use_controller = v.check_bool("use_controller", use_controller)
         self.gaps = gap_boxes(self.n_passages)
         self.gap_slots = fixed_slots(self.n_passages)
@@ -485,69 +663,22 @@ class JointPassage(VmasBase):
         names = ["mass"] * asym + ["joint_goal"] + walls + boxes + ["agent_0", "agent_1"]
         rod = Joint("agent_0", "agent_1", dist=self.joint_length, collidable=True,
                     ignores=frozenset(n for n in names if n not in rod_boxes))
-        bodies = [rod.landmark()]
-        joints = [rod]
-        if asym:
-            bodies.append(Body("mass", radius=r * (2 / 3), movable=True, mass=self.mass_ratio,
-                               color=COLORS["black"], ignores=frozenset([JOINT, "agent_0", "agent_1"])))
-            joints.append(Joint("mass", JOINT, anchor_b=(self.mass_position, 0)))
-        bodies.append(Body("joint_goal", shape="line", length=self.joint_length, collide=False,
-                           color=COLORS["green"]))
-        bodies += [Body(name, shape="line", length=2 + r * 2, color=COLORS["black"]) for name in walls]
-        bodies += [Body(name, shape="box", length=PASSAGE_LENGTH, width=PASSAGE_WIDTH, collide=k not in self.gaps,
-                        visible=k not in self.gaps, color=COLORS["red"], ignores=frozenset(boxes))
-                   for k, name in enumerate(boxes)]
-        return Layout(bodies=bodies + agents, groups=[("agents", ["agent_0", "agent_1"])], joints=joints,
-                      x_semidim=X_SEMIDIM, y_semidim=Y_SEMIDIM, substeps=10 if asym else 7,
-                      joint_force=900 if asym else 400, collision_force=2500 if asym else 1500,
-                      drag=0.15 if asym else 0.25)
+        return rod_layout(self, agents, rod, self.gaps, substeps=10 if asym else 7, joint_force=900 if asym else 400,
+                          collision_force=2500 if asym else 1500, drag=0.15 if asym else 0.25)
 
     def _obs_dim(self, group: str) -> int:
         return 8 + 2 * self.n_passages + 2 * int(self.observe_joint_angle)
 
     def _fields(self) -> dict[str, Field]:
-        n, r = N_AGENTS, AGENT_RADIUS
-        asym = int(self.asym_package)
         start = math.pi / 2 if self.random_start_angle else 0.0
         goal = math.pi / 2 if self.random_goal_angle else 0.0
-        gain, integral_ts, derivative_ts = CONTROLLER_PARAMS
-        wall_pos = torch.tensor([[X_SEMIDIM + r, 0.0], [0.0, Y_SEMIDIM + r], [-X_SEMIDIM - r, 0.0],
-                                 [0.0, -Y_SEMIDIM - r]], dtype=torch.float32)
-        half_pi = float(torch.tensor([torch.pi / 2])[0])
-        return {
-            "joint_body": param(0, "int"), "mass_body": param(1 if asym else -1, "int"),
-            "goal_body": param(1 + asym, "int"), "first_wall": param(2 + asym, "int"),
-            "first_box": param(6 + asym, "int"), "n_boxes": param(N_BOXES, "int"),
-            "n_passages": param(self.n_passages, "int"), "gap_start": param(self.gaps[0], "int"),
-            "fixed_passage": param(int(self.fixed_passage), "int"),
+        return rod_fields(self, gap_start=self.gaps[0], spawn_radius=AGENT_RADIUS, goal_angles=(-goal, goal),
+                          f_range=F_RANGE, energy_norm=math.sqrt(2 * (F_RANGE**2)),
+                          use_controller=self.use_controller) | {
             "fixed_slot": const(self.gap_slots, "int"),
-            "box_x": const(slot_x(N_BOXES + 1)),
-            "wall_x": const(wall_pos[:, 0].tolist()), "wall_y": const(wall_pos[:, 1].tolist()),
-            "wall_rot": const([half_pi, 0.0, half_pi, 0.0]),
-            "start_lo": param(-start), "start_hi": param(start), "goal_lo": param(-goal), "goal_hi": param(goal),
-            "half_length": param(self.joint_length / 2), "agent_radius": param(r),
-            "start_y_top": param(-2 * r - PASSAGE_WIDTH / 2), "goal_y_bottom": param(2 * r + PASSAGE_WIDTH / 2),
-            "half_passage_width": param(PASSAGE_WIDTH / 2),
-            "mass_position": param(self.mass_position),
-            "pos_shaping_factor": param(self.pos_shaping_factor), "rot_shaping_factor": param(self.rot_shaping_factor),
-            "collision_reward": param(self.collision_reward), "energy_reward_coeff": param(self.energy_reward_coeff),
-            "energy_norm": param(math.sqrt(2 * (F_RANGE**2))),
+            "start_lo": param(-start), "start_hi": param(start),
             "all_passed_rot": param(int(self.all_passed_rot), "int"),
-            "min_collision_distance": param(MIN_COLLISION_DISTANCE), "done_dist": param(0.01),
             # VMAS's middle angle pi / 2 (a Python float) and pi / 2 - pi, as float32 (or float64)
             "middle_angle": param(math.pi / 2), "middle_angle_minus_pi": param(math.pi / 2 - math.pi),
-            "observe_joint_angle": param(int(self.observe_joint_angle), "int"),
-            "joint_angle_obs_noise": param(self.joint_angle_obs_noise), "obs_noise": param(self.obs_noise),
-            "use_controller": param(int(self.use_controller), "int"),
-            "ctrl_gain": param(gain), "inv_integral_ts": param(1.0 / integral_ts),
-            "derivative_ts": param(derivative_ts),
-            "windup_cutoff": param(0.5 * F_RANGE * integral_ts / (DT * gain)),
-            # VMAS's names: joint.pos_shaping_pre & co., passed (passed_mark), agent.controller.accum_errs / prev_err
-            "pos_shaping_pre": state("float"), "pos_shaping_post": state("float"),
-            "rot_shaping_pre": state("float"), "rot_shaping_post": state("float"),
-            "passed_mark": state("float"),
-            "accum_errs": state("float", n, 2), "prev_err": state("float", n, 2),
-            "slot": Field("scratch", "int", (self.n_passages,)),
-            "pos_rew": info("float", n), "rot_rew": info("float", n), "collision_rew": info("float", n),
-            "energy_rew": info("float", n), "passed": info("float", n), "reached_goals": info("float"),
+            "rot_shaping_post": state("float"),  # VMAS's joint.rot_shaping_post
         }

@@ -10,19 +10,22 @@ A scenario (one file, see ``base.VmasBase``) supplies Warp functions; this modul
 kernels around them:
 
     physics       actions -> u (VMAS's _set_action) -> the scenario's process_action ->
+                  the agents' dynamics (``dynamics.py``; none where all are Holonomic) ->
                   substeps of forces and semi-implicit Euler                          (shared)
     reward_done   the episode protocol around the scenario's ``reward``               (shared)
     observe       autoreset (state zeroed, the scenario's ``reset``) + its ``observe``
 
 One substep, as VMAS (float32 worlds round every operation as VMAS's float32 torch code):
 
-    force_b  = 0 [+ action force (max_f norm clamp, f_range clamp)] + friction + m g
+    force_b  = 0 [+ action force (u[:2], or the dynamics' force; max_f norm clamp, f_range
+                  clamp)] + friction + m g
                + joint forces (VMAS's ``JointConstraint``s, in entity-pair order: the anchors
                  pulled together with ``joint_force``, plus a torque holding a fixed rotation)
                + contact forces of every colliding pair, pairs grouped by shape kind in VMAS's
                  order (sphere-sphere, line-sphere, line-line, box-sphere, box-line, box-box),
                  within a kind in entity-pair order
-    torque_b = 0 + angular friction + joint torques + contact torques (same order)
+    torque_b = 0 [+ the dynamics' torque (max_t norm clamp, t_range clamp)] + angular friction
+               + joint torques + contact torques (same order)
     substep 0: vel *= 1 - drag, ang_vel *= 1 - drag
     vel = clamp(vel + force / m * sub_dt)  (max_speed norm clamp, v_range clamp)
     pos = clamp(pos + vel * sub_dt)        (to +-x_semidim / +-y_semidim where set)
@@ -86,7 +89,7 @@ def shared_fields(F) -> dict:
     return {
         # Params
         "mode": int, "max_cycles": int, "continuous": int, "clamp_actions": int, "substeps": int,
-        "n_landmarks": int, "action_size": int, "has_gravity": int,
+        "n_landmarks": int, "has_gravity": int,
         "dt": F, "sub_dt": F, "collision_force": F, "contact_margin": F,
         "gravity_x": F, "gravity_y": F,
         "x_semidim": F, "y_semidim": F,  # < 0: unbounded
@@ -107,9 +110,12 @@ def shared_fields(F) -> dict:
         "pair_reach_sq": wp.array(dtype=F),
         # the bodies that move or turn, and the lines and boxes (body indices, ascending)
         "dynamic_bodies": wp.array(dtype=wp.int32), "shaped_bodies": wp.array(dtype=wp.int32),
-        # Agents' actions: ranges and multipliers per action component, force limits (-1: None)
+        # Agents' actions: their sizes, ranges and multipliers per action component, force and
+        # torque limits (-1: None)
+        "agent_actions": wp.array(dtype=wp.int32),
         "u_range": wp.array2d(dtype=wp.float32), "u_multiplier": wp.array2d(dtype=wp.float32),
         "max_f": wp.array(dtype=F), "f_range": wp.array(dtype=F),
+        "max_t": wp.array(dtype=F), "t_range": wp.array(dtype=F),
         # Lidars: owner agent, range, rays [start, start + n) of ``lidar_angles``, bodies seen
         "lidar_agent": wp.array(dtype=wp.int32), "lidar_range": wp.array(dtype=F),
         "lidar_start": wp.array(dtype=wp.int32), "lidar_rays": wp.array(dtype=wp.int32),
@@ -125,6 +131,9 @@ def shared_fields(F) -> dict:
         # Actions (as given) and the physical action u (VMAS's agent.action.u, float32)
         "action_discrete": wp.array2d(dtype=wp.int32), "action_continuous": wp.array3d(dtype=wp.float32),
         "u": wp.array3d(dtype=wp.float32),
+        # what the agents' dynamics (``dynamics.py``) made of u this step: VMAS's
+        # ``agent.state.force`` / ``state.torque`` ([E, 0, ...] where every agent is Holonomic)
+        "agent_force": wp.array3d(dtype=F), "agent_torque": wp.array2d(dtype=F),
         # Scratch
         "force": wp.array3d(dtype=F), "torque": wp.array2d(dtype=F),
         # (cos rot, sin rot, rot) of every line and box: ``current_direction``'s memo
@@ -522,11 +531,11 @@ def finish_step(w: Any, e: int, terminal: bool):
 
 @wp.func(inline=True)
 def set_action(w: Any, e: int, i: int):
-    """Agent i's physical action ``u`` (float32), VMAS's ``Environment._set_action``.
-    Continuous: the action (clamped into +-u_range with ``clamp_actions``); discrete: the flat
-    index's digits (most significant first, 3 per component), digit 0 -> 0, 1 -> -u_range,
-    2 -> +u_range.  Then times ``u_multiplier``."""
-    K = w.action_size
+    """Agent i's physical action ``u`` (float32), VMAS's ``Environment._set_action``, on its
+    ``agent_actions[i]`` components.  Continuous: the action (clamped into +-u_range with
+    ``clamp_actions``); discrete: the flat index's digits (most significant first, 3 per
+    component), digit 0 -> 0, 1 -> -u_range, 2 -> +u_range.  Then times ``u_multiplier``."""
+    K = w.agent_actions[i]
     if w.continuous != 0:
         for k in range(K):
             a = w.action_continuous[e, i, k]
@@ -787,19 +796,42 @@ def pair_contact(w: Any, e: int, k: int):
 
 
 @wp.func(inline=True)
-def body_forces(w: Any, e: int):
+def action_force(w: Any, e: int, i: int, dynamic: int):
+    """Agent i's ``state.force`` this step: ``u[:2]`` where every agent is Holonomic (``dynamic``
+    0, a constant of the kernel), else what its dynamics made of ``u`` (``w.agent_force``)."""
+    if dynamic != 0:
+        return wp.vector(w.agent_force[e, i, 0], w.agent_force[e, i, 1])
+    return wp.vector(type(w.dt)(w.u[e, i, 0]), type(w.dt)(w.u[e, i, 1]))
+
+
+@wp.func(inline=True)
+def action_torque(w: Any, e: int, i: int):
+    """Agent i's ``state.torque`` this step (``w.agent_torque``) through VMAS's
+    ``_apply_action_torque`` clamps: to norm ``max_t``, then into ``±t_range``."""
+    zero = type(w.dt)(0.0)
+    t = w.agent_torque[e, i]
+    if w.max_t[i] >= zero and wp.abs(t) > w.max_t[i]:
+        t = (t / wp.abs(t)) * w.max_t[i]
+    if w.t_range[i] >= zero:
+        t = wp.clamp(t, -w.t_range[i], w.t_range[i])
+    return t
+
+
+@wp.func(inline=True)
+def body_forces(w: Any, e: int, dynamic: int):
     """Every moving body's own force and torque of a substep, into ``w.force`` / ``w.torque``:
-    the action force (``max_f`` norm clamp, ``f_range`` clamp), a scripted agent's force,
-    friction and gravity, in VMAS's order.  Only movable or rotatable bodies: nothing reads a
-    static body's force or torque (add_force, add_torque) and nothing integrates it."""
+    the action force (``max_f`` norm clamp, ``f_range`` clamp) and, where the agents have
+    dynamics (``dynamic``), the action torque, a scripted agent's force, friction and gravity,
+    in VMAS's order.  Only movable or rotatable bodies: nothing reads a static body's force or
+    torque (add_force, add_torque) and nothing integrates it."""
     zero = type(w.dt)(0.0)
     for j in range(w.dynamic_bodies.shape[0]):
         b = w.dynamic_bodies[j]
         fx = zero
         fy = zero
         i = b - w.n_landmarks
-        if i >= 0 and w.movable[b] != 0:
-            f = wp.vector(type(zero)(w.u[e, i, 0]), type(zero)(w.u[e, i, 1]))
+        if i >= 0 and i < w.u.shape[1] and w.movable[b] != 0:  # (scripted bodies may follow the agents)
+            f = action_force(w, e, i, dynamic)
             if w.max_f[i] >= zero:
                 f = G.clamp_with_norm(f, w.max_f[i])
             if w.f_range[i] >= zero:
@@ -811,6 +843,8 @@ def body_forces(w: Any, e: int):
             fx = fx + type(zero)(w.script_u[e, w.script_row[b], 0])
             fy = fy + type(zero)(w.script_u[e, w.script_row[b], 1])
         tq = zero
+        if dynamic != 0 and i >= 0 and i < w.u.shape[1] and w.rotatable[b] != 0:
+            tq = tq + action_torque(w, e, i)
         if w.lin_friction[b] >= zero:
             vx = w.vel[e, b, 0]
             vy = w.vel[e, b, 1]
@@ -829,8 +863,9 @@ def body_forces(w: Any, e: int):
 
 
 @wp.func(inline=True)
-def substep(w: Any, e: int, s: int):
-    """One of VMAS's substeps in world e (see the module docstring)."""
+def substep(w: Any, e: int, s: int, dynamic: int):
+    """One of VMAS's substeps in world e (see the module docstring; ``dynamic``: see
+    ``physics_kernel``)."""
     zero = type(w.dt)(0.0)
     for j in range(w.shaped_bodies.shape[0]):
         # a line's or box's direction for the contacts: rotations change only between steps and
@@ -839,7 +874,7 @@ def substep(w: Any, e: int, s: int):
         b = w.shaped_bodies[j]
         if s == 0 or w.rotatable[b] != 0:
             current_direction(w, e, b)
-    body_forces(w, e)
+    body_forces(w, e, dynamic)
     # VMAS's _apply_vectorized_enviornment_force: the joints first, then the contacts
     for k in range(w.joint_a.shape[0]):
         joint_constraint(w, e, k)
@@ -880,10 +915,15 @@ def substep(w: Any, e: int, s: int):
             w.rot[e, b] = w.rot[e, b] + av * w.sub_dt
 
 
-def physics_kernel(World, process_action, pre_step):
+def physics_kernel(World, process_action, pre_step, dynamics):
     """Worlds ``[tid * chunk, (tid + 1) * chunk)`` (see ``world_kernels``): every agent's physical
-    action (``set_action``, then the scenario's ``process_action(w, e, i)``), the scenario's
-    ``pre_step(w, e)``, then VMAS's substeps."""
+    action (``set_action``, then the scenario's ``process_action(w, e, i)``, then its dynamics:
+    ``dynamics(w, e, i)``, ``dynamics.agent_dynamics``'s function, or None where every agent is
+    Holonomic), the scenario's ``pre_step(w, e)``, then VMAS's substeps.  Whether there are
+    dynamics is a constant of the kernel (``dynamic``): the Holonomic physics compiles without
+    them."""
+    dynamic = int(dynamics is not None)
+    agent_dynamics = no_action_processing if dynamics is None else dynamics
 
     def vmas_physics(w: World, chunk: int):
         first = wp.tid() * chunk
@@ -892,9 +932,10 @@ def physics_kernel(World, process_action, pre_step):
                 for i in range(w.u.shape[1]):
                     set_action(w, e, i)
                     process_action(w, e, i)
+                    agent_dynamics(w, e, i)
                 pre_step(w, e)
                 for s in range(w.substeps):
-                    substep(w, e, s)
+                    substep(w, e, s, dynamic)
 
     return vmas_physics
 
@@ -950,12 +991,12 @@ def observe_kernel(World, reset, observe):
     return observe_world
 
 
-def world_kernels(World, key: str, reset, reward, observe, clear_info, process_action, pre_step):
+def world_kernels(World, key: str, reset, reward, observe, clear_info, process_action, pre_step, dynamics=None):
     """The physics, reward/done and observe kernels of one scenario and struct type, in one Warp
-    module named ``key`` (built once per process).
+    module named ``key`` (built once per process; ``dynamics``: see ``physics_kernel``).
 
     Each thread runs ``chunk`` consecutive worlds (``war_envs.core.batched_env.world_chunk``:
     every world of the launch in one thread on the CPU, one world a thread on a GPU)."""
     return tuple(module_kernels(key, lambda: (
-        physics_kernel(World, process_action, pre_step), reward_done_kernel(World, reward, clear_info),
+        physics_kernel(World, process_action, pre_step, dynamics), reward_done_kernel(World, reward, clear_info),
         observe_kernel(World, reset, observe))).values())
