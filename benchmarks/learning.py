@@ -18,7 +18,10 @@ records with the command, versions, machine and date.
 Columns: the preset's progress metric (the scenario's ``progress_metric``: Spread's on-policy
 reward, Tag's tags per episode) averaged over the last 5 logged updates, then for every
 evaluation entry (greedy / sample / random, each group greedy against random others, the
-scenario's evaluation variants) that metric's mean over the evaluation episodes.
+scenario's evaluation variants) that metric's mean over the evaluation episodes; each record
+also holds ``greedy_over_random`` (the greedy evaluation less the random policy's).
+``--metric NAME`` tabulates another evaluation entry instead (JointPassage-v0's success, the
+goal pose to 0.01, stays rare; its ``episode_return`` is the column that shows the learning).
 """
 
 from __future__ import annotations
@@ -84,14 +87,17 @@ def check_reused(run_dir: Path, preset: str, seed: int, overrides: dict) -> None
         raise SystemExit(f"{run_dir} was trained with other settings ({diff}); delete it to train it again")
 
 
-def summarize_run(run_dir: Path, seed: int) -> dict:
+def summarize_run(run_dir: Path, seed: int, metric: str | None = None) -> dict:
+    """One seed's row: ``metric`` (default: the scenario's progress metric) over its last 5 logged
+    updates and in every evaluation entry, and ``greedy_over_random``: the greedy evaluation's
+    value less the random policy's (the margin a preset learns by)."""
     import csv
 
     from war_train.config import config_from_dict
     from war_envs.registry import scenario_class
 
     cfg = config_from_dict(json.loads((run_dir / "config.json").read_text()))
-    key = scenario_class(cfg.scenario).progress_metric
+    key = metric or scenario_class(cfg.scenario).progress_metric
     with open(run_dir / "metrics.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     logged = [float(r[key]) for r in rows if r.get(key) not in (None, "", "nan")][-5:]
@@ -100,6 +106,10 @@ def summarize_run(run_dir: Path, seed: int) -> dict:
            "env_steps": int(rows[-1]["env_steps"]),
            "wall_s": float(rows[-1]["wall_s"]), "train_last5": statistics.mean(logged) if logged else math.nan}
     row.update({f"eval/{mode}": r.get(key, math.nan) for mode, r in report["results"].items()})
+    if key not in report["results"].get("greedy", {}):
+        raise SystemExit(f"--metric: {key!r} is not in {run_dir / 'eval.json'} "
+                         f"(it has {sorted(report['results'].get('greedy', {}))})")
+    row["greedy_over_random"] = row.get("eval/greedy", math.nan) - row.get("eval/random", math.nan)
     row["selected"] = report.get("selected")   # (select_every: which update's networks were evaluated)
     restarts = run_dir / "restarts.json"
     if restarts.exists():   # (restarts: the run trained every restart; the table counts them all)
@@ -150,6 +160,8 @@ def main(argv=None) -> list[dict]:
                    help="override a config field (VALUE as JSON, else a string)")
     p.add_argument("--quick", action="store_true", help="a few updates per seed (checks the script)")
     p.add_argument("--json", metavar="PATH")
+    p.add_argument("--metric", help="the column (an evaluation entry, e.g. episode_return; default: the "
+                                     "scenario's progress metric)")
     p.add_argument("--reuse", action="store_true",
                    help="tabulate a seed's finished run in --out (its eval.json and config.json, which must "
                         "match the preset and --set) instead of training it again")
@@ -178,7 +190,7 @@ def main(argv=None) -> list[dict]:
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         dirs = list(pool.map(run, seeds))
-    rows = [summarize_run(d, s) for d, s in zip(dirs, seeds)]
+    rows = [summarize_run(d, s, args.metric) for d, s in zip(dirs, seeds)]
     print_table(rows)
     if args.json:
         meta = {**_results.metadata("learning.py", argv), "preset": args.preset, "overrides": overrides}

@@ -28,7 +28,7 @@ PRESETS = {name: name for name in ("onpolicy", "spread", "spread_onpolicy_starts
                                     "predator_prey", "tag", "tag_warpdrive", "speaker_listener", "reference",
                                     "relay", "smoke", "smax", "smax_2s3z", "smax_5m_vs_6m", *SMAX_MAP_PRESETS, "tag_gridworld",
                                     "cartpole", "pendulum", "navigation", "balance", "transport", "wheel", "sampling",
-                                    "overcooked", "overcooked_asymm_advantages", "hanabi")}
+                                    "overcooked", "overcooked_asymm_advantages", "hanabi", "joint_passage")}
 #: scenario id -> default preset
 DEFAULT_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey", "Tag-v0": "tag",
                     "SpeakerListener-v0": "speaker_listener", "Reference-v0": "reference",
@@ -36,7 +36,8 @@ DEFAULT_PRESETS = {"Spread-v0": "spread", "PredatorPrey-v0": "predator_prey", "T
                     "CartPole-v1": "cartpole", "Pendulum-v1": "pendulum",
                     "Navigation-v0": "navigation", "Balance-v0": "balance",
                     "Transport-v0": "transport", "Wheel-v0": "wheel", "Sampling-v0": "sampling",
-                    "Overcooked-v0": "overcooked", "Hanabi-v0": "hanabi"}
+                    "Overcooked-v0": "overcooked", "Hanabi-v0": "hanabi",
+                    "JointPassage-v0": "joint_passage"}
 #: scenario id -> (the env argument that names a variant, {its value: preset}): a variant's own
 #: preset where it has one (other variants get the scenario's default preset)
 VARIANT_PRESETS = {"SMAX-v0": ("map_name", {"3m": "smax", "2s3z": "smax_2s3z", "5m_vs_6m": "smax_5m_vs_6m",
