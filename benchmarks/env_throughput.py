@@ -38,6 +38,7 @@ SwitchRiddle-v0     -                           -                        switch_
 CoinGame-v0         -                           -                        coin_game [4]
 Overcooked-v0       -                           -                        overcooked [4]
 Hanabi-v0           -                           -                        hanabi [4]
+FacmacPredatorPrey  -                           -                        MPE_simple_facmac_v1 [5]
 ==================  ==========================  =======================  ==========================
 
 [1] the names passed to ``vmas.make_env`` and, prefixed with ``MPE_``, to ``jaxmarl.make``.
@@ -52,6 +53,8 @@ Hanabi-v0           -                           -                        hanabi 
     defaults (3 agents, episodes end on a tell or after 6 steps; 100-step meta-episodes of ten
     10-step games; cramped_room, 400 steps; 2 players, at most 96 moves, random moves among the
     legal ones as for SMAX), as ours; measured at 1, 64, 512 and 4096 worlds like SMAX.
+[5] one row per FACMAC id: ``FacmacPredatorPrey-v0`` and its ``3a`` / ``6a`` / ``9a`` presets, each
+    JaxMARL's ``MPE_simple_facmac[_3a|_6a|_9a]_v1`` (continuous actions on both sides).
 
 A registered id missing from this table (a scenario added later) is measured for war-envs
 alone; an id in the table that is not registered (yet) is skipped with a message.
@@ -214,6 +217,10 @@ SCENARIOS = (
     "CoinGame-v0",
     "Overcooked-v0",
     "Hanabi-v0",
+    "FacmacPredatorPrey-v0",
+    "FacmacPredatorPrey3a-v0",
+    "FacmacPredatorPrey6a-v0",
+    "FacmacPredatorPrey9a-v0",
 )
 # Registered ids measured on several maps: one row per map, labelled "<id>:<map>" and made as
 # ``war_envs.make(id, map_name=map)``.  ``--scenarios <id>`` selects every map of the id.
@@ -229,7 +236,9 @@ WORLDS = {env_id: ((1, 64, 512, 4096), (1, 512)) for env_id in ("SMAX-v0", "Swit
 # as JaxMARL counts them; one ends sooner when a team is dead).
 EPISODE_LIMITS = {"Tag-v0": 100, "Relay-v0": 50, "SMAX-v0": 101, "TagGridWorld-v0": 100, "SwitchRiddle-v0": 6,
                   "CoinGame-v0": 100, "Overcooked-v0": 400,
-                  "Hanabi-v0": 96}
+                  "Hanabi-v0": 96,
+                  # JaxMARL's MPE counts max_steps=25 as 26 steps (its done reads the step before counting)
+                  **{f"FacmacPredatorPrey{v}-v0": 26 for v in ("", "3a", "6a", "9a")}}
 # Registered ids whose actions are unavailable at times (``env.has_action_mask``): every
 # framework draws its random actions among the available ones.
 ACTION_MASKED = ("SMAX-v0", "Hanabi-v0")
@@ -291,6 +300,7 @@ JAXMARL_ENVS = {
     "CoinGame-v0": ("coin_game", {}),
     "Overcooked-v0": ("overcooked", {}),   # JaxMARL's default layout: cramped_room, as ours
     "Hanabi-v0": ("hanabi", {}),
+    **{f"FacmacPredatorPrey{v}-v0": (f"MPE_simple_facmac{'_' + v if v else ''}_v1", {}) for v in ("", "3a", "6a", "9a")},
 }
 PEER_ENVS = {"mpe2": MPE2_ENVS, "vmas": VMAS_ENVS, "jaxmarl": JAXMARL_ENVS}
 
@@ -409,13 +419,16 @@ def _bench_ours(scenario: str, worlds: int):
     # groups of the same n (split into per-group views); MultiDiscrete(nvec) -> int32
     # [worlds, agents, len(nvec)], one draw per component.  The actions come from the spaces,
     # so the benchmark is a trusted caller: env.step(actions, trusted=True) (no value scan).
-    discrete, multi = {}, []
+    # Box(low, high) -> float32 [worlds, agents, dim] uniform in the bounds (FACMAC's).
+    discrete, multi, boxes = {}, [], []
     for g, spec in env.groups.items():
         space = spec.action_space
         if hasattr(space, "nvec"):
             multi.append((g, spec.n_agents, [int(n) for n in space.nvec]))
         elif hasattr(space, "n"):
             discrete.setdefault(int(space.n), []).append((g, spec.n_agents))
+        elif hasattr(space, "low"):
+            boxes.append((g, (worlds, spec.n_agents, *space.shape), *box_bounds(space)))
         else:
             raise TypeError(f"group {g!r}: unsupported action space {space}")
     splits = []
@@ -441,9 +454,19 @@ def _bench_ours(scenario: str, worlds: int):
                     ],
                     dim=2,
                 )
+            for g, shape, low, span in boxes:
+                actions[g] = low + span * torch.rand(shape, generator=gen)
             env.step(actions, trusted=True)
 
     return env.num_agents, run, EPISODE_LEN
+
+
+def box_bounds(space):
+    """A Box action space's (low, high - low) as float32 tensors (uniform draws in its bounds)."""
+    import torch
+
+    low = torch.as_tensor(space.low, dtype=torch.float32)
+    return low, torch.as_tensor(space.high, dtype=torch.float32) - low
 
 
 def masked_draw(mask, gen, noise=None, out=None):
@@ -500,6 +523,8 @@ def _bench_ours_validated(scenario: str, worlds: int):
             draws.append((g, None, [int(n) for n in space.nvec], (worlds, spec.n_agents)))
         elif hasattr(space, "n"):
             draws.append((g, int(space.n), None, (worlds, spec.n_agents)))
+        elif hasattr(space, "low"):
+            draws.append((g, None, box_bounds(space), (worlds, spec.n_agents, *space.shape)))
         else:
             raise TypeError(f"group {g!r}: unsupported action space {space}")
 
@@ -509,6 +534,8 @@ def _bench_ours_validated(scenario: str, worlds: int):
             for g, n, nvec, shape in draws:
                 if n is not None:
                     actions[g] = torch.randint(0, n, shape, generator=gen)
+                elif isinstance(nvec, tuple):  # a Box: (low, span)
+                    actions[g] = nvec[0] + nvec[1] * torch.rand(shape, generator=gen)
                 else:
                     actions[g] = torch.stack([torch.randint(0, k, shape, generator=gen) for k in nvec], dim=-1)
             env.step(actions)
