@@ -2,7 +2,9 @@
 # One entry point for a fresh machine: creates .venv (or $WAR_ENVS_VENV), installs war-envs
 # with the extras the chosen job needs, then runs it.
 #   bash scripts/dev.sh main [args]   the main job (examples/main_job.py): war-envs[train]
-#   bash scripts/dev.sh test [args]   the test suite (pytest; extra args go to pytest): [dev,train]
+#   bash scripts/dev.sh test [args]   the test suite (pytest; extra args go to pytest): [dev,train];
+#                                     one test file per worker on every core (pytest-xdist:
+#                                     -n auto --dist loadfile; WAR_ENVS_TEST_WORKERS=N or -n 0 to change)
 #   bash scripts/dev.sh bench [args]  benchmarks/env_throughput.py: [dev] (mpe2 side by side)
 # Each extra is installed once per pyproject.toml (a stamp file per extra in the venv), so
 # switching jobs installs only what the new one is missing.
@@ -52,6 +54,6 @@ export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 export WARP_CACHE_PATH="${WARP_CACHE_PATH:-$HOME/.cache/war-envs/warp}"
 case "$job" in
     main)  exec python examples/main_job.py "$@" ;;
-    test)  exec python -m pytest -q "$@" ;;
+    test)  exec python -m pytest -q -n "${WAR_ENVS_TEST_WORKERS:-auto}" --dist loadfile "$@" ;;
     bench) exec python benchmarks/env_throughput.py "$@" ;;
 esac

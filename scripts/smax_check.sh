@@ -53,4 +53,7 @@ export SMAX_REFERENCE_PYTHON="$VENV/bin/python"
 export JAX_COMPILATION_CACHE_DIR="${JAX_COMPILATION_CACHE_DIR:-$(dirname "$VENV")/jaxmarl-xla-cache}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 export WARP_CACHE_PATH="${WARP_CACHE_PATH:-$HOME/.cache/war-envs/warp}"
-"$PROJECT/bin/python" -m pytest -q -p no:cacheprovider tests/test_smax_reference.py tests/test_jaxmarl_games_reference.py tests/test_overcooked_reference.py tests/test_hanabi_reference.py tests/test_facmac_reference.py
+# one test file per worker on every core where the project's environment has pytest-xdist ([dev])
+workers=()
+if "$PROJECT/bin/python" -c "import xdist" 2>/dev/null; then workers=(-n "${WAR_ENVS_TEST_WORKERS:-auto}" --dist loadfile); fi
+"$PROJECT/bin/python" -m pytest -q -p no:cacheprovider "${workers[@]}" tests/test_smax_reference.py tests/test_jaxmarl_games_reference.py tests/test_overcooked_reference.py tests/test_hanabi_reference.py tests/test_facmac_reference.py
