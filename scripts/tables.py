@@ -683,9 +683,10 @@ def time_to_target_smax(records: list[dict]) -> str:
 
 
 def benchmarl_dropin(report: dict) -> str:
-    """``benchmarks/benchmarl_dropin.py``: BenchMARL's MAPPO on VMAS's navigation and on ours, same
+    """``benchmarks/benchmarl_dropin.py``: BenchMARL's MAPPO on a VMAS task and on ours, same
     config, frames and seeds: each seed's final evaluation return, the means over the seeds, their
-    relative difference against issue #25's 10 %, then the protocol, versions, command and date."""
+    relative difference against the run's tolerance (issue #25's 10 % on navigation, issue #49's
+    5 % on a new scenario), then the protocol, versions, command and date."""
     runs, summary = report["runs"], report["summary"]
     by = {(r["env"], r["seed"]): r for r in runs}
     envs = ("vmas", "war")
@@ -705,13 +706,15 @@ def benchmarl_dropin(report: dict) -> str:
                      *(f"**{num(summary[e]['mean_final_eval_return'], 3)}** ± {summary[e]['std_final_eval_return']:.3f}"
                        for e in envs),
                      " / ".join(wall(summary[e]["mean_wall_s"]) for e in envs)])
-    text = table(["seed", "VMAS: initial policy", "war-envs: initial policy", "VMAS: final eval", "war-envs: final eval",
+    text = f"{report['task']}:\n\n" + table(["seed", "VMAS: initial policy", "war-envs: initial policy", "VMAS: final eval", "war-envs: final eval",
                   "wall-clock VMAS / war-envs"], ["l", "r", "r", "r", "r", "r"], rows)
     cfg = runs[0]["config"]
     verdict = ""
     if "relative_difference" in summary:
+        tolerance = summary.get("tolerance", report["tolerance"])
+        within = summary.get("within_tolerance", summary.get("within_10_percent"))
         verdict = (f"The means differ by {pct(summary['relative_difference'])} "
-                   f"({'within' if summary['within_10_percent'] else '**not within**'} issue #25's 10 %). ")
+                   f"({'within' if within else '**not within**'} {pct(tolerance)}). ")
     late = []
     if all(e in summary for e in envs):   # less noisy views of the end of training, from the curves
         def late_mean(e, f):

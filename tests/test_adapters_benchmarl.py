@@ -172,18 +172,35 @@ def test_benchmarl_vmas_navigation_task_runs_on_war_envs(tmp_path):
     assert all(torch.isfinite(a).all() for a in after) and torch.isfinite(torch.as_tensor(exp.mean_return))
 
 
-def test_benchmarl_dropin_benchmark_runs(tmp_path):
-    """``benchmarks/benchmarl_dropin.py`` (issue #25's drop-in proof) at a toy budget: one MAPPO
-    iteration on VMAS's navigation and on ours, the results file with each run's evaluation
-    return under BenchMARL's key and the comparison of the means."""
-    pytest.importorskip("vmas")
+def load_dropin():
     import importlib.util as iu
-    import json
 
     path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "benchmarl_dropin.py"
     spec = iu.spec_from_file_location("benchmarl_dropin", path)
     mod = iu.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def test_benchmarl_dropin_refuses_bad_arguments(capsys):
+    mod = load_dropin()
+    with pytest.raises(SystemExit):
+        mod.main(["--task", "no_such_task"])
+    assert "--task: expected one of BenchMARL's VMAS tasks" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        mod.main(["--tolerance", "1.5"])
+    assert "--tolerance" in capsys.readouterr().err
+    assert mod.war_scenario_id(mod.vmas_task("football")) == "Football-v0"
+
+
+def test_benchmarl_dropin_benchmark_runs(tmp_path):
+    """``benchmarks/benchmarl_dropin.py`` (issue #25's drop-in proof) at a toy budget: one MAPPO
+    iteration on VMAS's navigation and on ours, the results file with each run's evaluation
+    return under BenchMARL's key and the comparison of the means."""
+    pytest.importorskip("vmas")
+    import json
+
+    mod = load_dropin()
     out = tmp_path / "dropin.json"
     threads = torch.get_num_threads()
     try:
@@ -201,5 +218,8 @@ def test_benchmarl_dropin_benchmark_runs(tmp_path):
         assert r["frames"] == 400 and r["iterations"] == 1 and len(r["eval_curve"]) == 1
         assert r["final_eval_return"] == r["eval_curve"][-1]["return"] and len(r["train_curve"]) == 1
     assert runs["vmas"]["config"] == runs["war"]["config"]
-    assert 0 <= report["summary"]["relative_difference"] and "within_10_percent" in report["summary"]
+    summary = report["summary"]
+    assert 0 <= summary["relative_difference"] and summary["tolerance"] == 0.10
+    assert summary["within_tolerance"] == (summary["relative_difference"] <= 0.10)
+    assert report["task"].startswith("VmasTask.NAVIGATION")
     assert "machine" in report and report["versions"]["benchmarl"] != "?"
