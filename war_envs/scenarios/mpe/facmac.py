@@ -57,14 +57,37 @@ def entity_size(w: Any, k: int):
 
 
 @wp.func
-def prey_draw(w: Any, e: int, slot: int):
-    """World e's U[0, 1) number ``slot`` of this step (0-99 the lengths', 100-199 the angles'),
-    the same for every prey (JaxMARL gives every prey the step's key); the injected one where
-    ``draws_injected[e]``."""
+def prey_key(w: Any, e: int):
+    """World e's key of this step's prey draws (``prey_draw``)."""
+    return int(wp.rand_init(int(episode_stream(w, e)) ^ STEP_SALT, w.t[e]))
+
+
+@wp.func
+def prey_draw(w: Any, e: int, key: int, slot: int):
+    """World e's U[0, 1) number ``slot`` of this step (0-99 the lengths', 100-199 the angles';
+    ``key``: ``prey_key``), the same for every prey (JaxMARL gives every prey the step's key);
+    the injected one where ``draws_injected[e]``."""
     if w.draws_injected[e] != 0:
         return w.prey_draws[e, slot]
-    key = wp.rand_init(int(episode_stream(w, e)) ^ STEP_SALT, w.t[e])
-    return type(w.dt)(wp.randf(wp.rand_init(int(key), slot)))
+    return type(w.dt)(wp.randf(wp.rand_init(key, slot)))
+
+
+@wp.func
+def touches(w: Any, e: int, j: int, qx: Any, qy: Any, rk: Any):
+    return W.distance(entity_coord(w, e, j, 0), entity_coord(w, e, j, 1), qx, qy) < entity_size(w, j) + rk
+
+
+@wp.func
+def touches_any(w: Any, e: int, count: int, qx: Any, qy: Any, k: int, rk: Any):
+    """Whether point (qx, qy) is within touching distance (``d < size_j + rk``) of some entity:
+    entity k first (a move's first points lie near it), the others after, stopping at the first
+    touched (the answer of JaxMARL's full comparison)."""
+    if touches(w, e, k, qx, qy, rk):
+        return True
+    for j in range(count):
+        if j != k and touches(w, e, j, qx, qy, rk):
+            return True
+    return False
 
 
 @wp.func
@@ -87,28 +110,33 @@ def prey_force(w: Any, e: int, g: int):
     best_score = zero
     best_x = zero
     best_y = zero
+    key = prey_key(w, e)
     for c in range(NUM_CANDIDATES):
-        length = wp.sqrt(prey_draw(w, e, c))
-        angle = type(zero)(PI) * wp.sqrt(type(zero)(2.0) * prey_draw(w, e, NUM_CANDIDATES + c))
+        length = wp.sqrt(prey_draw(w, e, key, c))
+        angle = type(zero)(PI) * wp.sqrt(type(zero)(2.0) * prey_draw(w, e, key, NUM_CANDIDATES + c))
         cos_a = wp.cos(angle)
         sin_a = wp.sin(angle)
         valid = bool(True)
         score = zero
         if w.score_sum != 0:
-            for s in range(NUM_WAYPOINTS):
+            # JaxMARL scores every waypoint and keeps the last one's score: the first ones need only
+            # whether they touch something (touches_any), the last one its distances too
+            for s in range(NUM_WAYPOINTS - 1):
                 if valid:
                     reach = length / type(zero)(5.0) * type(zero)(float(s + 1))
-                    qx = reach * cos_a + kx
-                    qy = reach * sin_a + ky
-                    hit = bool(False)
-                    score = zero
-                    for j in range(count):
-                        d = W.distance(entity_coord(w, e, j, 0), entity_coord(w, e, j, 1), qx, qy)
-                        if d < entity_size(w, j) + rk:
-                            hit = True
-                        if j < na:
-                            score = score + d
-                    valid = hit
+                    valid = touches_any(w, e, count, reach * cos_a + kx, reach * sin_a + ky, k, rk)
+            if valid:
+                reach = length / type(zero)(5.0) * type(zero)(float(NUM_WAYPOINTS))
+                qx = reach * cos_a + kx
+                qy = reach * sin_a + ky
+                hit = bool(False)
+                for j in range(count):
+                    d = W.distance(entity_coord(w, e, j, 0), entity_coord(w, e, j, 1), qx, qy)
+                    if d < entity_size(w, j) + rk:
+                        hit = True
+                    if j < na:
+                        score = score + d
+                valid = hit
         else:
             qx = length * cos_a + kx
             qy = length * sin_a + ky
