@@ -58,9 +58,16 @@ def gpu_name() -> str | None:
 
 
 def machine() -> dict:
-    """``{"cpu": model, "cores": usable cores, "gpu": name or None}``."""
+    """``{"cpu": model, "cores": usable cores, "gpu": name or None}``, plus
+    ``kernel_optimization_level`` where ``$WAR_ENVS_KERNEL_OPT_LEVEL`` lowered it (the test
+    suite's fast-compiling kernels: no speed figure should come from them)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"cpu": cpu_model(), "cores": cores, "gpu": gpu_name()}
+    out = {"cpu": cpu_model(), "cores": cores, "gpu": gpu_name()}
+    if os.environ.get("WAR_ENVS_KERNEL_OPT_LEVEL", "").strip() not in ("", "3"):
+        out["kernel_optimization_level"] = os.environ["WAR_ENVS_KERNEL_OPT_LEVEL"].strip()
+        print(f"warning: kernels compiled at -O{out['kernel_optimization_level']} ($WAR_ENVS_KERNEL_OPT_LEVEL): "
+              "not a speed measurement", file=sys.stderr)
+    return out
 
 
 def command(script: str, argv=None) -> str:

@@ -54,6 +54,9 @@ export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 export WARP_CACHE_PATH="${WARP_CACHE_PATH:-$HOME/.cache/war-envs/warp}"
 case "$job" in
     main)  exec python examples/main_job.py "$@" ;;
-    test)  exec python -m pytest -q -n "${WAR_ENVS_TEST_WORKERS:-auto}" --dist loadfile "$@" ;;
+    # the tests compile their hundreds of kernel modules at -O0: about ten times sooner, the same
+    # results (war_envs.core.episode.kernel_optimization_level)
+    test)  export WAR_ENVS_KERNEL_OPT_LEVEL="${WAR_ENVS_KERNEL_OPT_LEVEL:-0}"
+           exec python -m pytest -q -n "${WAR_ENVS_TEST_WORKERS:-auto}" --dist loadfile "$@" ;;
     bench) exec python benchmarks/env_throughput.py "$@" ;;
 esac

@@ -16,12 +16,33 @@ every world.  ``BatchedEnv.reset`` sets ``reset_now`` itself.  The autoreset mod
 kernels as these ints.
 """
 
+import os
+
 import warp as wp
+
+#: the environment variable that lowers the kernels' optimization level (see ``kernel_optimization_level``)
+OPT_LEVEL_VARIABLE = "WAR_ENVS_KERNEL_OPT_LEVEL"
+
+
+def kernel_optimization_level() -> int:
+    """The compiler's optimization level of every kernel module: 3 (the default), or the level
+    0-3 in ``$WAR_ENVS_KERNEL_OPT_LEVEL``.  The test suite compiles at 0 (``scripts/dev.sh
+    test``): about ten times sooner per module (hundreds of modules on a clean machine), with
+    the same results (no FMA contraction at any level: IEEE operations round the same way), and
+    slower kernels.  Never for measuring speed: ``benchmarks/`` record the level they ran at."""
+    value = os.environ.get(OPT_LEVEL_VARIABLE, "").strip()
+    if not value:
+        return 3
+    if value not in ("0", "1", "2", "3"):
+        raise ValueError(f"${OPT_LEVEL_VARIABLE}: expected an optimization level 0, 1, 2 or 3, got {value!r}")
+    return int(value)
+
 
 #: Warp options of every kernel module of the package.  fuse_fp off: no a*b+c -> FMA contraction,
 #: so CPU and CUDA round every operation the same way (and as numpy/mpe2 do); with contraction a
 #: scaled draw such as U(-0.9, 0.9) differs by an ulp between the devices.
-KERNEL_MODULE_OPTIONS = {"enable_backward": False, "optimization_level": 3, "fuse_fp": False}
+KERNEL_MODULE_OPTIONS = {"enable_backward": False, "optimization_level": kernel_optimization_level(),
+                         "fuse_fp": False}
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
 
 # Autoreset modes, as the ints the kernels see (mirrors gymnasium.vector.AutoresetMode).
