@@ -230,7 +230,9 @@ DEFAULT_WORLDS = (1, 64, 1024, 8192)
 QUICK_WORLDS = (1, 1024)
 # Registered ids measured at other sizes than DEFAULT_WORLDS / QUICK_WORLDS: (default, --quick).
 WORLDS = {env_id: ((1, 64, 512, 4096), (1, 512)) for env_id in ("SMAX-v0", "SwitchRiddle-v0", "CoinGame-v0",
-                                                                   "Overcooked-v0", "Hanabi-v0")}
+                                                                   "Overcooked-v0", "Hanabi-v0", "FacmacPredatorPrey-v0",
+                                                                   "FacmacPredatorPrey3a-v0", "FacmacPredatorPrey6a-v0",
+                                                                   "FacmacPredatorPrey9a-v0")}
 # Registered ids whose episodes are not EPISODE_LEN steps (measured at their defaults): their
 # longest episode (SMAX: both sides' default max_steps=100 gives episodes of at most 101 steps,
 # as JaxMARL counts them; one ends sooner when a team is dead).
