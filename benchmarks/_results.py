@@ -62,11 +62,14 @@ def machine() -> dict:
     ``kernel_optimization_level`` where ``$WAR_ENVS_KERNEL_OPT_LEVEL`` lowered it (the test
     suite's fast-compiling kernels: no speed figure should come from them)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    from war_envs.core.episode import kernel_optimization_level
+
     out = {"cpu": cpu_model(), "cores": cores, "gpu": gpu_name()}
-    if os.environ.get("WAR_ENVS_KERNEL_OPT_LEVEL", "").strip() not in ("", "3"):
-        out["kernel_optimization_level"] = os.environ["WAR_ENVS_KERNEL_OPT_LEVEL"].strip()
-        print(f"warning: kernels compiled at -O{out['kernel_optimization_level']} ($WAR_ENVS_KERNEL_OPT_LEVEL): "
-              "not a speed measurement", file=sys.stderr)
+    level = kernel_optimization_level()
+    if level != 3:
+        out["kernel_optimization_level"] = str(level)
+        print(f"warning: kernels compiled at -O{level} ($WAR_ENVS_KERNEL_OPT_LEVEL): not a speed measurement",
+              file=sys.stderr)
     return out
 
 

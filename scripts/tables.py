@@ -712,7 +712,7 @@ def benchmarl_dropin(report: dict) -> str:
     verdict = ""
     if "relative_difference" in summary:
         tolerance = summary.get("tolerance", report["tolerance"])
-        within = summary.get("within_tolerance", summary.get("within_10_percent"))
+        within = summary["relative_difference"] <= tolerance
         verdict = (f"The means differ by {pct(summary['relative_difference'])} "
                    f"({'within' if within else '**not within**'} {pct(tolerance)}). ")
     late = []
