@@ -12,12 +12,13 @@
 #      among them) under torchrl 0.11.
 #
 #   bash scripts/benchmarl_check.sh
+#   bash scripts/benchmarl_check.sh --prepare   # only build BenchMARL's venv (.ci/run, beside the tests)
 #
 # Environment: BENCHMARL_VENV (default ~/.cache/war-envs/benchmarl-venv), PYTHON (default python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "$#" -ne 0 ]; then
-    echo "usage: bash scripts/benchmarl_check.sh (takes no arguments, got: $*)" >&2
+if [ "$#" -gt 1 ] || { [ "$#" -eq 1 ] && [ "$1" != "--prepare" ]; }; then
+    echo "usage: bash scripts/benchmarl_check.sh [--prepare] (got: $*)" >&2
     exit 2
 fi
 VENV="${BENCHMARL_VENV:-$HOME/.cache/war-envs/benchmarl-venv}"
@@ -25,6 +26,9 @@ source scripts/extra_venv.sh
 extra_venv benchmarl-check "$VENV" benchmarl pytest "vmas==1.5.2"
 "$VENV/bin/python" -c "import benchmarl, tensordict, torch, torchrl; print(f'[benchmarl-check] benchmarl {benchmarl.__version__}, torchrl {torchrl.__version__}, tensordict {tensordict.__version__}, torch {torch.__version__}')"
 echo "[benchmarl-check] environment ready after ${SECONDS} s"
+if [ "${1:-}" = "--prepare" ]; then
+    exit 0
+fi
 
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 export WARP_CACHE_PATH="${WARP_CACHE_PATH:-$HOME/.cache/war-envs/warp}"

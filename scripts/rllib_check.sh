@@ -8,12 +8,13 @@
 #
 #   bash scripts/rllib_check.sh            # both (what .ci/run runs)
 #   bash scripts/rllib_check.sh --quick    # only step 1
+#   bash scripts/rllib_check.sh --prepare  # only build RLlib's venv (.ci/run, beside the tests)
 #
 # Environment: RLLIB_VENV (default ~/.cache/war-envs/rllib-venv), PYTHON (default python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "$#" -gt 1 ] || { [ "$#" -eq 1 ] && [ "$1" != "--quick" ]; }; then
-    echo "usage: bash scripts/rllib_check.sh [--quick] (got: $*)" >&2
+if [ "$#" -gt 1 ] || { [ "$#" -eq 1 ] && [ "$1" != "--quick" ] && [ "$1" != "--prepare" ]; }; then
+    echo "usage: bash scripts/rllib_check.sh [--quick | --prepare] (got: $*)" >&2
     exit 2
 fi
 VENV="${RLLIB_VENV:-$HOME/.cache/war-envs/rllib-venv}"
@@ -21,6 +22,9 @@ source scripts/extra_venv.sh
 extra_venv rllib-check "$VENV" rllib pytest hypothesis "mpe2==1.1.1"
 "$VENV/bin/python" -c "import gymnasium, ray, torch; print(f'[rllib-check] ray {ray.__version__}, gymnasium {gymnasium.__version__}, torch {torch.__version__}')"
 echo "[rllib-check] environment ready after ${SECONDS} s"
+if [ "${1:-}" = "--prepare" ]; then
+    exit 0
+fi
 
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 export WARP_CACHE_PATH="${WARP_CACHE_PATH:-$HOME/.cache/war-envs/warp}"

@@ -15,6 +15,7 @@
 # MPE_simple_facmac_v1/_3a/_6a/_9a (episodes replayed with JaxMARL's prey draws, float32 and x64).
 #
 #   bash scripts/smax_check.sh
+#   bash scripts/smax_check.sh --prepare   # only build JaxMARL's venv (.ci/run, beside the tests)
 #
 # Environment: SMAX_REFERENCE_VENV (default ~/.cache/war-envs/bench-venvs/jaxmarl),
 # WAR_ENVS_VENV (the project's environment, default .venv: bash scripts/dev.sh test builds it),
@@ -22,13 +23,13 @@
 # jaxmarl-xla-cache beside JaxMARL's venv: JAX's persistent cache, only shortens re-runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "$#" -ne 0 ]; then
-    echo "usage: bash scripts/smax_check.sh (takes no arguments, got: $*)" >&2
+if [ "$#" -gt 1 ] || { [ "$#" -eq 1 ] && [ "$1" != "--prepare" ]; }; then
+    echo "usage: bash scripts/smax_check.sh [--prepare] (got: $*)" >&2
     exit 2
 fi
 VENV="${SMAX_REFERENCE_VENV:-$HOME/.cache/war-envs/bench-venvs/jaxmarl}"
 PROJECT="${WAR_ENVS_VENV:-.venv}"
-if [ ! -x "$PROJECT/bin/python" ]; then
+if [ "${1:-}" != "--prepare" ] && [ ! -x "$PROJECT/bin/python" ]; then
     echo "[smax-check] the project's environment $PROJECT does not exist: run bash scripts/dev.sh test first (or set WAR_ENVS_VENV)" >&2
     exit 1
 fi
@@ -48,6 +49,9 @@ if [ ! -x "$VENV/bin/python" ] || [ ! -f "$MARKER" ] || [ "$(cat "$MARKER")" != 
 fi
 "$VENV/bin/python" -c "import jax, jaxmarl, numpy; from importlib.metadata import version; print(f'[smax-check] jax {jax.__version__}, jaxmarl {version(\"jaxmarl\")}, numpy {numpy.__version__}')" 2>/dev/null
 echo "[smax-check] environment ready after ${SECONDS} s"
+if [ "${1:-}" = "--prepare" ]; then
+    exit 0
+fi
 
 export SMAX_REFERENCE_PYTHON="$VENV/bin/python"
 export JAX_COMPILATION_CACHE_DIR="${JAX_COMPILATION_CACHE_DIR:-$(dirname "$VENV")/jaxmarl-xla-cache}"

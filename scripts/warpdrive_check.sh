@@ -9,19 +9,20 @@
 # venv) replayed bitwise, and start distributions against WarpDrive's reset pool.
 #
 #   bash scripts/warpdrive_check.sh
+#   bash scripts/warpdrive_check.sh --prepare   # only build WarpDrive's venv (.ci/run, beside the tests)
 #
 # Environment: WARPDRIVE_REFERENCE_VENV (default ~/.cache/war-envs/bench-venvs/warpdrive),
 # WAR_ENVS_VENV (the project's environment, default .venv: bash scripts/dev.sh test builds it),
 # PYTHON (default python3, for creating WarpDrive's venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "$#" -ne 0 ]; then
-    echo "usage: bash scripts/warpdrive_check.sh (takes no arguments, got: $*)" >&2
+if [ "$#" -gt 1 ] || { [ "$#" -eq 1 ] && [ "$1" != "--prepare" ]; }; then
+    echo "usage: bash scripts/warpdrive_check.sh [--prepare] (got: $*)" >&2
     exit 2
 fi
 VENV="${WARPDRIVE_REFERENCE_VENV:-$HOME/.cache/war-envs/bench-venvs/warpdrive}"
 PROJECT="${WAR_ENVS_VENV:-.venv}"
-if [ ! -x "$PROJECT/bin/python" ]; then
+if [ "${1:-}" != "--prepare" ] && [ ! -x "$PROJECT/bin/python" ]; then
     echo "[warpdrive-check] the project's environment $PROJECT does not exist: run bash scripts/dev.sh test first (or set WAR_ENVS_VENV)" >&2
     exit 1
 fi
@@ -42,6 +43,9 @@ if [ ! -x "$VENV/bin/python" ] || [ ! -f "$MARKER" ] || [ "$(cat "$MARKER")" != 
 fi
 "$VENV/bin/python" -c "import numba, numpy, gym; from importlib.metadata import version; print(f'[warpdrive-check] rl-warp-drive {version(\"rl-warp-drive\")}, gym {gym.__version__}, numba {numba.__version__}, numpy {numpy.__version__}')" 2>/dev/null
 echo "[warpdrive-check] environment ready after ${SECONDS} s"
+if [ "${1:-}" = "--prepare" ]; then
+    exit 0
+fi
 
 export WARPDRIVE_REFERENCE_PYTHON="$VENV/bin/python"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"

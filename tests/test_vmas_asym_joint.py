@@ -208,6 +208,7 @@ def test_reset_ks_bites():
 
 
 @pytest.mark.parametrize("kwargs", [{}, OPTIONS], ids=["default", "options"])
+@pytest.mark.optimized_kernels
 def test_random_policy_returns_match_vmas(kwargs):
     """2 000 episodes of 50 steps of uniform random actions on each side, from each side's own
     per-world starts and random numbers: the returns' mean and spread within 4 standard errors."""
@@ -216,6 +217,7 @@ def test_random_policy_returns_match_vmas(kwargs):
     assert D.agree(mine, theirs), (mine.mean(), mine.std(), theirs.mean(), theirs.std())
 
 
+@pytest.mark.optimized_kernels
 def test_random_policy_returns_bite():
     """The same statistic tells a stronger energy penalty apart."""
     theirs = D.vmas_returns(SCENARIO, 2000, 50, energy_reward_coeff=0.3)

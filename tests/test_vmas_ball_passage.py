@@ -319,6 +319,7 @@ def _random_policy_episodes(step, rewards_of, done_of, E, T, gen):
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"n_passages": 4, "random_start_angle": False}], ids=["default", "options"])
+@pytest.mark.optimized_kernels
 def test_random_policy_statistics_match_vmas(kwargs):
     """A uniformly random policy's episode return, its collision penalty and shaping parts, and
     the episode length (1 000 episodes of at most 100 steps, counted up to VMAS's done) in plain

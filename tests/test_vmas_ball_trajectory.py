@@ -215,6 +215,7 @@ def _random_policy(step, reward_of, E, T, gen):
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"joints": False, **OPTIONS}], ids=["default", "no_joints"])
+@pytest.mark.optimized_kernels
 def test_random_policy_returns_match_vmas(kwargs):
     """A uniformly random policy's 100-step return of agent_0 (500 episodes, plain VMAS with its
     batch gate) within 4 standard errors."""

@@ -257,6 +257,7 @@ def _random_policy(step, reward_of, E, T, gen):
 
 
 @pytest.mark.parametrize("kwargs", [{}, OPTIONS], ids=["default", "options"])
+@pytest.mark.optimized_kernels
 def test_random_policy_returns_match_vmas(kwargs):
     """A uniformly random policy's 100-step return (500 episodes, plain VMAS with its batch gate;
     neither side resets a finished world) within 4 standard errors."""

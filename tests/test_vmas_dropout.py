@@ -271,6 +271,7 @@ STAT_CASES = {"default": {}, "same_point": {"start_same_point": True, "n_agents"
 
 @pytest.mark.parametrize("continuous", [True, False], ids=["continuous", "discrete"])
 @pytest.mark.parametrize("case", list(STAT_CASES))
+@pytest.mark.optimized_kernels
 def test_random_policy_statistics_match_vmas(case, continuous):
     """4 000 random-policy episodes on each side (own starts, own random actions): the mean
     return, episode length and goal-reached rate within 4 standard errors of VMAS's."""
@@ -283,6 +284,7 @@ def test_random_policy_statistics_match_vmas(case, continuous):
         assert ok, (key, mine, other, se)
 
 
+@pytest.mark.optimized_kernels
 def test_random_policy_statistics_bite():
     """A 10 % larger energy coefficient, or a goal of radius 0.08 on VMAS's side, is told apart."""
     n = 4000

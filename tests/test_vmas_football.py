@@ -238,6 +238,7 @@ def test_reset_distribution_matches_vmas(name):
 
 
 @pytest.mark.parametrize("name", ["default", "two_teams"])
+@pytest.mark.optimized_kernels
 def test_random_policy_returns_match_vmas(name):
     """Uniform random actions over 100-step episodes (the return counted until a goal): our mean
     return of blue player 0 is within 4 standard errors of VMAS's (its scripted team drawing from

@@ -272,6 +272,7 @@ def _random_policy(step, reward_of, E, T, gen):
     return ret.numpy()
 
 
+@pytest.mark.optimized_kernels
 def test_random_policy_returns_match_vmas():
     """A uniformly random policy's 100-step return (500 episodes, plain VMAS with its batch gate)
     within 4 standard errors."""

@@ -360,6 +360,7 @@ def _random_policy(step, reward_of, E, T, gen):
 @pytest.mark.parametrize("kwargs", [{"collision_reward": -0.1},
                                     {"asym_package": True, "energy_reward_coeff": 0.1, "collision_reward": -0.1}],
                          ids=["default", "package"])
+@pytest.mark.optimized_kernels
 def test_random_policy_returns_match_vmas(kwargs):
     """A uniformly random policy's 100-step return (500 episodes, plain VMAS with its batch gate)
     within 4 standard errors."""

@@ -264,6 +264,7 @@ def _z(a, b):
 
 
 @pytest.mark.parametrize("policy", ["uniform", "seek"])
+@pytest.mark.optimized_kernels
 def test_random_policy_returns_match_vmas(policy):
     """Independent random actions on each side (our own generator seed, VMAS's another, plain
     batch-gated VMAS): the mean return, collision penalty and success rate of 512 worlds agree

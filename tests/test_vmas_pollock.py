@@ -195,6 +195,7 @@ def test_float64_worlds_follow_vmas():
     D.float64_against_vmas(ENV, SCENARIO, steps=15, num_envs=4, lidar=True, **SMALL)
 
 
+@pytest.mark.optimized_kernels
 def test_check_all():
     war_envs.testing.check_all(ENV, lidar=True, **SMALL)
     war_envs.testing.check_all(ENV, lidar=True, continuous_actions=False, pettingzoo=False, gymnasium=False)

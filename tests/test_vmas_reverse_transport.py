@@ -337,6 +337,7 @@ POLICIES = [("random", True, {}), ("random", False, OPTIONS), ("goal", True, {})
 
 @pytest.mark.parametrize("policy,continuous,kwargs", POLICIES,
                          ids=["random-continuous", "random-discrete-options", "goal", "goal-options"])
+@pytest.mark.optimized_kernels
 def test_policy_returns_match_vmas(policy, continuous, kwargs):
     """2 000 episodes of 100 steps on each side (independent starts and random numbers, plain
     VMAS with its batch gate), a uniform random policy or a noisy goal-seeking one: the mean
@@ -353,6 +354,7 @@ def test_policy_returns_match_vmas(policy, continuous, kwargs):
     _compare_returns(mine, mine_done, theirs, theirs_done, n)
 
 
+@pytest.mark.optimized_kernels
 def test_return_comparison_bites():
     """The goal-seeking comparison catches a 10 % heavier package on our side."""
     n, steps = 2000, 100

@@ -117,6 +117,7 @@ def test_the_start_is_vmas_fixed_start():
 
 
 @pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.optimized_kernels
 def test_random_policy_returns_match_vmas(case):
     """2 000 episodes of 60 steps of uniform random actions on each side: the returns' mean and
     spread agree within 4 standard errors."""

@@ -170,6 +170,7 @@ def test_start_is_vmas_start(kwargs):
     assert bool((mine["vel"] == 0).all() and (mine["ang_vel"] == 0).all())
 
 
+@pytest.mark.optimized_kernels
 def test_random_policy_returns_match_vmas():
     """2 000 episodes of 50 steps of uniform random actions on each side: the returns' mean and
     spread within 4 standard errors (plain VMAS, its batch gate on)."""
@@ -178,6 +179,7 @@ def test_random_policy_returns_match_vmas():
     assert D.agree(mine, theirs), (mine.mean(), mine.std(), theirs.mean(), theirs.std())
 
 
+@pytest.mark.optimized_kernels
 def test_random_policy_returns_bite():
     """The same statistic tells a drag of 0.3 apart."""
     def drag(vm):

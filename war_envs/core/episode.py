@@ -16,6 +16,7 @@ every world.  ``BatchedEnv.reset`` sets ``reset_now`` itself.  The autoreset mod
 kernels as these ints.
 """
 
+import contextlib
 import os
 
 import warp as wp
@@ -36,6 +37,33 @@ def kernel_optimization_level() -> int:
     if value not in ("0", "1", "2", "3"):
         raise ValueError(f"${OPT_LEVEL_VARIABLE}: expected an optimization level 0, 1, 2 or 3, got {value!r}")
     return int(value)
+
+
+_LEVEL_INSIDE: list[int] = []  # the levels of the open ``kernels_compiled_at`` blocks, innermost last
+
+
+@contextlib.contextmanager
+def kernels_compiled_at(level: int):
+    """Inside this block, the scenario kernel modules made for the first time (every family's, by
+    ``war_envs.core.fields.module_kernels``: an env's whole step) are compiled at ``level``
+    (0-3) whatever ``$WAR_ENVS_KERNEL_OPT_LEVEL`` says; where that differs from the process's
+    level, under a name of their own, so both builds live side by side.  For the long runs of a
+    process that compiles at -O0 (the test suite's random-policy statistics: a VMAS joint world
+    steps about 90 times slower at -O0 than at -O3); the results are the same at every level."""
+    if isinstance(level, bool) or not isinstance(level, int) or level not in (0, 1, 2, 3):
+        raise ValueError(f"level: expected an optimization level 0, 1, 2 or 3, got {level!r}")
+    _LEVEL_INSIDE.append(level)
+    try:
+        yield
+    finally:
+        _LEVEL_INSIDE.pop()
+
+
+def module_level_suffix() -> tuple[int, str]:
+    """The optimization level of a kernel module made now and the suffix of its name: ``""`` at
+    the process's level, ``"_O{level}"`` inside a ``kernels_compiled_at`` block of another one."""
+    level = _LEVEL_INSIDE[-1] if _LEVEL_INSIDE else KERNEL_MODULE_OPTIONS["optimization_level"]
+    return level, "" if level == KERNEL_MODULE_OPTIONS["optimization_level"] else f"_O{level}"
 
 
 #: Warp options of every kernel module of the package.  fuse_fp off: no a*b+c -> FMA contraction,

@@ -21,7 +21,7 @@ from typing import Any
 
 import warp as wp
 
-from war_envs.core.episode import KERNEL_MODULE_OPTIONS
+from war_envs.core.episode import KERNEL_MODULE_OPTIONS, module_level_suffix
 
 wp.set_module_options(KERNEL_MODULE_OPTIONS)
 
@@ -147,12 +147,16 @@ def kernel_module_name(family: str, cls, F) -> str:
 def module_kernels(key: str, functions) -> dict:
     """The kernels of the kernel functions ``functions()`` returns, by function name, in one
     Warp module named ``key`` with ``KERNEL_MODULE_OPTIONS`` (kernel ``f`` named ``{key}_f``),
-    made once per process: the kernel cache of every family."""
+    made once per process: the kernel cache of every family.  Inside
+    ``war_envs.core.episode.kernels_compiled_at(level)`` the module is compiled at that level
+    (named ``{key}_O{level}`` where it is not the process's level)."""
+    level, suffix = module_level_suffix()
+    key += suffix
     kernels = _KERNELS.get(key)
     if kernels is None:
         kernels = {func.__name__: wp.kernel(func, name=f"{key}_{func.__name__}", module=key)
                    for func in functions()}
-        wp.get_module(key).options.update(KERNEL_MODULE_OPTIONS)
+        wp.get_module(key).options.update({**KERNEL_MODULE_OPTIONS, "optimization_level": level})
         _KERNELS[key] = kernels
     return kernels
 
