@@ -39,6 +39,7 @@ if "--x64" in sys.argv[3:]:
     jax.config.update("jax_enable_x64", True)
 
 from jaxmarl import make  # noqa: E402  (after the precision is chosen)
+from jaxmarl_jit import jit_reset  # noqa: E402
 
 NUM_CANDIDATES = 100
 
@@ -78,7 +79,7 @@ def trace(job: dict) -> dict:
     agents = env.agents
     rng = np.random.default_rng(job["seed"])
     key = jax.random.PRNGKey(job["seed"])
-    reset = jax.jit(env.reset)
+    reset = jit_reset(env.reset)  # step_env then compiles once
     step = jax.jit(env.step_env)
     episodes = []
     for _ in range(job["episodes"]):

@@ -34,6 +34,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 from jaxmarl import make
+from jaxmarl_jit import jit_reset  # noqa: E402
 
 
 def b64(x, dtype) -> str:
@@ -116,7 +117,7 @@ def trace(job: dict) -> dict:
     agents = env.agents
     rng = np.random.default_rng(job["seed"])
     key = jax.random.PRNGKey(job["seed"])
-    reset = jax.jit(env.reset)
+    reset = jit_reset(env.reset)  # step_env then compiles once
     step = jax.jit(env.step_env)
     legal_fn = jax.jit(env.get_legal_moves)
     policy = job.get("policy", "uniform")

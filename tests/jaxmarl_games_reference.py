@@ -28,6 +28,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 from jaxmarl import make
+from jaxmarl_jit import jit_reset  # noqa: E402
 
 ENV_NAMES = {"switch_riddle": "switch_riddle", "coin_game": "coin_game"}
 
@@ -57,7 +58,7 @@ def trace(job: dict) -> dict:
     n_actions = [int(env.action_space(a).n) for a in agents]
     rng = np.random.default_rng(job["seed"])
     key = jax.random.PRNGKey(job["seed"])
-    reset = jax.jit(env.reset)
+    reset = jit_reset(env.reset)  # step_env then compiles once
     step = jax.jit(env.step_env)
     episodes = []
     for _ in range(job["episodes"]):

@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxmarl.environments.overcooked import Overcooked, overcooked_layouts
+from jaxmarl_jit import jit_reset  # noqa: E402
 
 AGENTS = ("agent_0", "agent_1")
 
@@ -67,7 +68,7 @@ def trace(job: dict) -> dict:
     rng = np.random.default_rng(job["seed"])
     p = np.asarray(job.get("p", [1 / 6] * 6), dtype=float)
     key = jax.random.PRNGKey(job["seed"])
-    reset = jax.jit(env.reset)
+    reset = jit_reset(env.reset)  # step_env then compiles once
     step = jax.jit(env.step_env)
     rows: dict[str, list] = {}
 

@@ -48,6 +48,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 from jaxmarl.environments.smax import HeuristicEnemySMAX, SMAX, Scenario, map_name_to_scenario
+from jaxmarl_jit import strongly_typed
 
 STATE_FIELDS = ("unit_positions", "unit_alive", "unit_teams", "unit_health", "unit_types",
                 "unit_weapon_cooldowns", "prev_movement_actions", "prev_attack_actions", "step",
@@ -99,6 +100,9 @@ class Reference:
 
         def start(key):  # reset, and what the first step's policy sees
             _, state = env.reset(key)
+            # the heuristic's reset state has a weakly typed leaf (last_attacked_enemy): the step's
+            # types, so `record` compiles once (jaxmarl_jit.py)
+            state = strongly_typed(state)
             return state, env.get_obs(state), env.get_avail_actions(state)
 
         def record(key, state, actions):  # one step_env and everything a trace records

@@ -61,6 +61,8 @@ from war_envs.scenarios.smax.maps import MAPS
 
 HERE = Path(__file__).resolve().parent
 REFERENCE_PYTHON = reference_python("SMAX_REFERENCE_PYTHON", "jaxmarl", "JaxMARL", "scripts/smax_check.sh")
+#: JaxMARL processes recording at once (CI's two cores)
+PROCESSES = min(2, os.cpu_count() or 1)
 
 
 # ----------------------------------------------------------------------------- the reference
@@ -105,15 +107,25 @@ class Reference:
         return self.folder / f"{case.name}-{case.key()}.npz"
 
     def ensure(self, cases) -> None:
+        """Records the cases not recorded yet: round robin over ``PROCESSES`` JaxMARL processes
+        at once (compiling JaxMARL's step for each configuration is most of the time)."""
         missing = list({self.path(c): c for c in cases if not self.path(c).exists()}.items())
         if not missing:
             return
-        jobs = self.folder / f"jobs-{len(list(self.folder.glob('jobs-*')))}.json"
-        jobs.write_text(json.dumps([c.argv(p) for p, c in missing]))
-        proc = subprocess.run([str(REFERENCE_PYTHON), str(HERE / "smax_reference.py"), "batch", str(jobs)],
-                              env=self.env, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"tests/smax_reference.py failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+        runs = []
+        for part in range(min(PROCESSES, len(missing))):
+            jobs = self.folder / f"jobs-{len(list(self.folder.glob('jobs-*')))}.json"
+            jobs.write_text(json.dumps([c.argv(p) for p, c in missing[part::PROCESSES]]))
+            err = jobs.with_suffix(".err")
+            with open(err, "w") as f:
+                runs.append((err, subprocess.Popen([str(REFERENCE_PYTHON), str(HERE / "smax_reference.py"), "batch",
+                                                    str(jobs)], env=self.env, stdout=subprocess.DEVNULL, stderr=f)))
+        for err, proc in runs:
+            if proc.wait() != 0:
+                for _, other in runs:
+                    other.kill()
+                raise RuntimeError(f"tests/smax_reference.py failed (exit {proc.returncode}):\n"
+                                   f"{err.read_text()[-4000:]}")
 
     def load(self, case: Case) -> dict:
         self.ensure([case])
