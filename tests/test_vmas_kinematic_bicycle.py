@@ -124,14 +124,16 @@ def test_reset_matches_vmas():
     assert bool((mine["vel"] == 0).all() and (mine["rot"] == 0).all() and (mine["ang_vel"] == 0).all())
 
 
+@pytest.mark.optimized_kernels
 def test_random_play_matches_vmas():
     """The rewards are 0 on both sides; what random play does is compared instead: every body's
     position, velocity, rotation and angular velocity after 30 steps of uniform random actions,
-    2 000 worlds from each side's own starts (KS)."""
+    2 000 worlds from each side's own starts (KS).  The comparison bites: 500 worlds of VMAS
+    after 15 steps are told apart."""
     theirs = D.vmas_random_rollout(SCENARIO, 2000, 30, **OPTIONS)
     mine = D.our_random_rollout(ENV, 2000, 30, **OPTIONS)
     assert not D.rollouts_differ(mine, theirs)
-    assert D.rollouts_differ(mine, D.vmas_random_rollout(SCENARIO, 2000, 15, **OPTIONS))  # (the comparison bites)
+    assert D.rollouts_differ(mine, D.vmas_random_rollout(SCENARIO, 500, 15, **OPTIONS))
 
 
 @pytest.mark.parametrize("kwargs,match", [
