@@ -227,7 +227,8 @@ def test_one_step_from_vmas_state_gives_vmas_env_values(env_id, action, kwargs):
     gen = torch.Generator().manual_seed(3)
     for t in range(steps):
         R.copy_state(theirs._env, ours.batched, extra)
-        td = theirs.full_action_spec.rand()  # torch's global generator: reseed for each step
+        torch.manual_seed(100 + t)  # rand() draws from torch's global generator: the same draws in any test order
+        td = theirs.full_action_spec.rand()
         for key in td.keys(True, True):
             if td[key].is_floating_point():
                 low, high = theirs.full_action_spec[key].space.low, theirs.full_action_spec[key].space.high
@@ -279,6 +280,7 @@ def test_regrouped_agents_follow_vmas_env():
     theirs.reset()
     ours.reset()
     R.copy_state(theirs._env, ours.batched, vmas_extra_state(ours.batched))
+    torch.manual_seed(100)
     td = theirs.full_action_spec.rand()
     out_t, out_o = theirs.step(td.clone())["next"], ours.step(td.clone())["next"]
     for key in out_t.keys(True, True):
