@@ -29,7 +29,12 @@ def short_episodes(env_id: str) -> dict:
     return {}
 
 
-@pytest.mark.parametrize("env_id", war_envs.registered_ids())
+#: scenarios whose checks step long at -O0 (hundreds of contact pairs): their kernels at -O3
+OPTIMIZED = {"Pollock-v0"}
+
+
+@pytest.mark.parametrize("env_id", [pytest.param(i, marks=pytest.mark.optimized_kernels) if i in OPTIMIZED else i
+                                    for i in war_envs.registered_ids()])
 def test_every_registered_scenario_passes_check_all(env_id):
     wt.check_all(env_id, **short_episodes(env_id))
 
